@@ -1,0 +1,32 @@
+# Two entry points on a fresh machine with only python3: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast test-slow lit pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m spyre_ir.tools.demo
+
+# The default tier: everything but tests marked slow.
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+	$(MAKE) lit
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
+
+lit: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv tests/filecheck
+
+bench: $(STAMP)
+	$(BIN)/python bench/frontend.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,164 @@
+"""MLIR-style diagnostics: located parsing, verification that reports every error,
+and checking of `// expected-error` annotations.
+
+A user's mistake in an .mlir file ends as `FILE:LINE:COL: error: MESSAGE` lines and a
+non-zero exit, never as a Python traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str
+    line: int
+    column: int
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message}"
+
+
+class DiagnosticError(Exception):
+    """One or more located errors in user input."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("\n".join(map(str, diagnostics)))
+        self.diagnostics = diagnostics
+
+
+class LocatedParser(Parser):
+    """A parser that stamps `file:line:col` on every op it reads, so verifier errors
+    point back into the source."""
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self._line_offset = line_offset
+
+    def parse_operation(self) -> Operation:
+        span = self._current_token.span
+        op = super().parse_operation()
+        if not isinstance(op.location, FileLineColLoc):
+            where = span.get_location()
+            op.location = FileLineColLoc(
+                StringAttr(where.file),
+                IntAttr(where.line + self._line_offset),
+                IntAttr(where.col),
+            )
+        return op
+
+
+def parse_error_diagnostic(error: ParseError, name: str, line_offset: int = 0) -> Diagnostic:
+    where = error.span.get_location()
+    return Diagnostic(name, where.line + line_offset, where.col, " ".join(error.msg.split()))
+
+
+def op_location(op: Operation, fallback: str) -> tuple[str, int, int]:
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return loc.filename.data, loc.line.data, loc.column.data
+    return fallback, 0, 0
+
+
+def _first_line(message: str) -> str:
+    return " ".join(message.strip().splitlines()[0].split()) if message.strip() else message
+
+
+def verify_all(module: Operation, name: str) -> list[Diagnostic]:
+    """Verify each op on its own so that every broken op is reported, not the first."""
+    found: list[Diagnostic] = []
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except (DiagnosticException, ValueError) as error:
+            file, line, col = op_location(op, name)
+            found.append(Diagnostic(file, line, col, _first_line(str(error))))
+    return found
+
+
+def parse_and_verify(
+    ctx: Context, text: str, name: str, line_offset: int = 0
+) -> ModuleOp:
+    """Parse a module and verify all of it; raises `DiagnosticError` on any problem."""
+    try:
+        module = LocatedParser(ctx, text, name, line_offset).parse_module()
+    except ParseError as error:
+        raise DiagnosticError([parse_error_diagnostic(error, name, line_offset)]) from None
+    problems = verify_all(module, name)
+    if problems:
+        raise DiagnosticError(problems)
+    return module
+
+
+def parse_file(ctx: Context, path: str) -> ModuleOp:
+    """Read, parse and verify an .mlir file; errors are located DiagnosticErrors."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise DiagnosticError([Diagnostic(path, 0, 0, f"cannot read file: {error}")]) from None
+    return parse_and_verify(ctx, text, path)
+
+
+# ------------------------------------------------------------ expected-error checking
+
+_EXPECTED = re.compile(
+    r"//\s*expected-(error|warning|note)\s*(@(?:[+-]\d+|above|below))?\s*\{\{(.*?)\}\}"
+)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    line: int
+    text: str
+
+
+def expected_errors(text: str, line_offset: int = 0) -> list[Expectation]:
+    """The `// expected-error @+N {{text}}` annotations of a chunk, as MLIR writes them."""
+    found = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        for match in _EXPECTED.finditer(line):
+            if match.group(1) != "error":
+                continue
+            target = index + 1
+            where = match.group(2)
+            if where == "@above":
+                target -= 1
+            elif where == "@below":
+                target += 1
+            elif where:
+                target += int(where[1:])
+            found.append(Expectation(target + line_offset, match.group(3).strip()))
+    return found
+
+
+def check_expectations(
+    produced: list[Diagnostic], expected: list[Expectation], name: str
+) -> list[str]:
+    """Mismatches between the diagnostics produced and the annotations, as messages."""
+    problems = []
+    unmatched = list(produced)
+    for want in expected:
+        hit = next(
+            (d for d in unmatched if d.line == want.line and want.text in d.message), None
+        )
+        if hit is None:
+            problems.append(
+                f"{name}:{want.line}: error: expected error \"{want.text}\" was not produced"
+            )
+        else:
+            unmatched.remove(hit)
+    for extra in unmatched:
+        problems.append(f"{extra} (unexpected error)")
+    return problems
