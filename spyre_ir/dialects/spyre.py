@@ -457,6 +457,29 @@ class VarOp(ReductionOp):
         return 1 if self.correction is None else self.correction.value.data
 
 
+@irdl_op_definition
+class CumsumOp(SpyreOp):
+    """Inclusive prefix sum along `dim` (torch.cumsum)."""
+
+    name = "spyre.cumsum"
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[result_type], properties={"dim": IntegerAttr(dim, I64_T)}
+        )
+
+    def verify_semantics(self) -> None:
+        if element_of(self.input) == I1:
+            raise VerifyException(f"'{self.name}' needs a numeric operand; cast i1 first")
+        self.expect_element(self.result, element_of(self.input), "result")
+        shape_rules.normalize_dims([self.dim.value.data], len(shape_of(self.input)))
+        self.expect_shape(shape_of(self.input))
+
+
 # ---------------------------------------------------------------- shape ops
 
 
@@ -860,7 +883,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     SigmoidOp, ErfOp, SiluOp, SinOp, CosOp, FloorOp, CeilOp, LogicalNotOp, GeluOp,
     ClampOp, CastOp,
     MatmulOp,
-    SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp,
+    SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,
     ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp,
     FullOp, ConstantOp, IotaOp,
     SoftmaxOp, LayerNormOp, RmsNormOp,
