@@ -71,7 +71,15 @@ def op_location(op: Operation, fallback: str) -> tuple[str, int, int]:
 
 
 def _first_line(message: str) -> str:
-    return " ".join(message.strip().splitlines()[0].split()) if message.strip() else message
+    lines = message.strip().splitlines()
+    if not lines:
+        return message
+    first = lines[0]
+    # IRDL constraint errors put their cause on the next line ("operand 'x' at position
+    # 0 does not verify:\nf32 should be of base attribute tensor"): keep it.
+    if first.rstrip().endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
+    return " ".join(first.split())
 
 
 def verify_all(module: Operation, name: str) -> list[Diagnostic]:

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -61,7 +62,11 @@ def element_type_name(t: Attribute) -> str:
         return "bf16"
     if isinstance(t, Float32Type):
         return "f32"
-    if isinstance(t, IntegerType) and t.width.data in (1, 32, 64):
+    if (
+        isinstance(t, IntegerType)
+        and t.signedness.data == Signedness.SIGNLESS
+        and t.width.data in (1, 32, 64)
+    ):
         return f"i{t.width.data}"
     return str(t)
 
@@ -115,7 +120,10 @@ class SpyreOp(IRDLOperation):
                     f"'{self.name}': element type {t.element_type} is not one of "
                     f"{', '.join(ELEMENT_TYPE_NAMES)}"
                 )
-            verify_tensor_layout(t)
+            try:
+                verify_tensor_layout(t)
+            except VerifyException as e:
+                raise VerifyException(f"'{self.name}': {e}") from None
         try:
             self.verify_semantics()
         except shape_rules.ShapeError as e:
@@ -699,6 +707,16 @@ class FullOp(SpyreOp):
     def scalar(self) -> float | int:
         return self.value.value.data
 
+    def verify_semantics(self) -> None:
+        elt = element_of(self.result)
+        v = self.scalar
+        if isinstance(self.value, IntegerAttr):
+            if elt == I1 and v not in (0, 1):
+                raise VerifyException(f"'{self.name}': {v} is not a boolean value")
+            return
+        if not is_float(elt) and float(v) != int(v):
+            raise VerifyException(f"'{self.name}': {v} is not an integer value for {elt}")
+
 
 @irdl_op_definition
 class ConstantOp(SpyreOp):
@@ -755,6 +773,8 @@ class IotaOp(SpyreOp):
 
     def verify_semantics(self) -> None:
         shape_rules.normalize_dims([self.dim.value.data], len(shape_of(self.result)))
+        if self.step.value.data == 0:
+            raise VerifyException(f"'{self.name}': step must not be zero")
 
 
 # ---------------------------------------------------------------- composites
@@ -822,6 +842,10 @@ class NormOp(SpyreOp):
 @irdl_op_definition
 class LayerNormOp(NormOp):
     name = "spyre.layer_norm"
+    # Re-declared so the operand order is (input, weight, bias): xDSL lists a subclass's
+    # own fields before the inherited ones.
+    input = operand_def(TensorType)
+    weight = opt_operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     normalized_ndim = opt_prop_def(IntegerAttr[I64])
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())

@@ -315,6 +315,25 @@ lowers(aten.amax.default)(_reduction(spyre.ReduceMaxOp))
 lowers(aten.amin.default)(_reduction(spyre.ReduceMinOp))
 
 
+def _truth_reduction(op_cls: type[spyre.ReductionOp]) -> LoweringFn:
+    """any/all: the max/min of the operand's truth values."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.value(node.args[0])
+        if not imp.is_bool(x):
+            zero = imp.full(0, (), meta_dtype(node.args[0]))
+            x = imp.emit(spyre.NeOp(x, imp.cast(zero, node.args[0].meta["val"].dtype),
+                                    tensor_type(shape(x), torch.bool)))  # fmt: skip
+        keepdim = bool(arg(node, 2, "keepdim", False))
+        return _reduce(imp, op_cls, node, x, _dims(node), keepdim, meta_type(node))
+
+    return lower
+
+
+lowers(aten.any.dim, aten.any.dims, aten.any.default)(_truth_reduction(spyre.ReduceMaxOp))
+lowers(aten.all.dim, aten.all.dims, aten.all.default)(_truth_reduction(spyre.ReduceMinOp))
+
+
 def _arg_reduction(op_cls: type[spyre.ReductionOp]) -> LoweringFn:
     def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
         x = imp.value(node.args[0])

@@ -110,6 +110,10 @@ class Importer:
             return self.full(arg, (), dtype)
         raise UnsupportedNode(f"unsupported operand {arg!r}")
 
+    def is_bool(self, value: SSAValue) -> bool:
+        assert isinstance(value.type, TensorType)
+        return value.type.element_type == IntegerType(1)
+
     def cast(self, value: SSAValue, dtype: torch.dtype) -> SSAValue:
         want = element_type(dtype)
         assert isinstance(value.type, TensorType)

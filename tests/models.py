@@ -1,0 +1,256 @@
+"""Small reusable test models for the torch.compile(backend="spyre") tests.
+
+Every builder seeds torch itself, so two calls give the same weights; every
+``*_inputs`` helper does the same for its example inputs.  ``MODELS`` maps a
+short name to ``(build_model(dtype), make_inputs(dtype))`` so tests can be
+parametrised over all of them.
+
+Nothing here touches the network: the HuggingFace model is built from a config
+with random weights, and the offline switches are set before transformers is
+imported.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+
+# Never let huggingface_hub / transformers reach the network from a test.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+BATCH = 2
+SEQ = 32
+DIM = 128
+
+
+def _seeded(seed: int) -> torch.Generator:
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 1) -> torch.Tensor:
+    """Deterministic normal input (made in f32, then cast, so all dtypes agree)."""
+    return torch.randn(*shape, generator=_seeded(seed)).to(dtype)
+
+
+# --------------------------------------------------------------------------- MLP
+def mlp(dim: int = DIM, hidden: int = 4 * DIM, seed: int = 0) -> nn.Module:
+    """Linear -> GELU -> Linear."""
+    _seeded(seed)
+    return nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)).eval()
+
+
+# ------------------------------------------------------------- RMSNorm + SwiGLU
+class RMSNorm(nn.Module):
+    """Llama-style RMSNorm: statistics in f32, result cast back to the input dtype."""
+
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim) + 0.1 * torch.randn(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(dtype)
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class RMSNormSwiGLU(nn.Module):
+    """Pre-norm residual block: x + SwiGLU(RMSNorm(x))."""
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.norm = RMSNorm(dim)
+        self.mlp = SwiGLU(dim, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.mlp(self.norm(x))
+
+
+def rmsnorm_swiglu(dim: int = DIM, hidden: int = 2 * DIM, seed: int = 0) -> nn.Module:
+    _seeded(seed)
+    return RMSNormSwiGLU(dim, hidden).eval()
+
+
+# ------------------------------------------------------ causal self-attention
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention.
+
+    ``mask``:
+      * ``"is_causal"``: ``F.scaled_dot_product_attention(..., is_causal=True)``
+      * ``"bool"``: sdpa with an explicit boolean lower-triangular ``attn_mask``
+      * ``"additive"``: sdpa with an explicit additive float mask (0 / -inf)
+      * ``"manual"``: no sdpa; softmax(q k^T * scale + mask) v written out
+    """
+
+    MASKS = ("is_causal", "bool", "additive", "manual")
+
+    def __init__(self, dim: int, heads: int, max_seq: int, mask: str = "is_causal") -> None:
+        super().__init__()
+        if mask not in self.MASKS:
+            raise ValueError(f"mask must be one of {self.MASKS}, got {mask!r}")
+        self.heads, self.head_dim, self.mask = heads, dim // heads, mask
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        tril = torch.tril(torch.ones(max_seq, max_seq, dtype=torch.bool))
+        self.register_buffer("tril", tril, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        tril = self.tril[:s, :s]
+        if self.mask == "is_causal":
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        elif self.mask == "bool":
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=tril)
+        elif self.mask == "additive":
+            add = torch.zeros(s, s, dtype=x.dtype, device=x.device).masked_fill(~tril, float("-inf"))
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=add)
+        else:
+            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
+            scores = scores.masked_fill(~tril, float("-inf"))
+            y = torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+        return self.out(y.transpose(1, 2).reshape(b, s, d))
+
+
+def causal_attention(
+    mask: str = "is_causal", dim: int = DIM, heads: int = 4, max_seq: int = 64, seed: int = 0
+) -> nn.Module:
+    _seeded(seed)
+    return CausalSelfAttention(dim, heads, max_seq, mask).eval()
+
+
+# ---------------------------------------------------------- rotary embeddings
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class RotaryBlock(nn.Module):
+    """Project to q/k heads and apply rotary position embeddings.
+
+    sin/cos are computed in forward (arange -> outer product -> cat -> cos/sin),
+    as in Llama, so the graph exercises iota, sin, cos, slice, cat and neg.
+    """
+
+    def __init__(self, dim: int, heads: int, base: float = 10000.0) -> None:
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, dim, bias=False)
+        inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b, s, _ = x.shape
+        pos = torch.arange(s, device=x.device, dtype=torch.float32)
+        freqs = pos[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        q = self.q(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def rotary(dim: int = DIM, heads: int = 4, seed: int = 0) -> nn.Module:
+    _seeded(seed)
+    return RotaryBlock(dim, heads).eval()
+
+
+# ------------------------------------------------------------- tiny Llama (HF)
+LLAMA_VOCAB = 256
+
+
+def tiny_llama_config(attn_implementation: str = "sdpa"):
+    from transformers import LlamaConfig
+
+    cfg = LlamaConfig(
+        vocab_size=LLAMA_VOCAB,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        use_cache=False,
+        tie_word_embeddings=False,
+    )
+    cfg._attn_implementation = attn_implementation
+    return cfg
+
+
+def tiny_llama(
+    attn_implementation: str = "sdpa", dtype: torch.dtype = torch.float32, seed: int = 0
+) -> nn.Module:
+    """LlamaForCausalLM (2 layers, hidden 128, 4 heads, 2 KV heads) with random weights.
+
+    ``use_cache=False`` so forward builds no DynamicCache; returns the HF output
+    object (use ``.logits``).
+    """
+    from transformers import LlamaForCausalLM
+
+    if attn_implementation not in ("sdpa", "eager"):
+        raise ValueError(f"attn_implementation must be 'sdpa' or 'eager', got {attn_implementation!r}")
+    _seeded(seed)
+    model = LlamaForCausalLM(tiny_llama_config(attn_implementation))
+    return model.to(dtype).eval()
+
+
+def llama_inputs(batch: int = 1, seq: int = SEQ, seed: int = 1) -> torch.Tensor:
+    """int64 token ids, shape (batch, seq)."""
+    return torch.randint(0, LLAMA_VOCAB, (batch, seq), generator=_seeded(seed), dtype=torch.int64)
+
+
+class LogitsOnly(nn.Module):
+    """Wrap a HF causal LM so forward(input_ids) returns the logits tensor."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+# ------------------------------------------------------------------ registry
+def _x(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    return (randn(BATCH, SEQ, DIM, dtype=dtype),)
+
+
+MODELS: dict[str, tuple[Callable[[torch.dtype], nn.Module], Callable[[torch.dtype], tuple]]] = {
+    "mlp": (lambda dt: mlp().to(dt), _x),
+    "rmsnorm_swiglu": (lambda dt: rmsnorm_swiglu().to(dt), _x),
+    "attention_is_causal": (lambda dt: causal_attention("is_causal").to(dt), _x),
+    "attention_bool_mask": (lambda dt: causal_attention("bool").to(dt), _x),
+    "attention_additive_mask": (lambda dt: causal_attention("additive").to(dt), _x),
+    "attention_manual": (lambda dt: causal_attention("manual").to(dt), _x),
+    "rotary": (lambda dt: rotary().to(dt), _x),
+    "tiny_llama_sdpa": (lambda dt: LogitsOnly(tiny_llama("sdpa", dt)), lambda dt: (llama_inputs(),)),
+    "tiny_llama_eager": (lambda dt: LogitsOnly(tiny_llama("eager", dt)), lambda dt: (llama_inputs(),)),
+}
+
+
+def build(name: str, dtype: torch.dtype = torch.float32) -> tuple[nn.Module, tuple]:
+    """Return ``(model, example_inputs)`` for a name in ``MODELS``."""
+    make_model, make_inputs = MODELS[name]
+    return make_model(dtype), make_inputs(dtype)
