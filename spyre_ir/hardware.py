@@ -27,6 +27,38 @@ ELEMENT_BYTES: dict[str, int] = {
 }
 
 
+# Which unit of a corelet runs a tile operation (torch-spyre docs,
+# architecture/spyre_accelerator; pytorch.org "Building Spyre as a Native PyTorch Device"):
+# the PE array does matmul and plain elementwise arithmetic, the special-function pipeline
+# does transcendental functions, normalisation-style reductions and conversions, and the
+# load/store units move and rearrange data.
+SFP_OPS = frozenset(
+    f"spyre.{name}"
+    for name in (
+        "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu",
+        "gelu", "sin", "cos", "floor", "ceil", "pow", "div", "cast", "sum", "mean",
+        "reduce_max", "reduce_min", "argmax", "argmin", "var", "cumsum", "softmax",
+        "layer_norm", "rms_norm",
+    )
+)  # fmt: skip
+LS_OPS = frozenset(
+    f"spyre.{name}"
+    for name in (
+        "reshape", "transpose", "broadcast_to", "slice", "concat", "pad", "gather",
+        "restickify",
+    )
+)  # fmt: skip
+
+
+def unit_for(op_name: str) -> str:
+    """'pe', 'sfp' or 'ls': the unit that runs a tile of the L1 op `op_name`."""
+    if op_name in SFP_OPS:
+        return "sfp"
+    if op_name in LS_OPS:
+        return "ls"
+    return "pe"
+
+
 @dataclass(frozen=True)
 class SpyreConfig:
     """One Spyre card. Every field carries its source; see `describe()`."""

@@ -1,0 +1,519 @@
+"""A numpy interpreter for the `spyre` dialect (level L1) with torch eager semantics.
+
+    results = run_module(module, [x, w], entry="main")
+
+Runs `func.func @entry` of a verified module; `func.call`, `func.return` and
+`arith.constant` are understood too. Each op has one vectorised numpy function in the
+dispatch table `IMPLS` (op class -> function). Stick layouts on tensor types are ignored:
+this level computes values only.
+
+Tensors are numpy arrays: f16 -> float16, f32 -> float32, bf16 -> float32 holding
+values rounded to bf16 (see `numerics.round_to_bf16`), i1 -> bool, i32/i64 ->
+int32/int64. Numerics follow torch eager on CPU:
+  * f16/bf16 elementwise ops compute in float32 and round the result once;
+  * matmul, sum, mean, cumsum and softmax accumulate half inputs in float32 (cumsum
+    of f32 in float64, as torch's CPU kernel does); var, layer_norm and rms_norm
+    compute their statistics in float64; all round once at the end;
+  * erf (and exact gelu) use Cody's rational approximations in float64
+    (`numerics.erf`, ~1e-16 relative), not a per-element Python call.
+Integer semantics where torch would promote to another type (our verifier keeps the
+operand element type) are "compute as torch, then cast to the result type":
+  * `div` is true division on floats and *floor* division on integers (torch's
+    `rounding_mode="floor"`); an integer division by zero is an `InterpreterError`;
+  * integer `sum`/`cumsum` accumulate in int64 and wrap to the result type;
+  * i1 arithmetic (add, sub, mul, div, matmul, sum) computes in int64 and maps
+    non-zero to true: add = or, sub = xor, mul = and, div = and (by false: error),
+    sum = any; neg/abs/sign/relu of i1 are the identity;
+  * `clamp` of an integer tensor clamps to [ceil(min), floor(max)];
+  * argmax/argmin over several dims return the row-major index into those dims
+    taken in ascending dim order; ties pick the first, NaN counts as the extreme.
+Integer overflow wraps and float exceptions give inf/NaN silently, as in torch.
+Known difference: gelu(+inf) is +inf here, NaN in torch's CPU kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Operation, SSAValue
+
+from spyre_ir.diagnostics import op_location
+from spyre_ir.dialects import spyre as S
+from spyre_ir.interp.numerics import (
+    FLOATS,
+    dense_to_array,
+    describe_type,
+    erf,
+    round_to_bf16,
+    storage_dtype,
+    to_storage,
+)
+
+
+class InterpreterError(Exception):
+    """Bad arguments for a function, or an op that cannot be run (message says which)."""
+
+
+Impl = Callable[..., np.ndarray]
+IMPLS: dict[type[Operation], Impl] = {}
+
+
+def implements(*ops: type[Operation]) -> Callable[[Impl], Impl]:
+    def register(fn: Impl) -> Impl:
+        for op in ops:
+            IMPLS[op] = fn
+        return fn
+
+    return register
+
+
+def _elt(value: SSAValue) -> str:
+    return S.element_type_name(S.element_of(value))
+
+
+def _compute(x: np.ndarray, name: str) -> np.ndarray:
+    """Operand widened to the type torch computes in: half -> float32, i1 -> int64."""
+    if name in ("f16", "bf16"):
+        return x.astype(np.float32)
+    if name == "i1":
+        return x.astype(np.int64)
+    return x
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+def _arith(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Impl:
+    def impl(op: Operation, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        name = _elt(op.results[0])
+        return to_storage(fn(_compute(a, name), _compute(b, name)), name)
+
+    return impl
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.true_divide(a, b)
+    if np.any(b == 0):
+        raise InterpreterError("integer division by zero")
+    return np.floor_divide(a, b)
+
+
+IMPLS.update({S.AddOp: _arith(np.add), S.SubOp: _arith(np.subtract),
+              S.MulOp: _arith(np.multiply), S.DivOp: _arith(_divide),
+              S.PowOp: _arith(np.power)})  # fmt: skip
+
+
+def _exact(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Impl:
+    """Ops exact in the storage type (bf16 values stay bf16): no widening."""
+    return lambda op, a, b: fn(a, b)
+
+
+IMPLS.update({S.MaxOp: _exact(np.maximum), S.MinOp: _exact(np.minimum),
+              S.EqOp: _exact(np.equal), S.NeOp: _exact(np.not_equal),
+              S.LtOp: _exact(np.less), S.LeOp: _exact(np.less_equal),
+              S.GtOp: _exact(np.greater), S.GeOp: _exact(np.greater_equal),
+              S.LogicalAndOp: _exact(np.logical_and), S.LogicalOrOp: _exact(np.logical_or),
+              S.LogicalXorOp: _exact(np.logical_xor)})  # fmt: skip
+
+
+@implements(S.SelectOp)
+def _select(op: S.SelectOp, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(cond, a, b)
+
+
+def _exact_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Impl:
+    """Unary ops exact in the storage type; on i1 they are the identity."""
+    return lambda op, x: x.copy() if x.dtype == np.bool_ else fn(x)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    # torch: (0 < x) - (x < 0), so sign(NaN) == 0.
+    return ((x > 0).astype(np.int8) - (x < 0)).astype(x.dtype)
+
+
+IMPLS.update({S.NegOp: _exact_unary(np.negative), S.AbsOp: _exact_unary(np.abs),
+              S.SignOp: _exact_unary(_sign), S.FloorOp: _exact_unary(np.floor),
+              S.ReluOp: _exact_unary(lambda x: np.maximum(x, x.dtype.type(0))),
+              S.CeilOp: _exact_unary(np.ceil),
+              S.LogicalNotOp: lambda op, x: np.logical_not(x)})  # fmt: skip
+
+
+def _float_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Impl:
+    def impl(op: Operation, x: np.ndarray) -> np.ndarray:
+        name = _elt(op.results[0])
+        return to_storage(fn(_compute(x, name)), name)
+
+    return impl
+
+
+IMPLS.update({
+    S.ExpOp: _float_unary(np.exp), S.LogOp: _float_unary(np.log),
+    S.SqrtOp: _float_unary(np.sqrt), S.RsqrtOp: _float_unary(lambda x: 1 / np.sqrt(x)),
+    S.ReciprocalOp: _float_unary(lambda x: 1 / x), S.TanhOp: _float_unary(np.tanh),
+    S.SigmoidOp: _float_unary(lambda x: 1 / (1 + np.exp(-x))), S.ErfOp: _float_unary(erf),
+    S.SiluOp: _float_unary(lambda x: x / (1 + np.exp(-x))),
+    S.SinOp: _float_unary(np.sin), S.CosOp: _float_unary(np.cos),
+})  # fmt: skip
+
+
+@implements(S.GeluOp)
+def _gelu(op: S.GeluOp, x: np.ndarray) -> np.ndarray:
+    name = _elt(op.result)
+    xc = _compute(x, name)
+    if op.approximate_mode == "tanh":  # as torch: inner = sqrt(2/pi) * (x + 0.044715 x^3)
+        inner = np.float32(math.sqrt(2 / math.pi)) * (xc + np.float32(0.044715) * xc**3)
+        return to_storage(0.5 * xc * (1 + np.tanh(inner)), name)
+    x64 = xc.astype(np.float64)
+    return to_storage(0.5 * x64 * (1.0 + erf(x64 * math.sqrt(0.5))), name)
+
+
+@implements(S.ClampOp)
+def _clamp(op: S.ClampOp, x: np.ndarray) -> np.ndarray:
+    name = _elt(op.result)
+    lo = None if op.min is None else op.min.value.data
+    hi = None if op.max is None else op.max.value.data
+    xc = _compute(x, name)
+    if xc.dtype.kind == "i":
+        info = np.iinfo(xc.dtype)
+        lo = None if lo is None else int(np.clip(math.ceil(lo), info.min, info.max))
+        hi = None if hi is None else int(np.clip(math.floor(hi), info.min, info.max))
+    return to_storage(np.clip(xc, lo, hi), name)
+
+
+@implements(S.CastOp)
+def _cast(op: S.CastOp, x: np.ndarray) -> np.ndarray:
+    # astype rounds to nearest even (floats) and truncates toward zero (float -> int).
+    return to_storage(x, _elt(op.result))
+
+
+# ---------------------------------------------------------------- matmul
+
+
+@implements(S.MatmulOp)
+def _matmul(op: S.MatmulOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # np.matmul has torch.matmul's 1-D promotion and batch broadcasting.
+    name = _elt(op.result)
+    return to_storage(np.matmul(_compute(a, name), _compute(b, name)), name)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _axes(op: S.ReductionOp) -> tuple[int, ...]:
+    return tuple(sorted(op.reduced_dims))
+
+
+@implements(S.SumOp)
+def _sum(op: S.SumOp, x: np.ndarray) -> np.ndarray:
+    name = _elt(op.result)
+    acc = np.float32 if name in FLOATS else np.int64
+    return to_storage(
+        np.sum(_compute(x, name), axis=_axes(op), dtype=acc, keepdims=op.keepdim is not None),
+        name,
+    )
+
+
+@implements(S.MeanOp)
+def _mean(op: S.MeanOp, x: np.ndarray) -> np.ndarray:
+    name = _elt(op.result)
+    return to_storage(
+        np.mean(_compute(x, name), axis=_axes(op), dtype=np.float32, keepdims=op.keepdim is not None),
+        name,
+    )
+
+
+def _extreme(fn: Callable[..., np.ndarray]) -> Impl:
+    def impl(op: S.ReductionOp, x: np.ndarray) -> np.ndarray:
+        if x.size == 0:
+            raise InterpreterError("cannot reduce an empty tensor")
+        return fn(x, axis=_axes(op), keepdims=op.keepdim is not None)
+
+    return impl
+
+
+IMPLS[S.ReduceMaxOp] = _extreme(np.max)
+IMPLS[S.ReduceMinOp] = _extreme(np.min)
+
+
+def _arg_extreme(fn: Callable[..., np.ndarray]) -> Impl:
+    def impl(op: S.ReductionOp, x: np.ndarray) -> np.ndarray:
+        axes = _axes(op)
+        if any(x.shape[a] == 0 for a in axes):
+            raise InterpreterError("cannot take the arg-extreme of an empty dim")
+        moved = np.moveaxis(x, axes, range(x.ndim - len(axes), x.ndim))
+        kept = moved.shape[: x.ndim - len(axes)]
+        index = fn(moved.reshape(*kept, -1), axis=-1).astype(np.int64)
+        if op.keepdim is not None:
+            index = index.reshape([1 if i in axes else s for i, s in enumerate(x.shape)])
+        return index
+
+    return impl
+
+
+IMPLS[S.ArgmaxOp] = _arg_extreme(np.argmax)
+IMPLS[S.ArgminOp] = _arg_extreme(np.argmin)
+
+
+@implements(S.VarOp)
+def _var(op: S.VarOp, x: np.ndarray) -> np.ndarray:
+    axes = _axes(op)
+    x64 = x.astype(np.float64)
+    count = math.prod(x.shape[a] for a in axes)
+    centered = x64 - np.mean(x64, axis=axes, keepdims=True)
+    squares = np.sum(centered * centered, axis=axes, keepdims=op.keepdim is not None)
+    return to_storage(squares / max(count - op.correction_value, 0), _elt(op.result))
+
+
+@implements(S.CumsumOp)
+def _cumsum(op: S.CumsumOp, x: np.ndarray) -> np.ndarray:
+    # torch's CPU accumulate types: double for f32, float for f16/bf16, int64 for ints.
+    name = _elt(op.result)
+    acc = np.float64 if name == "f32" else np.float32 if name in FLOATS else np.int64
+    return to_storage(np.cumsum(x, axis=op.dim.value.data, dtype=acc), name)
+
+
+# ---------------------------------------------------------------- shape ops
+
+
+@implements(S.ReshapeOp)
+def _reshape(op: S.ReshapeOp, x: np.ndarray) -> np.ndarray:
+    return x.reshape(S.shape_of(op.result))
+
+
+@implements(S.TransposeOp)
+def _transpose(op: S.TransposeOp, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, S.ints(op.perm)).copy()
+
+
+@implements(S.BroadcastToOp)
+def _broadcast_to(op: S.BroadcastToOp, x: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(x, S.shape_of(op.result)).copy()
+
+
+@implements(S.SliceOp)
+def _slice(op: S.SliceOp, x: np.ndarray) -> np.ndarray:
+    index = tuple(map(slice, S.ints(op.starts), S.ints(op.stops), S.ints(op.steps)))
+    return x[index].copy()
+
+
+@implements(S.ConcatOp)
+def _concat(op: S.ConcatOp, *xs: np.ndarray) -> np.ndarray:
+    return np.concatenate(xs, axis=op.dim.value.data)
+
+
+@implements(S.PadOp)
+def _pad(op: S.PadOp, x: np.ndarray) -> np.ndarray:
+    low, high = S.ints(op.low), S.ints(op.high)
+    # Negative amounts crop, as torch.nn.functional.pad does.
+    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, lo, hi in zip(x.shape, low, high))
+    value = to_storage(np.asarray(op.value.value.data), _elt(op.result))
+    widths = [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)]
+    return np.pad(x[crop], widths, mode="constant", constant_values=value)
+
+
+@implements(S.GatherOp)
+def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    rows = table.shape[0]
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        bad = indices[(indices < 0) | (indices >= rows)].flat[0]
+        raise InterpreterError(f"index {bad} is out of range for a table of {rows} rows")
+    return table[indices]
+
+
+# ---------------------------------------------------------------- constants
+
+
+@implements(S.FullOp)
+def _full(op: S.FullOp) -> np.ndarray:
+    value = to_storage(np.asarray(op.scalar), _elt(op.result))
+    return np.full(S.shape_of(op.result), value)
+
+
+@implements(S.ConstantOp)
+def _constant(op: S.ConstantOp) -> np.ndarray:
+    return dense_to_array(op.value)
+
+
+@implements(S.IotaOp)
+def _iota(op: S.IotaOp) -> np.ndarray:
+    shape = S.shape_of(op.result)
+    (dim,) = S.shape_rules.normalize_dims([op.dim.value.data], len(shape))
+    line = op.start.value.data + op.step.value.data * np.arange(shape[dim], dtype=np.int64)
+    along = [1] * len(shape)
+    along[dim] = shape[dim]
+    values = np.broadcast_to(line.reshape(along), shape)
+    return to_storage(values, _elt(op.result)).copy()
+
+
+# ---------------------------------------------------------------- composites
+
+
+@implements(S.SoftmaxOp)
+def _softmax(op: S.SoftmaxOp, x: np.ndarray) -> np.ndarray:
+    name = _elt(op.result)
+    axis = op.dim.value.data
+    xc = _compute(x, name)
+    e = np.exp(xc - np.max(xc, axis=axis, keepdims=True))
+    return to_storage(e / np.sum(e, axis=axis, keepdims=True), name)
+
+
+def _affine(y: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None) -> np.ndarray:
+    if weight is not None:
+        y = y * weight.astype(np.float64)
+    if bias is not None:
+        y = y + bias.astype(np.float64)
+    return y
+
+
+@implements(S.LayerNormOp)
+def _layer_norm(op: S.LayerNormOp, *operands: np.ndarray) -> np.ndarray:
+    x, weight, bias = _norm_operands(op, operands)
+    axes = tuple(range(x.ndim - op.axes_count, x.ndim))
+    x64 = x.astype(np.float64)
+    centered = x64 - np.mean(x64, axis=axes, keepdims=True)
+    var = np.mean(centered * centered, axis=axes, keepdims=True)
+    y = centered / np.sqrt(var + op.eps.value.data)
+    return to_storage(_affine(y, weight, bias), _elt(op.result))
+
+
+@implements(S.RmsNormOp)
+def _rms_norm(op: S.RmsNormOp, *operands: np.ndarray) -> np.ndarray:
+    x, weight, _ = _norm_operands(op, operands)
+    x64 = x.astype(np.float64)
+    ms = np.mean(x64 * x64, axis=-1, keepdims=True)
+    y = x64 / np.sqrt(ms + op.eps.value.data)
+    return to_storage(_affine(y, weight, None), _elt(op.result))
+
+
+def _norm_operands(
+    op: S.NormOp, operands: Sequence[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Input, weight and bias picked by SSA value (robust to operand order)."""
+    by_value = dict(zip(op.operands, operands))
+    pick = lambda v: None if v is None else by_value[v]  # noqa: E731
+    return by_value[op.input], pick(op.weight), pick(getattr(op, "bias", None))
+
+
+# ---------------------------------------------------------------- upstream ops
+
+
+@implements(arith.ConstantOp)
+def _arith_constant(op: arith.ConstantOp) -> np.ndarray:
+    value = op.value
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return dense_to_array(value)
+    if isinstance(value, (IntegerAttr, FloatAttr)):
+        return np.asarray(value.value.data)
+    raise InterpreterError(f"unsupported constant {value}")
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _where(op: Operation) -> str:
+    file, line, col = op_location(op, "<unknown>")
+    return f"{file}:{line}:{col}: '{op.name}'" if line else f"'{op.name}'"
+
+
+class _Interpreter:
+    def __init__(self, module: ModuleOp):
+        self.funcs = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
+        self.active: list[str] = []
+
+    def lookup(self, name: str) -> func.FuncOp:
+        fn = self.funcs.get(name)
+        if fn is None:
+            known = ", ".join(f"@{n}" for n in self.funcs) or "none"
+            raise InterpreterError(f"no function @{name} in the module (functions: {known})")
+        if not fn.body.blocks:
+            raise InterpreterError(f"@{name} is a declaration without a body")
+        return fn
+
+    def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        fn = self.lookup(name)
+        if name in self.active:
+            raise InterpreterError(f"@{name} calls itself; recursion cannot terminate here")
+        self.active.append(name)
+        try:
+            values: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args))
+            for op in fn.body.block.ops:
+                operands = [values[v] for v in op.operands]
+                if isinstance(op, func.ReturnOp):
+                    return operands
+                results = self.run_op(op, operands)
+                values.update(zip(op.results, results))
+            raise InterpreterError(f"@{name} has no func.return")
+        finally:
+            self.active.pop()
+
+    def run_op(self, op: Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
+        if isinstance(op, func.CallOp):
+            return self.call(op.callee.root_reference.data, operands)
+        impl = IMPLS.get(type(op))
+        if impl is None:
+            raise InterpreterError(f"{_where(op)}: the tensor interpreter cannot run this op")
+        try:
+            result = np.asarray(impl(op, *operands))
+        except InterpreterError as error:
+            raise InterpreterError(f"{_where(op)}: {error}") from None
+        except (ValueError, TypeError, IndexError, MemoryError) as error:
+            raise InterpreterError(f"{_where(op)}: {error}") from None
+        check_value(result, op.results[0].type, f"{_where(op)}: result (interpreter bug)")
+        return [result]
+
+
+def check_value(value: object, t: object, what: str) -> np.ndarray:
+    """`value` as the array for type `t`, or an InterpreterError naming `what`."""
+    if not isinstance(t, TensorType):
+        return np.asarray(value)
+    if isinstance(value, np.generic):  # a numpy scalar is a 0-d array
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        raise InterpreterError(f"{what}: expected a numpy array, got {type(value).__name__}")
+    shape, dtype = tuple(t.get_shape()), storage_dtype(t.element_type)
+    if value.shape != shape or value.dtype != dtype:
+        raise InterpreterError(
+            f"{what}: expected {describe_type(t)} (numpy shape {shape}, dtype {dtype}), "
+            f"got shape {value.shape}, dtype {value.dtype}"
+        )
+    return value
+
+
+def run_module(
+    module: ModuleOp, args: Sequence[np.ndarray], entry: str = "main"
+) -> list[np.ndarray]:
+    """Run `func.func @entry` of `module` on `args`; returns its results.
+
+    Each argument must have the signature's shape and storage dtype (bf16 -> float32;
+    its values are rounded to bf16 on entry). Raises `InterpreterError` otherwise, or
+    when an op cannot run (e.g. a gather index out of range).
+    """
+    interp = _Interpreter(module)
+    fn = interp.lookup(entry)
+    types = fn.function_type.inputs.data
+    if len(args) != len(types):
+        raise InterpreterError(f"@{entry} takes {len(types)} arguments, got {len(args)}")
+    checked = []
+    for index, (value, t) in enumerate(zip(args, types)):
+        hint = fn.body.block.args[index].name_hint
+        label = f"argument {index}" + (f" (%{hint})" if hint else "") + f" of @{entry}"
+        value = check_value(value, t, label)
+        if isinstance(t, TensorType) and S.element_type_name(t.element_type) == "bf16":
+            value = round_to_bf16(value)
+        checked.append(value)
+    # torch gives inf/NaN silently (e.g. 1/0, the mean of an empty dim); so do we.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [np.array(r, order="C") for r in interp.call(entry, checked)]
