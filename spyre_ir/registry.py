@@ -19,8 +19,15 @@ def _spyre() -> Dialect:
     return Spyre
 
 
+def _dataflow() -> Dialect:
+    from spyre_ir.dialects.dataflow import Dataflow
+
+    return Dataflow
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "spyre": _spyre,
+    "dataflow": _dataflow,
 }
 
 

@@ -1,0 +1,701 @@
+"""The `dataflow` dialect (level L2): kernels over N cores with explicit scratchpad.
+
+Between kernels, tensors keep value semantics (builtin tensors with stick layouts).
+Two region ops hold the work:
+
+* `dataflow.group` - a fused set of `spyre` ops on tensors, not yet tiled (what
+  `spyre-fuse` makes and `spyre-partition-cores` annotates with a plan);
+* `dataflow.kernel` - one device compute operation, SPMD over `cores` cores. Its block
+  receives the core id and one `!dataflow.ddr` memory per input and per result; its body
+  allocates `!dataflow.lx` scratchpad buffers, loops over tiles (`scf.for`), moves whole
+  sticks between LPDDR5 and LX (`dataflow.load` / `dataflow.store`), runs tile
+  operations on a named unit (`dataflow.compute`) and combines partial results over the
+  ring (`dataflow.ring_allreduce`).
+
+A tile operation names the `spyre` op whose semantics it applies to its LX operands, so
+the L2 interpreter and the L1 reference agree by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    NoneAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, unit_for
+from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.dialects.stick_layout import StickLayoutAttr
+
+ACCUMULATING = {
+    "spyre.matmul": "add",
+    "spyre.sum": "add",
+    "spyre.reduce_max": "max",
+    "spyre.reduce_min": "min",
+}
+"""Tile ops that may add into their output (`accumulate`), and how they combine."""
+
+
+# ---------------------------------------------------------------- types
+
+
+class _BufferType(ParametrizedAttribute, TypeAttribute):
+    """A shaped buffer: `!dataflow.<space><67x256xf16>`."""
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def element_bytes(self) -> int:
+        return ELEMENT_BYTES[element_type_name(self.element_type)]
+
+    @property
+    def nbytes(self) -> int:
+        n = self.element_bytes
+        for d in self.get_shape():
+            n *= d
+        return n
+
+    @classmethod
+    def _parse_shape(cls, parser: AttrParser) -> tuple[ArrayAttr[IntAttr], Attribute]:
+        dims, element = parser.parse_ranked_shape()
+        if any(d < 0 for d in dims):
+            parser.raise_error(f"{cls.name} needs a static shape")
+        return ArrayAttr(IntAttr(d) for d in dims), element
+
+    def _print_shape(self, printer: Printer) -> None:
+        for d in self.get_shape():
+            printer.print_string(f"{d}x")
+        printer.print_attribute(self.element_type)
+
+
+@irdl_attr_definition
+class LxType(_BufferType):
+    """A buffer in one core's LX scratchpad: `!dataflow.lx<8x256xf16>`."""
+
+    name = "dataflow.lx"
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            return list(cls._parse_shape(parser))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            self._print_shape(printer)
+
+
+@irdl_attr_definition
+class DdrType(_BufferType):
+    """A tensor in LPDDR5, seen by a kernel: `!dataflow.ddr<67x256xf16, #spyre.stick<..>>`.
+
+    Indexing is by host coordinates; the stick layout says where the bytes live."""
+
+    name = "dataflow.ddr"
+    layout: StickLayoutAttr | NoneAttr
+
+    def __init__(
+        self, shape: Sequence[int], element_type: Attribute, layout: Attribute | None = None
+    ):
+        super().__init__(
+            ArrayAttr(IntAttr(d) for d in shape), element_type, layout or NoneAttr()
+        )
+
+    @staticmethod
+    def of_tensor(t: TensorType) -> DdrType:
+        layout = t.encoding if isinstance(t.encoding, StickLayoutAttr) else None
+        return DdrType(t.get_shape(), t.element_type, layout)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            shape, element = cls._parse_shape(parser)
+            layout: Attribute = NoneAttr()
+            if parser.parse_optional_punctuation(","):
+                layout = parser.parse_attribute()
+        return [shape, element, layout]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            self._print_shape(printer)
+            if not isinstance(self.layout, NoneAttr):
+                printer.print_string(", ")
+                printer.print_attribute(self.layout)
+
+    @property
+    def stick_dim(self) -> int:
+        """The host dim whose elements share sticks (the last one by default)."""
+        if isinstance(self.layout, StickLayoutAttr):
+            return self.layout.stick_dim.data
+        return len(self.get_shape()) - 1
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def parent_kernel(op: Operation) -> KernelOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, KernelOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def dense(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
+    return () if attr is None else tuple(int(v) for v in attr.get_values())
+
+
+# ---------------------------------------------------------------- graph-level ops
+
+
+@irdl_op_definition
+class GroupOp(IRDLOperation):
+    """Fused tensor ops that will become one kernel; `plan` records the work division."""
+
+    name = "dataflow.group"
+    sym_name = prop_def(SymbolNameConstraint())
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    plan = opt_prop_def(DictionaryAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$sym_name `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[Attribute],
+        body: Region,
+        plan: DictionaryAttr | None = None,
+    ):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(name)}
+        if plan is not None:
+            props["plan"] = plan
+        super().__init__(
+            operands=[inputs], result_types=[output_types], regions=[body], properties=props
+        )
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.inputs]:
+            raise VerifyException(
+                f"'{self.name}' @{self.sym_name.data}: block arguments must match the inputs"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp) or [v.type for v in last.values] != [
+            r.type for r in self.outputs
+        ]:
+            raise VerifyException(
+                f"'{self.name}' @{self.sym_name.data}: must end in dataflow.yield of its "
+                "result types"
+            )
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    name = "dataflow.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(GroupOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One device compute operation over `cores` cores.
+
+    Block arguments: the core id (index), then one `!dataflow.ddr` per input and one per
+    result, in order. `lx_capacity` is the scratchpad per core the kernel was built for;
+    `lx_peak_bytes` is filled in by `spyre-allocate-scratchpad`."""
+
+    name = "dataflow.kernel"
+    sym_name = prop_def(SymbolNameConstraint())
+    cores = prop_def(IntegerAttr[I64])
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    plan = opt_prop_def(DictionaryAttr)
+    lx_capacity = opt_prop_def(IntegerAttr[I64])
+    lx_peak_bytes = opt_prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$sym_name `cores` `(` $cores `)` `(` $inputs `)` attr-dict `:` "
+        "functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(
+        self,
+        name: str,
+        cores: int,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[Attribute],
+        body: Region,
+        properties: dict[str, Attribute] | None = None,
+    ):
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "cores": IntegerAttr(cores, i64),
+        }
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            regions=[body],
+            properties=props | (properties or {}),
+        )
+
+    @staticmethod
+    def block_arg_types(
+        inputs: Sequence[Attribute], outputs: Sequence[Attribute]
+    ) -> list[Attribute]:
+        types: list[Attribute] = [IndexType()]
+        for t in (*inputs, *outputs):
+            assert isinstance(t, TensorType)
+            types.append(DdrType.of_tensor(t))
+        return types
+
+    @property
+    def capacity(self) -> int:
+        if self.lx_capacity is None:
+            return DEFAULT_CONFIG.lx_bytes
+        return self.lx_capacity.value.data
+
+    @property
+    def core_count(self) -> int:
+        return self.cores.value.data
+
+    @property
+    def core_id(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def input_memories(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[1 : 1 + len(self.inputs)]
+
+    @property
+    def output_memories(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[1 + len(self.inputs) :]
+
+    def verify_(self) -> None:
+        where = f"'{self.name}' @{self.sym_name.data}"
+        if self.core_count < 1:
+            raise VerifyException(f"{where}: needs at least one core")
+        want = self.block_arg_types(
+            [v.type for v in self.inputs], [r.type for r in self.outputs]
+        )
+        got = [a.type for a in self.body.block.args]
+        if got != want:
+            raise VerifyException(
+                f"{where}: block arguments must be (index, ddr per input and result); "
+                f"expected {', '.join(map(str, want))}"
+            )
+        if not isinstance(self.body.block.last_op, EndOp):
+            raise VerifyException(f"{where}: must end in dataflow.end")
+        self.verify_scratchpad(where)
+
+    def verify_scratchpad(self, where: str) -> None:
+        """LX use per core within capacity: by offsets once allocated, else by sum."""
+        allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
+        if all(a.offset is not None for a in allocs):
+            need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
+        else:
+            need = sum(a.buffer.type.nbytes for a in allocs)
+        if need > self.capacity:
+            raise VerifyException(
+                f"{where}: needs {need} bytes of LX per core, but a core has "
+                f"{self.capacity}"
+            )
+
+
+@irdl_op_definition
+class EndOp(IRDLOperation):
+    name = "dataflow.end"
+    traits = traits_def(IsTerminator(), HasParent(KernelOp))
+    assembly_format = "attr-dict"
+
+
+# ---------------------------------------------------------------- kernel-body ops
+
+
+@irdl_op_definition
+class AllocLxOp(IRDLOperation):
+    """A scratchpad buffer of the enclosing kernel; `offset` (bytes, 128-aligned) is set
+    by `spyre-allocate-scratchpad`."""
+
+    name = "dataflow.alloc_lx"
+    offset = opt_prop_def(IntegerAttr[I64])
+    buffer = result_def(LxType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer_type: LxType, offset: int | None = None):
+        props = {} if offset is None else {"offset": IntegerAttr(offset, i64)}
+        super().__init__(result_types=[buffer_type], properties=props)
+
+    @property
+    def offset_value(self) -> int:
+        assert self.offset is not None
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        kernel = parent_kernel(self)
+        if kernel is None:
+            raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
+        if self.offset is None:
+            return
+        stick = DEFAULT_CONFIG.stick_bytes
+        if self.offset_value % stick:
+            raise VerifyException(
+                f"'{self.name}': offset {self.offset_value} is not {stick}-byte aligned"
+            )
+        end = self.offset_value + self.buffer.type.nbytes
+        if end > kernel.capacity:
+            raise VerifyException(
+                f"'{self.name}': buffer ends at byte {end}, past the {kernel.capacity} "
+                "bytes of LX"
+            )
+
+
+@irdl_op_definition
+class SlotOp(IRDLOperation):
+    """Slot `index` of a multi-buffer (leading dim = number of copies), as a buffer."""
+
+    name = "dataflow.slot"
+    buffer = operand_def(LxType)
+    index = operand_def(IndexType)
+    result = result_def(LxType)
+    traits = traits_def(Pure())
+    assembly_format = "$buffer `[` $index `]` attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer: SSAValue, index: SSAValue):
+        t = buffer.type
+        assert isinstance(t, LxType)
+        super().__init__(
+            operands=[buffer, index], result_types=[LxType(t.get_shape()[1:], t.element_type)]
+        )
+
+    def verify_(self) -> None:
+        outer, inner = self.buffer.type, self.result.type
+        assert isinstance(outer, LxType) and isinstance(inner, LxType)
+        if outer.get_shape()[1:] != inner.get_shape() or outer.element_type != inner.element_type:
+            raise VerifyException(f"'{self.name}': a slot drops exactly the leading dim")
+
+
+def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, ...]) -> None:
+    """The LX tile is a box of the DDR tensor, whole sticks along its stick dim."""
+    rank = len(memory.get_shape())
+    if len(tile.get_shape()) != rank:
+        raise VerifyException(
+            f"'{op.name}': tile rank {len(tile.get_shape())} differs from tensor rank {rank}"
+        )
+    if memory.element_type != tile.element_type:
+        raise VerifyException(
+            f"'{op.name}': element types differ ({memory.element_type} vs {tile.element_type})"
+        )
+    if perm and sorted(perm) != list(range(rank)):
+        raise VerifyException(f"'{op.name}': perm {list(perm)} is not a permutation")
+    box = _box_shape(tile.get_shape(), perm)
+    stick_dim = memory.stick_dim
+    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+    extent = box[stick_dim]
+    if extent % per_stick and extent < memory.get_shape()[stick_dim]:
+        raise VerifyException(
+            f"'{op.name}': moves {extent} elements along stick dim {stick_dim}, not whole "
+            f"sticks of {per_stick} (a partial stick is only allowed at the tensor's end)"
+        )
+
+
+def _box_shape(tile_shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    """The box in DDR coordinates that a (possibly transposed) tile covers."""
+    if not perm:
+        return tuple(tile_shape)
+    box = [0] * len(perm)
+    for tile_dim, memory_dim in enumerate(perm):
+        box[memory_dim] = tile_shape[tile_dim]
+    return tuple(box)
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """LPDDR5 -> LX: the box of `source` at `offsets` (host coordinates) with the
+    destination's extent, transposed by `perm` when given (tile dim i is source dim
+    perm[i]). Elements past the tensor's end read as `pad` (the padding fill)."""
+
+    name = "dataflow.load"
+    source = operand_def(DdrType)
+    offsets = var_operand_def(IndexType)
+    dest = operand_def(LxType)
+    perm = opt_prop_def(DenseArrayBase[I64])
+    pad = opt_prop_def(FloatAttr[Float64Type])
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$source `[` $offsets `]` `into` $dest attr-dict `:` type($source) `,` type($dest)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        offsets: Sequence[SSAValue],
+        dest: SSAValue,
+        perm: Sequence[int] | None = None,
+        pad: float | None = None,
+    ):
+        props: dict[str, Attribute] = {}
+        if perm is not None:
+            props["perm"] = dense(perm)
+        if pad is not None:
+            props["pad"] = FloatAttr(pad, Float64Type())
+        super().__init__(operands=[source, offsets, dest], properties=props)
+
+    @property
+    def pad_value(self) -> float:
+        return 0.0 if self.pad is None else self.pad.value.data
+
+    def verify_(self) -> None:
+        memory, tile = self.source.type, self.dest.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        if len(self.offsets) != len(memory.get_shape()):
+            raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
+        _verify_box(self, memory, tile, ints(self.perm))
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """LX -> LPDDR5: `source` written at `offsets`; the part past the tensor's end is
+    dropped, so edge tiles may overhang."""
+
+    name = "dataflow.store"
+    source = operand_def(LxType)
+    dest = operand_def(DdrType)
+    offsets = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$source `into` $dest `[` $offsets `]` attr-dict `:` type($source) `,` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[source, dest, offsets])
+
+    def verify_(self) -> None:
+        memory, tile = self.dest.type, self.source.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        if len(self.offsets) != len(memory.get_shape()):
+            raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
+        _verify_box(self, memory, tile, ())
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """LPDDR5 -> LX by index: rows of `table` picked by the integer buffer `indices`
+    (an embedding lookup; the table may be far larger than LX)."""
+
+    name = "dataflow.gather"
+    table = operand_def(DdrType)
+    indices = operand_def(LxType)
+    dest = operand_def(LxType)
+    assembly_format = (
+        "$table `[` $indices `]` `into` $dest attr-dict `:` type($table) `,` "
+        "type($indices) `,` type($dest)"
+    )
+
+    def __init__(self, table: SSAValue, indices: SSAValue, dest: SSAValue):
+        super().__init__(operands=[table, indices, dest])
+
+    def verify_(self) -> None:
+        table, indices, dest = self.table.type, self.indices.type, self.dest.type
+        assert isinstance(table, DdrType)
+        assert isinstance(indices, LxType) and isinstance(dest, LxType)
+        if element_type_name(indices.element_type) not in ("i32", "i64"):
+            raise VerifyException(f"'{self.name}': indices must be i32 or i64")
+        want = (*indices.get_shape(), *table.get_shape()[1:])
+        if dest.get_shape() != want or dest.element_type != table.element_type:
+            raise VerifyException(
+                f"'{self.name}': destination should be {list(want)} of {table.element_type}"
+            )
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """A tile operation: the `spyre` op `kind` applied to LX buffers on one unit.
+
+    `attrs` holds that op's properties (dims, perm, eps ...). With `accumulate`, the
+    result is combined into the output (add for matmul/sum, max/min for reductions).
+    `offsets` give the tile's position for position-dependent ops (iota)."""
+
+    name = "dataflow.compute"
+    kind = prop_def(StringAttr)
+    unit = prop_def(StringAttr)
+    inputs = var_operand_def(LxType)
+    outputs = var_operand_def(LxType)
+    offsets = var_operand_def(IndexType)
+    attrs = opt_prop_def(DictionaryAttr)
+    accumulate = opt_prop_def(UnitAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$kind `on` $unit `(` $inputs `)` `->` `(` $outputs `)` "
+        "(`offsets` `[` $offsets^ `]`)? attr-dict `:` "
+        "functional-type($inputs, $outputs)"
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        inputs: Sequence[SSAValue],
+        outputs: Sequence[SSAValue],
+        attrs: dict[str, Attribute] | None = None,
+        accumulate: bool = False,
+        offsets: Sequence[SSAValue] = (),
+    ):
+        props: dict[str, Attribute] = {
+            "kind": StringAttr(kind),
+            "unit": StringAttr(unit_for(kind)),
+        }
+        if attrs:
+            props["attrs"] = DictionaryAttr(attrs)
+        if accumulate:
+            props["accumulate"] = UnitAttr()
+        super().__init__(operands=[inputs, outputs, offsets], properties=props)
+
+    def op_attrs(self) -> dict[str, Attribute]:
+        return {} if self.attrs is None else dict(self.attrs.data)
+
+    def verify_(self) -> None:
+        from spyre_ir.dialects.spyre import SPYRE_OPS
+
+        kind = self.kind.data
+        if kind not in {op.name for op in SPYRE_OPS}:
+            raise VerifyException(f"'{self.name}': '{kind}' is not a spyre op")
+        if self.unit.data != unit_for(kind):
+            raise VerifyException(
+                f"'{self.name}': {kind} runs on {unit_for(kind)}, not {self.unit.data}"
+            )
+        if self.accumulate is not None and kind not in ACCUMULATING:
+            raise VerifyException(f"'{self.name}': {kind} cannot accumulate")
+        if not self.outputs:
+            raise VerifyException(f"'{self.name}' needs an output buffer")
+        self.verify_shapes(kind)
+
+    def verify_shapes(self, kind: str) -> None:
+        """Check the buffers against the spyre op's own verifier, on tensors of the same
+        shapes, so a tile op obeys exactly the rules of the op it names."""
+        from spyre_ir.dialects.spyre import SPYRE_OPS
+
+        op_class = next(op for op in SPYRE_OPS if op.name == kind)
+        as_tensor = [
+            TensorType(t.element_type, t.get_shape())
+            for t in (v.type for v in (*self.inputs, *self.outputs))
+            if isinstance(t, LxType)
+        ]
+        block = Block(arg_types=as_tensor[: len(self.inputs)])
+        try:
+            probe = op_class.create(
+                operands=list(block.args),
+                result_types=as_tensor[len(self.inputs) :],
+                properties=self.op_attrs(),
+            )
+            probe.verify_()
+        except VerifyException as e:
+            raise VerifyException(f"'{self.name}' {kind}: {e}") from None
+
+
+@irdl_op_definition
+class RingAllreduceOp(IRDLOperation):
+    """Combine `buffer` over consecutive groups of `group_size` cores on the ring; every
+    core of a group ends with the combined value (split-K matmul, cross-core reduction)."""
+
+    name = "dataflow.ring_allreduce"
+    buffer = operand_def(LxType)
+    kind = prop_def(StringAttr)
+    group_size = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$buffer attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, kind: str, group_size: int):
+        super().__init__(
+            operands=[buffer],
+            properties={"kind": StringAttr(kind), "group_size": IntegerAttr(group_size, i64)},
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("add", "max", "min"):
+            raise VerifyException(f"'{self.name}': kind must be add, max or min")
+        kernel = parent_kernel(self)
+        size = self.group_size.value.data
+        if kernel is None:
+            raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
+        if size < 1 or kernel.core_count % size:
+            raise VerifyException(
+                f"'{self.name}': group size {size} does not divide {kernel.core_count} cores"
+            )
+
+
+DATAFLOW_OPS = (
+    GroupOp, YieldOp, KernelOp, EndOp, AllocLxOp, SlotOp, LoadOp, StoreOp, GatherOp,
+    ComputeOp,
+    RingAllreduceOp,
+)  # fmt: skip
+
+Dataflow = Dialect("dataflow", list(DATAFLOW_OPS), [LxType, DdrType])
+
+
+def new_kernel_block(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> Block:
+    return Block(arg_types=KernelOp.block_arg_types(inputs, outputs))
