@@ -26,6 +26,9 @@ class Diagnostic:
     severity: str = "error"
 
     def __str__(self) -> str:
+        if not self.file:
+            # No location known (an op built in Python, not parsed): say so by omission.
+            return f"{self.severity}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message}"
 
 
@@ -64,10 +67,24 @@ def parse_error_diagnostic(error: ParseError, name: str, line_offset: int = 0) -
 
 
 def op_location(op: Operation, fallback: str) -> tuple[str, int, int]:
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return loc.filename.data, loc.line.data, loc.column.data
+    """Where `op` came from; ops a pass created report their nearest located ancestor."""
+    current: Operation | None = op
+    while current is not None:
+        loc = current.location
+        if isinstance(loc, FileLineColLoc):
+            return loc.filename.data, loc.line.data, loc.column.data
+        current = current.parent_op()
     return fallback, 0, 0
+
+
+def located_error(op: Operation, message: str) -> DiagnosticError:
+    """A pass failure about `op`, located at `op`'s source position when it has one.
+
+    Passes raise it (`raise located_error(kernel, "...")`); spyre-opt prints it as
+    `FILE:LINE:COL: error: MESSAGE` (an op without a file location is reported against
+    the input file at 0:0), and `str()` of it is that same line for Python callers."""
+    file, line, col = op_location(op, "")
+    return DiagnosticError([Diagnostic(file, line, col, message)])
 
 
 def _first_line(message: str) -> str:

@@ -453,6 +453,8 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
         )
     if perm and sorted(perm) != list(range(rank)):
         raise VerifyException(f"'{op.name}': perm {list(perm)} is not a permutation")
+    if rank == 0:
+        return
     box = _box_shape(tile.get_shape(), perm)
     stick_dim = memory.stick_dim
     per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
@@ -645,6 +647,12 @@ class ComputeOp(IRDLOperation):
             for t in (v.type for v in (*self.inputs, *self.outputs))
             if isinstance(t, LxType)
         ]
+        if kind in ACCUMULATING and self.accumulate is not None and as_tensor[0:1]:
+            # The PE array accumulates in f32: check the shapes at the inputs' type.
+            elt = as_tensor[0].element_type
+            as_tensor[len(self.inputs) :] = [
+                TensorType(elt, t.get_shape()) for t in as_tensor[len(self.inputs) :]
+            ]
         block = Block(arg_types=as_tensor[: len(self.inputs)])
         try:
             probe = op_class.create(

@@ -1,0 +1,207 @@
+"""spyre-fuse: group L1 ops into `dataflow.group`s that become one kernel each.
+
+Fusion keeps intermediates in LX: an elementwise chain, a softmax or normalisation
+pattern, or a matmul with its epilogue becomes one group, so only group inputs and
+results travel through LPDDR5. Ops join the open group while the group stays tileable
+by rows (see row_model) with no fewer row dims than it had, and while one row of every
+value fits in half the scratchpad (the other half is for double buffering).
+
+Reshapes that no group can take stay between groups as free views; rank-0 constants
+are copied into every group that uses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.passes import row_model
+
+
+def is_scalar_constant(op: Operation) -> bool:
+    return isinstance(op, (spyre.FullOp, spyre.ConstantOp)) and row_model.shape(
+        op.results[0]
+    ) == ()
+
+
+def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
+    n = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(value))]
+    for d in shape:
+        n *= d
+    return n
+
+
+@dataclass
+class Candidate:
+    """A group being formed: its ops in program order and its kind."""
+
+    kind: str  # "rows", "matmul" or "gather"
+    ops: list[Operation] = field(default_factory=list)
+    row_dims: int = 0
+
+    def outputs(self, extra: Operation | None = None) -> list[SSAValue]:
+        members = set(self.ops) | ({extra} if extra else set())
+        return [
+            r
+            for op in (*self.ops, *([extra] if extra else []))
+            for r in op.results
+            if any(use.operation not in members for use in r.uses)
+        ]
+
+
+def _anchor(candidate: Candidate) -> Operation | None:
+    if candidate.kind == "rows":
+        return None
+    return next(
+        op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp))
+    )
+
+
+@dataclass
+class Fuser:
+    lx_bytes: int
+
+    def fits(self, ops: Sequence[Operation], outputs: Sequence[SSAValue], p: int) -> bool:
+        """One row of every value in at most half the scratchpad."""
+        try:
+            analysis = row_model.analyse(ops, outputs, p)
+        except row_model.NotRowLocal:
+            return False
+        extents = [1] * p
+        values = {v for op in ops for v in (*op.operands, *op.results)}
+        need = sum(value_bytes(v, analysis.tile_shape(v, extents)) for v in values)
+        return need <= self.lx_bytes // 2
+
+    def try_extend(self, candidate: Candidate, op: Operation) -> bool:
+        ops = [*candidate.ops, op]
+        outputs = candidate.outputs(op)
+        if not outputs:
+            return False
+        if candidate.kind == "rows":
+            for p in range(len(row_model.shape(outputs[0])) - 1, candidate.row_dims - 1, -1):
+                if self.fits(ops, outputs, p):
+                    candidate.row_dims = p
+                    candidate.ops.append(op)
+                    return True
+            return False
+        # matmul / gather: only an elementwise epilogue on the anchor's rows.
+        if not isinstance(op, row_model.ELEMENTWISE):
+            return False
+        anchor = _anchor(candidate)
+        epilogue = [o for o in ops if o is not anchor]
+        p = candidate.row_dims
+        if all(
+            row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p]
+            for o in outputs
+        ) and self.fits(epilogue, outputs, p):
+            candidate.ops.append(op)
+            return True
+        return False
+
+    def start(self, op: Operation) -> Candidate:
+        rank = len(row_model.shape(op.results[0]))
+        if isinstance(op, spyre.MatmulOp):
+            return Candidate("matmul", [op], max(rank - 1, 0))
+        if isinstance(op, spyre.GatherOp):
+            return Candidate("gather", [op], len(row_model.shape(op.indices)))
+        candidate = Candidate("rows", [op], 0)
+        for p in range(rank - 1, -1, -1):
+            if self.fits([op], candidate.outputs(), p) or p == 0:
+                candidate.row_dims = p
+                break
+        return candidate
+
+    def plan_groups(self, ops: Sequence[Operation]) -> list[Candidate]:
+        groups: list[Candidate] = []
+        current: Candidate | None = None
+        for op in ops:
+            if isinstance(op, func.ReturnOp) or is_scalar_constant(op):
+                continue
+            if current is not None and self.try_extend(current, op):
+                continue
+            if isinstance(op, spyre.ReshapeOp):
+                current = None  # a free view between groups
+                continue
+            current = self.start(op)
+            groups.append(current)
+        return groups
+
+
+def build_group(candidate: Candidate, index: int) -> None:
+    """Move the candidate's ops into a new dataflow.group in place of their uses."""
+    members = set(candidate.ops)
+    outputs = candidate.outputs()
+    inputs: list[SSAValue] = []
+    constants: list[Operation] = []
+    for op in candidate.ops:
+        for operand in op.operands:
+            owner = operand.owner
+            if owner in members:
+                continue
+            if isinstance(owner, Operation) and is_scalar_constant(owner):
+                if owner not in constants:
+                    constants.append(owner)
+            elif operand not in inputs:
+                inputs.append(operand)
+
+    block = Block(arg_types=[v.type for v in inputs])
+    first = candidate.ops[0]
+    group = dataflow.GroupOp(
+        f"{candidate.kind}_{index}",
+        inputs,
+        [v.type for v in outputs],
+        Region(block),
+    )
+    group.attributes["dataflow.kind"] = StringAttr(candidate.kind)
+    group.attributes["dataflow.row_dims"] = IntegerAttr(candidate.row_dims, i64)
+    group.location = first.location
+    Rewriter.insert_op(group, InsertPoint.before(first))
+
+    remap: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+    for const in constants:
+        clone = const.clone()
+        block.add_op(clone)
+        remap[const.results[0]] = clone.results[0]
+    for op in candidate.ops:
+        op.detach()
+        for i, operand in enumerate(op.operands):
+            if operand in remap:
+                op.operands[i] = remap[operand]
+        block.add_op(op)
+    for out, result in zip(outputs, group.outputs):
+        for use in list(out.uses):
+            if use.operation.parent_op() is not group:
+                use.operation.operands[use.index] = result
+    block.add_op(dataflow.YieldOp(*outputs))
+    for const in constants:
+        if not const.results[0].uses:
+            const.detach()
+            const.erase()
+
+
+@dataclass(frozen=True)
+class SpyreFuse(ModulePass):
+    """Group L1 ops into dataflow.group regions, one per future kernel."""
+
+    name = "spyre-fuse"
+
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuser = Fuser(self.lx_bytes)
+        index = 0
+        for fn in op.walk():
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
+                continue
+            for candidate in fuser.plan_groups(list(fn.body.block.ops)):
+                build_group(candidate, index)
+                index += 1

@@ -1,0 +1,393 @@
+"""spyre-tile: turn each planned `dataflow.group` into a `dataflow.kernel`.
+
+The kernel body is one SPMD program: the core id picks a contiguous range of work items
+(tiles); a loop walks them, loading inputs from LPDDR5 into LX, running every op of the
+group as a tile operation on its unit, and storing the results. Tile sizes come from the
+cost model so that the working set, with two slots per streamed input, fits `lx-bytes`.
+Edge tiles overhang the tensors: loads read padding there and stores drop it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spyre_ir import cost_model
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.passes import row_model
+from spyre_ir.passes.partition_cores import from_attr, group_kind, matmul_dims, matmul_of
+
+INDEX = IndexType()
+
+
+def numel(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def elem_bytes(value: SSAValue) -> int:
+    return ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(value))]
+
+
+@dataclass
+class BodyBuilder:
+    """Emits index arithmetic and dataflow ops into a kernel body; constants and
+    buffers go to the top of the kernel (`entry`), whatever loop is being built."""
+
+    builder: Builder
+    entry: Builder
+    constants: dict[int, SSAValue] = field(default_factory=dict)
+
+    def emit(self, op: Operation) -> Operation:
+        self.builder.insert(op)
+        return op
+
+    def const(self, value: int) -> SSAValue:
+        if value not in self.constants:
+            op = arith.ConstantOp(IntegerAttr(value, INDEX))
+            self.entry.insert(op)
+            self.constants[value] = op.result
+        return self.constants[value]
+
+    def mul(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return a
+        return self.emit(arith.MuliOp(a, self.const(b))).results[0]
+
+    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
+        if isinstance(b, int):
+            if b == 0:
+                return a
+            b = self.const(b)
+        return self.emit(arith.AddiOp(a, b)).results[0]
+
+    def div(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return a
+        return self.emit(arith.DivUIOp(a, self.const(b))).results[0]
+
+    def rem(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return self.const(0)
+        return self.emit(arith.RemUIOp(a, self.const(b))).results[0]
+
+    def alloc(self, shape: Sequence[int], element: Attribute) -> SSAValue:
+        op = dataflow.AllocLxOp(dataflow.LxType(shape, element))
+        self.entry.insert(op)
+        return op.buffer
+
+    def loop(self, count: int) -> tuple[SSAValue, BodyBuilder]:
+        """An scf.for over [0, count); returns its iv and a builder for its body."""
+        body = Block(arg_types=[INDEX])
+        self.emit(scf.ForOp(self.const(0), self.const(count), self.const(1), [], Region(body)))
+        body.add_op(scf.YieldOp())
+        inner = BodyBuilder(Builder(InsertPoint.before(body.last_op)), self.entry,
+                            self.constants)  # fmt: skip
+        return body.args[0], inner
+
+    def compute(self, op: Operation, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+                offsets: Sequence[SSAValue] = (), accumulate: bool = False) -> None:  # fmt: skip
+        """The tile form of the L1 op `op`, with its properties."""
+        self.compute_named(op.name, inputs, outputs, dict(op.properties), offsets, accumulate)
+
+    def compute_named(self, kind: str, inputs: Sequence[SSAValue],
+                      outputs: Sequence[SSAValue], attrs: dict[str, Attribute] | None = None,
+                      offsets: Sequence[SSAValue] = (), accumulate: bool = False) -> None:  # fmt: skip
+        self.emit(dataflow.ComputeOp(kind, inputs, outputs, attrs, accumulate, offsets))
+
+
+def split_index(b: BodyBuilder, index: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
+    """Row-major multi-index of `index` over `sizes`; the outermost is not wrapped, so an
+    index past the end lands outside the tensor (and is dropped by stores)."""
+    if not sizes:
+        return []
+    out: list[SSAValue] = []
+    for size in reversed(sizes[1:]):
+        out.append(b.rem(index, size))
+        index = b.div(index, size)
+    out.append(index)
+    return list(reversed(out))
+
+
+@dataclass
+class KernelShell:
+    kernel: dataflow.KernelOp
+    body: BodyBuilder
+    memory: dict[SSAValue, SSAValue]  # group block arg or group result value -> ddr
+
+
+def new_kernel(group: dataflow.GroupOp, cores: int, lx_bytes: int, plan: Attribute) -> KernelShell:
+    in_types = [v.type for v in group.inputs]
+    out_types = [r.type for r in group.outputs]
+    block = dataflow.new_kernel_block(in_types, out_types)
+    kernel = dataflow.KernelOp(
+        group.sym_name.data, cores, group.inputs, out_types, Region(block),
+        {"plan": plan, "lx_capacity": IntegerAttr(lx_bytes, i64)},
+    )  # fmt: skip
+    kernel.location = group.location
+    block.add_op(dataflow.EndOp())
+    builder = Builder(InsertPoint.before(block.last_op))
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    memory = dict(zip(group.body.block.args, block.args[1 : 1 + len(in_types)]))
+    memory.update(zip(yielded.values, block.args[1 + len(in_types) :]))
+    return KernelShell(kernel, BodyBuilder(builder, builder), memory)
+
+
+def hoist_definitions(kernel: dataflow.KernelOp) -> None:
+    """Constants and buffers, which take no operands, move to the top of the kernel so
+    they dominate every loop that uses them."""
+    block = kernel.body.block
+    movable = [op for op in block.ops if isinstance(op, (arith.ConstantOp, dataflow.AllocLxOp))]
+    for op in reversed(movable):
+        op.detach()
+        block.insert_op_before(op, block.first_op) if block.first_op else block.add_op(op)
+
+
+def box_offsets(b: BodyBuilder, value: SSAValue, axes: row_model.RowAxes,
+                row_offsets: Sequence[SSAValue]) -> list[SSAValue]:  # fmt: skip
+    offsets = [b.const(0)] * len(spyre.shape_of(value))
+    for dim, axis in enumerate(axes):
+        if axis is not None:
+            offsets[axis] = row_offsets[dim]
+    return offsets
+
+
+def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+    """Rows and gather kernels: tiles of `t` rows of the innermost row dim."""
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    p = plan["row_dims"]
+    if plan["kind"] == "rows":
+        analysis = row_model.analyse(ops, list(yielded.values), p)
+    else:
+        analysis = gather_analysis(ops, yielded, p)
+    rows = analysis.rows
+    unit = [1] * p
+    values = [*group.body.block.args, *(r for op in ops for r in op.results)]
+    table = {op.table for op in ops if isinstance(op, spyre.GatherOp)}
+    row_bytes = sum(
+        numel(analysis.tile_shape(v, unit)) * elem_bytes(v) for v in values if v not in table
+    )
+    inner = rows[-1] if p else 1
+    outer = rows[:-1] if p else ()
+    try:
+        t, cores = cost_model.rows_tile(numel(rows), row_bytes, DEFAULT_CONFIG,
+                                        plan["cores"], lx_bytes)  # fmt: skip
+    except ValueError as e:
+        raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
+    t = min(t, inner)
+    # Inputs read across their stick dim need tiles of whole sticks.
+    stick = max((DEFAULT_CONFIG.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                 for v in group.body.block.args if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
+    if t < inner and t % stick:
+        t = min(inner, cost_model.ceil_div(t, stick) * stick)
+    chunks = cost_model.ceil_div(inner, t)
+    items = numel(outer) * chunks
+    cores = min(cores, items)
+    per_core = cost_model.ceil_div(items, cores)
+    plan_attr = group.plan
+    shell = new_kernel(group, cores, lx_bytes, plan_attr)
+    b = shell.body
+    extents = [1] * (p - 1) + [t] if p else []
+
+    def is_row_dependent(v: SSAValue) -> bool:
+        return any(a is not None for a in analysis.axes.get(v, ()))
+
+    buffers: dict[SSAValue, SSAValue] = {}
+    for v in values:
+        if v in table:
+            continue
+        buffers[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+    # Resident inputs and constants: once per core, before the loop.
+    for arg in group.body.block.args:
+        if arg not in table and not is_row_dependent(arg):
+            zeros = [b.const(0)] * len(spyre.shape_of(arg))
+            b.emit(dataflow.LoadOp(shell.memory[arg], zeros, buffers[arg]))
+    hoisted = [op for op in ops if not op.operands and not is_row_dependent(op.results[0])
+               and not isinstance(op, spyre.IotaOp)]  # fmt: skip
+    for op in hoisted:
+        b.compute(op, [], [buffers[op.results[0]]])
+
+    item_iv, lb = b.loop(per_core)
+    item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
+    # Without outer row dims the chunk is the item itself: not wrapped, so items past
+    # the end fall outside the tensor instead of repeating a tile.
+    chunk = lb.rem(item, chunks) if outer else item
+    row_offsets = [*split_index(lb, lb.div(item, chunks), outer), lb.mul(chunk, t)] if p else []
+    for arg in group.body.block.args:
+        if arg in table or not is_row_dependent(arg):
+            continue
+        offsets = box_offsets(lb, arg, analysis.axes[arg], row_offsets)
+        lb.emit(dataflow.LoadOp(shell.memory[arg], offsets, buffers[arg]))
+    for op in ops:
+        if op in hoisted:
+            continue
+        outs = [buffers[r] for r in op.results]
+        if isinstance(op, spyre.GatherOp):
+            lb.emit(dataflow.GatherOp(shell.memory[op.table], buffers[op.indices], outs[0]))
+            continue
+        offsets: list[SSAValue] = []
+        if isinstance(op, spyre.SliceOp):
+            lb.compute_named(op.name, [buffers[op.input]], outs,
+                             slice_on_tile(op, analysis, extents))  # fmt: skip
+            continue
+        if isinstance(op, spyre.IotaOp):
+            offsets = box_offsets(lb, op.results[0], analysis.axes.get(op.results[0], ()),
+                                  row_offsets)  # fmt: skip
+        lb.compute(op, [buffers[o] for o in op.operands], outs, offsets)
+    for value in yielded.values:
+        offsets = box_offsets(lb, value, analysis.axes[value], row_offsets)
+        lb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
+    return shell.kernel
+
+
+def slice_on_tile(op: spyre.SliceOp, analysis: row_model.RowAnalysis,
+                  extents: Sequence[int]) -> dict[str, Attribute]:  # fmt: skip
+    """A slice's bounds on a tile: row axes are never sliced, so they span the tile."""
+    stops = list(spyre.ints(op.stops))
+    tile = analysis.tile_shape(op.input, extents)
+    for axis in analysis.axes.get(op.input, ()):
+        if axis is not None:
+            stops[axis] = tile[axis]
+    props = dict(op.properties)
+    props["stops"] = dataflow.dense(stops)
+    return props
+
+
+def gather_analysis(ops: Sequence[Operation], yielded: dataflow.YieldOp,
+                    p: int) -> row_model.RowAnalysis:  # fmt: skip
+    """Row axes for a gather group: the index positions are the rows; the table is
+    read from LPDDR5 by row, so it has none."""
+    gather = next(op for op in ops if isinstance(op, spyre.GatherOp))
+    epilogue = [op for op in ops if op is not gather]
+    outputs = list(yielded.values)
+    analysis = row_model.analyse(epilogue, outputs, p) if epilogue else row_model.RowAnalysis(
+        p, spyre.shape_of(gather.result)[:p], {gather.result: tuple(range(p))})
+    analysis.axes.setdefault(gather.result, tuple(range(p)))
+    analysis.axes[gather.indices] = tuple(range(p))
+    return analysis
+
+
+def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+    """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
+    split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
+    tile before the store."""
+    mm = matmul_of(group)
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
+        raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
+    batch, m, n, k = matmul_dims(mm)
+    out_shape = spyre.shape_of(mm.result)
+    elem = elem_bytes(mm.lhs)
+    sm, sn, sk = plan["split"]
+    epilogue = [op for op in ops if op is not mm]
+    try:
+        mp = cost_model.plan_matmul(batch, m, n, k, elem, DEFAULT_CONFIG, plan["cores"],
+                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes)  # fmt: skip
+    except ValueError as e:
+        raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
+    tm, tn, tk = mp.tm, mp.tn, mp.tk
+    rank = len(out_shape)
+    batch_dims = out_shape[:-2]
+    m_chunks = cost_model.ceil_div(m, tm)
+    m_per = cost_model.ceil_div(batch * m_chunks, sm)
+    n_per = cost_model.ceil_div(cost_model.ceil_div(n, sn), tn)
+    k_per = cost_model.ceil_div(cost_model.ceil_div(k, sk), tk)
+    shell = new_kernel(group, sm * sn * sk, lx_bytes, group.plan)
+    b = shell.body
+    core = shell.kernel.core_id
+    ck, cn, cm = b.rem(core, sk), b.rem(b.div(core, sk), sn), b.div(core, sk * sn)
+
+    lhs_mem, rhs_mem = shell.memory[mm.lhs], shell.memory[mm.rhs]
+    lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
+    a_buf = b.alloc([1] * (lhs_rank - 2) + [tm, tk], spyre.element_of(mm.lhs))
+    b_buf = b.alloc([1] * (rhs_rank - 2) + [tk, tn], spyre.element_of(mm.rhs))
+    acc = b.alloc([1] * (rank - 2) + [tm, tn], Float32Type())
+
+    ep_outputs = list(yielded.values)
+    analysis = row_model.analyse(epilogue, ep_outputs, rank, whole_rows=False) if epilogue \
+        else row_model.RowAnalysis(rank, out_shape, {mm.result: tuple(range(rank))})  # fmt: skip
+    analysis.axes.setdefault(mm.result, tuple(range(rank)))
+    extents = [1] * (rank - 2) + [tm, tn]
+    buffers: dict[SSAValue, SSAValue] = {}
+    for v in {mm.result, *(r for op in epilogue for r in op.results),
+              *(o for op in epilogue for o in op.operands)}:  # fmt: skip
+        buffers[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+
+    mi, lb = b.loop(m_per)
+    item = lb.add(lb.mul(cm, m_per), mi)
+    m0 = lb.mul(lb.rem(item, m_chunks), tm)
+    batch_index = split_index(lb, lb.div(item, m_chunks), batch_dims) if batch_dims else []
+    nj, nb = lb.loop(n_per)
+    n0 = nb.add(nb.mul(cn, n_per * tn), nb.mul(nj, tn))
+    nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
+    kk, kb = nb.loop(k_per)
+    k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
+    a_batch = batch_index[len(batch_index) - (lhs_rank - 2):] if lhs_rank > 2 else []
+    b_batch = batch_index[len(batch_index) - (rhs_rank - 2):] if rhs_rank > 2 else []
+    lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
+    rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
+    kb.emit(dataflow.LoadOp(lhs_mem, [*lhs_b, m0, k0], a_buf, pad=0.0))
+    kb.emit(dataflow.LoadOp(rhs_mem, [*rhs_b, k0, n0], b_buf, pad=0.0))
+    kb.compute(mm, [a_buf, b_buf], [acc], accumulate=True)
+    if sk > 1:
+        nb.emit(dataflow.RingAllreduceOp(acc, "add", sk))
+    nb.compute_named("spyre.cast", [acc], [buffers[mm.result]])
+    row_offsets = [*batch_index, m0, n0]
+    for op in epilogue:
+        for operand in op.operands:
+            if operand in shell.memory and operand is not mm.result:
+                offsets = box_offsets(nb, operand, analysis.axes.get(operand, ()), row_offsets)
+                nb.emit(dataflow.LoadOp(shell.memory[operand], offsets, buffers[operand]))
+        nb.compute(op, [buffers[o] for o in op.operands], [buffers[r] for r in op.results])
+    for value in ep_outputs:
+        offsets = box_offsets(nb, value, analysis.axes[value], row_offsets)
+        nb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
+    return shell.kernel
+
+
+@dataclass(frozen=True)
+class SpyreTile(ModulePass):
+    """Turn planned dataflow.groups into dataflow.kernels that fit `lx-bytes` of LX."""
+
+    name = "spyre-tile"
+
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for group in [g for g in op.walk() if isinstance(g, dataflow.GroupOp)]:
+            if group.plan is None:
+                raise located_error(group, f"group @{group.sym_name.data} has no plan; "
+                                           "run spyre-partition-cores first")  # fmt: skip
+            plan = from_attr(group.plan)
+            group_kind(group)
+            if plan["kind"] == "matmul":
+                kernel = tile_matmul_group(group, plan, self.lx_bytes)
+            else:
+                kernel = tile_rows_group(group, plan, self.lx_bytes)
+            hoist_definitions(kernel)
+            Rewriter.replace_op(group, kernel)

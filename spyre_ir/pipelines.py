@@ -1,0 +1,67 @@
+"""Named pass pipelines, as data shared by spyre-opt, spyre-run and the backend.
+
+Each pipeline is a list of pass specs; `-p spyre-to-dataflow{cores=8 lx-bytes=1048576}`
+runs the whole list with those options handed to the passes that take them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import parse_spec
+
+from spyre_ir import registry
+from spyre_ir.hardware import DEFAULT_CONFIG
+
+PIPELINES: dict[str, list[str]] = {
+    "spyre-to-dataflow": [
+        "spyre-stickify",
+        "spyre-fuse",
+        "spyre-partition-cores",
+        "spyre-tile",
+        "spyre-double-buffer",
+        "spyre-allocate-scratchpad",
+        "canonicalize",
+    ],
+}
+
+
+def build_passes(name: str, **options: object) -> list[ModulePass]:
+    """The passes of pipeline `name`, each given the options it declares."""
+    from xdsl.transforms import get_all_passes
+
+    available = {**get_all_passes(), **registry.PASSES}
+    passes = []
+    for spec_text in PIPELINES[name]:
+        spec = parse_spec(spec_text)
+        cls = available[spec.name]()
+        known = {f.name for f in fields(cls)}
+        passes.append(cls(**{k: v for k, v in options.items() if k in known}))
+    return passes
+
+
+@dataclass(frozen=True)
+class SpyreToDataflow(ModulePass):
+    """L1 -> L2: stickify, fuse, partition over `cores`, tile for `lx-bytes` of LX,
+    double-buffer, allocate the scratchpad."""
+
+    name = "spyre-to-dataflow"
+
+    cores: int = DEFAULT_CONFIG.cores
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+def lower_to_dataflow(
+    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+) -> ModuleOp:
+    """Python entry point: lower an L1 module to L2 in place and return it."""
+    SpyreToDataflow(cores, lx_bytes).apply(registry.make_context(), module)
+    module.verify()
+    return module
