@@ -1,0 +1,62 @@
+// RUN: spyre-opt %s -p spyre-fuse,spyre-partition-cores,spyre-tile --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p 'spyre-fuse,spyre-partition-cores,spyre-tile{lx-bytes=65536}' --split-input-file | filecheck %s --check-prefix=SMALL
+
+// A row kernel: the core id picks its tiles, each tile is loaded, computed on the
+// SFP and stored; the weight that broadcasts over the rows is loaded once per core.
+// CHECK-LABEL: func.func @rows
+// CHECK:       dataflow.kernel @rows_0 cores(32) (%x, %w) {{.*}}lx_capacity = 2097152 : i64
+// CHECK-NEXT:  ^bb0(%[[CORE:.*]]: index, %[[X:.*]]: !dataflow.ddr<4096x1024xf16>, %[[W:.*]]: !dataflow.ddr<1024xf16>, %[[OUT:.*]]: !dataflow.ddr<4096x1024xf16>):
+// CHECK-DAG:     %[[XT:.*]] = dataflow.alloc_lx : !dataflow.lx<[[T:[0-9]+]]x1024xf16>
+// CHECK-DAG:     %[[WT:.*]] = dataflow.alloc_lx : !dataflow.lx<1024xf16>
+// CHECK:         dataflow.load %[[W]][%{{.*}}] into %[[WT]]
+// CHECK:         scf.for
+// CHECK:           arith.muli %[[CORE]]
+// CHECK:           dataflow.load %[[X]][%{{.*}}, %{{.*}}] into %[[XT]]
+// CHECK:           dataflow.compute "spyre.mul" on "pe"(%[[XT]], %[[WT]])
+// CHECK:           dataflow.compute "spyre.softmax" on "sfp"
+// CHECK:           dataflow.store {{.*}} into %[[OUT]]
+// CHECK:         dataflow.end
+// A smaller scratchpad gives smaller tiles.
+// SMALL-LABEL: func.func @rows
+// SMALL:       dataflow.alloc_lx : !dataflow.lx<4x1024xf16>
+func.func @rows(%x: tensor<4096x1024xf16>, %w: tensor<1024xf16>) -> tensor<4096x1024xf16> {
+  %m = spyre.mul %x, %w : tensor<4096x1024xf16>, tensor<1024xf16> -> tensor<4096x1024xf16>
+  %s = spyre.softmax %m dim = -1 : tensor<4096x1024xf16> -> tensor<4096x1024xf16>
+  func.return %s : tensor<4096x1024xf16>
+}
+
+// -----
+
+// A matmul kernel: an f32 accumulator zeroed per output tile, a K loop of A and B tile
+// loads padded with zeros and an accumulating PE matmul, then the cast and epilogue.
+// CHECK-LABEL: func.func @matmul
+// CHECK:       dataflow.kernel @matmul_0 cores({{[0-9]+}})
+// CHECK:         %[[ACC:.*]] = dataflow.alloc_lx : !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             dataflow.compute "spyre.full" on "pe"() -> (%[[ACC]]) {attrs = {value = 0.000000e+00 : f64}}
+// CHECK:             scf.for
+// CHECK:               dataflow.load {{.*}} {pad = 0.000000e+00 : f64}
+// CHECK:               dataflow.load {{.*}} {pad = 0.000000e+00 : f64}
+// CHECK:               dataflow.compute "spyre.matmul" on "pe"({{.*}}) -> (%[[ACC]]) {accumulate}
+// CHECK:             dataflow.compute "spyre.cast" on "sfp"(%[[ACC]])
+// CHECK:             dataflow.compute "spyre.relu" on "pe"
+// CHECK:             dataflow.store
+func.func @matmul(%a: tensor<512x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<512x2048xf16> {
+  %m = spyre.matmul %a, %b : tensor<512x1024xf16>, tensor<1024x2048xf16> -> tensor<512x2048xf16>
+  %r = spyre.relu %m : tensor<512x2048xf16> -> tensor<512x2048xf16>
+  func.return %r : tensor<512x2048xf16>
+}
+
+// -----
+
+// An embedding: the index tile is loaded, rows are gathered from LPDDR5.
+// CHECK-LABEL: func.func @embedding
+// CHECK:       dataflow.kernel @gather_0
+// CHECK:         scf.for
+// CHECK:           dataflow.load {{.*}} : !dataflow.ddr<2x16xi64>, !dataflow.lx<1x{{[0-9]+}}xi64>
+// CHECK:           dataflow.gather {{.*}} : !dataflow.ddr<50000x128xf16>, !dataflow.lx<1x{{[0-9]+}}xi64>, !dataflow.lx<1x{{[0-9]+}}x128xf16>
+func.func @embedding(%table: tensor<50000x128xf16>, %ids: tensor<2x16xi64>) -> tensor<2x16x128xf16> {
+  %g = spyre.gather %table[%ids] : tensor<50000x128xf16>, tensor<2x16xi64> -> tensor<2x16x128xf16>
+  func.return %g : tensor<2x16x128xf16>
+}
