@@ -25,9 +25,37 @@ def _dataflow() -> Dialect:
     return Dataflow
 
 
+def _core() -> Dialect:
+    from spyre_ir.dialects.core import Core
+
+    return Core
+
+
+def _ls() -> Dialect:
+    from spyre_ir.dialects.ls import Ls
+
+    return Ls
+
+
+def _pe() -> Dialect:
+    from spyre_ir.dialects.pe import Pe
+
+    return Pe
+
+
+def _sfp() -> Dialect:
+    from spyre_ir.dialects.sfp import Sfp
+
+    return Sfp
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "spyre": _spyre,
     "dataflow": _dataflow,
+    "core": _core,
+    "ls": _ls,
+    "pe": _pe,
+    "sfp": _sfp,
 }
 
 
@@ -37,8 +65,50 @@ def _decompose() -> type[ModulePass]:
     return SpyreDecompose
 
 
+def _allocate_scratchpad() -> type[ModulePass]:
+    from spyre_ir.passes.allocate_scratchpad import SpyreAllocateScratchpad
+
+    return SpyreAllocateScratchpad
+
+
+def _double_buffer() -> type[ModulePass]:
+    from spyre_ir.passes.double_buffer import SpyreDoubleBuffer
+
+    return SpyreDoubleBuffer
+
+
+def _fuse() -> type[ModulePass]:
+    from spyre_ir.passes.fuse import SpyreFuse
+
+    return SpyreFuse
+
+
+def _partition_cores() -> type[ModulePass]:
+    from spyre_ir.passes.partition_cores import SpyrePartitionCores
+
+    return SpyrePartitionCores
+
+
+def _tile() -> type[ModulePass]:
+    from spyre_ir.passes.tile import SpyreTile
+
+    return SpyreTile
+
+
+def _to_dataflow() -> type[ModulePass]:
+    from spyre_ir.pipelines import SpyreToDataflow
+
+    return SpyreToDataflow
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "spyre-to-dataflow": _to_dataflow,
+    "spyre-fuse": _fuse,
+    "spyre-partition-cores": _partition_cores,
+    "spyre-tile": _tile,
     "spyre-decompose": _decompose,
+    "spyre-allocate-scratchpad": _allocate_scratchpad,
+    "spyre-double-buffer": _double_buffer,
 }
 
 

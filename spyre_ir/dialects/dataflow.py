@@ -183,9 +183,13 @@ class DdrType(_BufferType):
 # ---------------------------------------------------------------- helpers
 
 
-def parent_kernel(op: Operation) -> KernelOp | None:
+def parent_kernel(op: Operation) -> Operation | None:
+    """The enclosing kernel: a `dataflow.kernel`, or at L3 the `core.program` (both
+    have `capacity` and `core_count`)."""
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, KernelOp):
+    while parent is not None and not (
+        hasattr(parent, "capacity") and hasattr(parent, "core_count")
+    ):
         parent = parent.parent_op()
     return parent
 
@@ -353,12 +357,14 @@ class KernelOp(IRDLOperation):
         self.verify_scratchpad(where)
 
     def verify_scratchpad(self, where: str) -> None:
-        """LX use per core within capacity: by offsets once allocated, else by sum."""
+        """LX use per core within capacity: the end of the highest buffer once every
+        buffer has its offset; before that only the largest buffer is known to be
+        needed (buffers never live together may share bytes)."""
         allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
-        if all(a.offset is not None for a in allocs):
-            need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
+        if any(a.offset is None for a in allocs):
+            need = max((a.buffer.type.nbytes for a in allocs), default=0)
         else:
-            need = sum(a.buffer.type.nbytes for a in allocs)
+            need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
         if need > self.capacity:
             raise VerifyException(
                 f"{where}: needs {need} bytes of LX per core, but a core has "
@@ -476,13 +482,11 @@ def _box_shape(tile_shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...
     return tuple(box)
 
 
-@irdl_op_definition
-class LoadOp(IRDLOperation):
+class LoadBase(IRDLOperation):
     """LPDDR5 -> LX: the box of `source` at `offsets` (host coordinates) with the
     destination's extent, transposed by `perm` when given (tile dim i is source dim
     perm[i]). Elements past the tensor's end read as `pad` (the padding fill)."""
 
-    name = "dataflow.load"
     source = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
     dest = operand_def(LxType)
@@ -519,13 +523,15 @@ class LoadOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
         _verify_box(self, memory, tile, ints(self.perm))
 
-
 @irdl_op_definition
-class StoreOp(IRDLOperation):
+class LoadOp(LoadBase):
+    name = "dataflow.load"
+
+
+class StoreBase(IRDLOperation):
     """LX -> LPDDR5: `source` written at `offsets`; the part past the tensor's end is
     dropped, so edge tiles may overhang."""
 
-    name = "dataflow.store"
     source = operand_def(LxType)
     dest = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
@@ -544,13 +550,15 @@ class StoreOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
         _verify_box(self, memory, tile, ())
 
-
 @irdl_op_definition
-class GatherOp(IRDLOperation):
+class StoreOp(StoreBase):
+    name = "dataflow.store"
+
+
+class GatherBase(IRDLOperation):
     """LPDDR5 -> LX by index: rows of `table` picked by the integer buffer `indices`
     (an embedding lookup; the table may be far larger than LX)."""
 
-    name = "dataflow.gather"
     table = operand_def(DdrType)
     indices = operand_def(LxType)
     dest = operand_def(LxType)
@@ -574,16 +582,18 @@ class GatherOp(IRDLOperation):
                 f"'{self.name}': destination should be {list(want)} of {table.element_type}"
             )
 
-
 @irdl_op_definition
-class ComputeOp(IRDLOperation):
+class GatherOp(GatherBase):
+    name = "dataflow.gather"
+
+
+class ComputeBase(IRDLOperation):
     """A tile operation: the `spyre` op `kind` applied to LX buffers on one unit.
 
     `attrs` holds that op's properties (dims, perm, eps ...). With `accumulate`, the
     result is combined into the output (add for matmul/sum, max/min for reductions).
     `offsets` give the tile's position for position-dependent ops (iota)."""
 
-    name = "dataflow.compute"
     kind = prop_def(StringAttr)
     unit = prop_def(StringAttr)
     inputs = var_operand_def(LxType)
@@ -620,13 +630,17 @@ class ComputeOp(IRDLOperation):
     def op_attrs(self) -> dict[str, Attribute]:
         return {} if self.attrs is None else dict(self.attrs.data)
 
+    def unit_allowed(self) -> bool:
+        """L3 subclasses also check the unit program they stand in."""
+        return True
+
     def verify_(self) -> None:
         from spyre_ir.dialects.spyre import SPYRE_OPS
 
         kind = self.kind.data
         if kind not in {op.name for op in SPYRE_OPS}:
             raise VerifyException(f"'{self.name}': '{kind}' is not a spyre op")
-        if self.unit.data != unit_for(kind):
+        if self.unit.data != unit_for(kind) or not self.unit_allowed():
             raise VerifyException(
                 f"'{self.name}': {kind} runs on {unit_for(kind)}, not {self.unit.data}"
             )
@@ -662,15 +676,17 @@ class ComputeOp(IRDLOperation):
             )
             probe.verify_()
         except VerifyException as e:
-            raise VerifyException(f"'{self.name}' {kind}: {e}") from None
-
+            raise VerifyException(f"'{self.name}' {e}") from None
 
 @irdl_op_definition
-class RingAllreduceOp(IRDLOperation):
+class ComputeOp(ComputeBase):
+    name = "dataflow.compute"
+
+
+class RingAllreduceBase(IRDLOperation):
     """Combine `buffer` over consecutive groups of `group_size` cores on the ring; every
     core of a group ends with the combined value (split-K matmul, cross-core reduction)."""
 
-    name = "dataflow.ring_allreduce"
     buffer = operand_def(LxType)
     kind = prop_def(StringAttr)
     group_size = prop_def(IntegerAttr[I64])
@@ -694,6 +710,10 @@ class RingAllreduceOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}': group size {size} does not divide {kernel.core_count} cores"
             )
+
+@irdl_op_definition
+class RingAllreduceOp(RingAllreduceBase):
+    name = "dataflow.ring_allreduce"
 
 
 DATAFLOW_OPS = (

@@ -33,6 +33,7 @@ from spyre_ir.diagnostics import (
 )
 
 _SPLIT = re.compile(rb"^// -----.*$", re.MULTILINE)
+_LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
 
 
 class SpyreOptMain(xDSLOptMain):
@@ -84,11 +85,23 @@ class SpyreOptMain(xDSLOptMain):
         except ParseError as error:
             diagnostics = [parse_error_diagnostic(error, name, offset)]
         except DiagnosticError as error:
-            diagnostics = error.diagnostics
+            # Located errors, also from passes (`diagnostics.located_error`); one about
+            # an op without a file location is reported against the input at 0:0.
+            diagnostics = [
+                d if d.file else Diagnostic(name, 0, 0, d.message, d.severity)
+                for d in error.diagnostics
+            ]
         except DiagnosticException as error:
             # A pass failure: point at the op the pass complained about when we can.
-            located = verify_all(module, name) if module is not None else []
-            diagnostics = located or [Diagnostic(name, 0, 0, " ".join(str(error).split()))]
+            message = " ".join(str(error).split())
+            stated = _LOCATED.match(message)
+            if stated:
+                # The pass put `FILE:LINE:COL: [error: ]` in front of its message.
+                file, line, col, text = stated.groups()
+                diagnostics = [Diagnostic(file, int(line), int(col), text)]
+            else:
+                located = verify_all(module, name) if module is not None else []
+                diagnostics = located or [Diagnostic(name, 0, 0, message)]
 
         if self.args.verify_diagnostics:
             for d in diagnostics:
