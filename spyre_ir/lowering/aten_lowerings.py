@@ -114,9 +114,18 @@ for _targets, _cls in (
     ((aten.div.Tensor, aten.div.Scalar), spyre.DivOp),
     ((aten.maximum.default,), spyre.MaxOp),
     ((aten.minimum.default,), spyre.MinOp),
-    ((aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar), spyre.PowOp),
 ):
     lowers(*_targets)(_binary(_cls))
+
+
+def _float_result(node: torch.fx.Node) -> str | None:
+    if not meta_dtype(node).is_floating_point:
+        return f"{node.target} on integer tensors is not supported; spyre.pow is float-only"
+    return None
+
+
+lowers(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar,
+       check=_float_result)(_binary(spyre.PowOp))  # fmt: skip
 lowers(aten.rsub.Scalar, aten.rsub.Tensor)(_binary(spyre.SubOp, swap=True))
 
 
@@ -137,21 +146,34 @@ for _name, _cls in (
     _packet = getattr(aten, _name)
     lowers(_packet.Tensor, _packet.Scalar)(_compare(_cls))
 
+
+def _logical(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
+    """and/or/xor on truth values: operands are cast to i1 first (x != 0, as torch's
+    logical ops test them), so spyre.logical_* always sees i1 operands."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        a = imp.as_tensor(imp.value(node.args[0]), torch.bool)
+        b = imp.as_tensor(imp.value(node.args[1]), torch.bool)
+        return imp.emit(op_cls(a, b, meta_type(node)))
+
+    return lower
+
+
+def _bool_operands(node: torch.fx.Node) -> str | None:
+    if node.target in (aten.logical_and.default, aten.logical_or.default,
+                       aten.logical_xor.default):  # fmt: skip
+        return None  # logical ops test != 0 first, whatever the dtype
+    if any(a.meta["val"].dtype != torch.bool for a in node.all_input_nodes):
+        return f"{node.target} on non-bool tensors is not supported"
+    return None
+
+
 for _targets, _cls in (
     ((aten.logical_and.default, aten.bitwise_and.Tensor), spyre.LogicalAndOp),
     ((aten.logical_or.default, aten.bitwise_or.Tensor), spyre.LogicalOrOp),
     ((aten.logical_xor.default, aten.bitwise_xor.Tensor), spyre.LogicalXorOp),
 ):
-
-    def _bool_operands(node: torch.fx.Node) -> str | None:
-        if node.target in (aten.logical_and.default, aten.logical_or.default,
-                           aten.logical_xor.default):  # fmt: skip
-            return None  # logical ops test != 0 first, whatever the dtype
-        if any(a.meta["val"].dtype != torch.bool for a in node.all_input_nodes):
-            return f"{node.target} on non-bool tensors is not supported"
-        return None
-
-    lowers(*_targets, check=_bool_operands)(_compare(_cls))
+    lowers(*_targets, check=_bool_operands)(_logical(_cls))
 
 
 @lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
@@ -188,10 +210,25 @@ for _target, _cls in (
     (aten.reciprocal.default, spyre.ReciprocalOp), (aten.tanh.default, spyre.TanhOp),
     (aten.sigmoid.default, spyre.SigmoidOp), (aten.erf.default, spyre.ErfOp),
     (aten.silu.default, spyre.SiluOp), (aten.sin.default, spyre.SinOp),
-    (aten.cos.default, spyre.CosOp), (aten.floor.default, spyre.FloorOp),
-    (aten.ceil.default, spyre.CeilOp), (aten.logical_not.default, spyre.LogicalNotOp),
+    (aten.cos.default, spyre.CosOp), (aten.logical_not.default, spyre.LogicalNotOp),
 ):  # fmt: skip
     lowers(_target)(_unary(_cls))
+
+
+def _rounding(op_cls: type[spyre.UnaryOp]) -> LoweringFn:
+    """floor/ceil: spyre's ops are float-only; on integer tensors torch returns a copy."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.as_tensor(imp.value(node.args[0]), meta_dtype(node))
+        if not meta_dtype(node).is_floating_point:
+            return x
+        return imp.emit(op_cls(x, meta_type(node)))
+
+    return lower
+
+
+lowers(aten.floor.default)(_rounding(spyre.FloorOp))
+lowers(aten.ceil.default)(_rounding(spyre.CeilOp))
 
 
 def _bool_input(node: torch.fx.Node) -> str | None:
@@ -371,11 +408,19 @@ lowers(aten.max.dim)(_value_and_index(spyre.ReduceMaxOp, spyre.ArgmaxOp))
 lowers(aten.min.dim)(_value_and_index(spyre.ReduceMinOp, spyre.ArgminOp))
 
 
-@lowers(aten.max.default)
-def lower_max_all(imp: Importer, node: torch.fx.Node) -> SSAValue:
-    x = imp.value(node.args[0])
-    return _reduce(imp, spyre.ReduceMaxOp, node, x, list(range(max(len(shape(x)), 1))),
-                   False, meta_type(node))  # fmt: skip
+def _reduce_all(op_cls: type[spyre.ReductionOp]) -> LoweringFn:
+    """max()/min() without a dim: the extreme over every dim, a rank-0 result."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.value(node.args[0])
+        return _reduce(imp, op_cls, node, x, list(range(max(len(shape(x)), 1))),
+                       False, meta_type(node))  # fmt: skip
+
+    return lower
+
+
+lowers(aten.max.default)(_reduce_all(spyre.ReduceMaxOp))
+lowers(aten.min.default)(_reduce_all(spyre.ReduceMinOp))
 
 
 def _variance(imp: Importer, node: torch.fx.Node, out_meta: torch.Tensor) -> SSAValue:

@@ -256,8 +256,12 @@ def _to_torch(arr: Any, like: torch.Tensor, what: str) -> torch.Tensor:
     arr = np.asarray(arr)
     if tuple(arr.shape) != tuple(like.shape):
         raise RuntimeError(f"spyre: {what} has shape {arr.shape}, expected {tuple(like.shape)}")
-    t = torch.from_numpy(np.ascontiguousarray(arr)).to(like.dtype)
+    t = torch.from_numpy(np.array(arr, copy=True).reshape(like.shape)).to(like.dtype)
     if t.numel() > 1 and t.stride() != like.stride():  # keep the strides FX traced with
+        if 0 in like.stride():
+            # An expanded view: rebuild it from its distinct elements.
+            index = tuple(slice(0, 1) if s == 0 else slice(None) for s in like.stride())
+            return t[index].expand(like.shape)
         t = torch.empty_strided(like.shape, like.stride(), dtype=like.dtype).copy_(t)
     return t
 
@@ -266,13 +270,13 @@ def _to_torch(arr: Any, like: torch.Tensor, what: str) -> torch.Tensor:
 class SpyrePartition(torch.nn.Module):
     """One supported partition: numpy in, spyre executor, torch out.
 
-    ``cpu`` keeps the FX submodule; it runs instead if the executor fails and strict mode
+    ``cpu_graph`` keeps the FX submodule; it runs instead if the executor fails and strict mode
     is off (one warning), so an executor bug degrades to CPU speed, not to a crash.
     """
 
     def __init__(self, name: str, cpu: fx.GraphModule, ir: dict[str, Any], settings: Settings) -> None:
         super().__init__()
-        self.name, self.cpu, self.ir, self.settings = name, cpu, ir, settings
+        self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
         self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
@@ -294,7 +298,7 @@ class SpyrePartition(torch.nn.Module):
                 self.failed = True
                 warnings.warn(f"spyre: {self.name} failed on the {self.settings.executor} "
                               f"executor ({type(e).__name__}: {e}); running it on CPU", stacklevel=2)
-        return tuple(self.cpu(*args))
+        return tuple(self.cpu_graph(*args))
 
 
 _graph_ids = itertools.count()
