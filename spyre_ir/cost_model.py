@@ -43,6 +43,13 @@ def ring_allreduce_seconds(bytes_per_core: float, group: int, config: SpyreConfi
     return 2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth
 
 
+def ring_allgather_seconds(full_bytes: float, group: int, config: SpyreConfig) -> float:
+    """A ring all-gather moves (g - 1) / g of the gathered buffer over each link."""
+    if group <= 1:
+        return 0.0
+    return (group - 1) / group * full_bytes / config.ring_bandwidth
+
+
 @dataclass(frozen=True)
 class MatmulPlan:
     """Work division (m, n, k splits over cores) and tiles of one matmul kernel."""
@@ -56,6 +63,14 @@ class MatmulPlan:
     pe_s: float
     ddr_s: float
     ring_s: float
+    """All-gathers of shared A tiles: they overlap PE and LPDDR5 work."""
+    reduce_s: float = 0.0
+    """Split-K all-reduces, after the K loop: they do not overlap."""
+
+    @property
+    def shares_a(self) -> bool:
+        """The cores that split N load one slice of each A tile and all-gather it."""
+        return self.split_n > 1 and self.tm % self.split_n == 0
 
     @property
     def cores(self) -> int:
@@ -63,7 +78,7 @@ class MatmulPlan:
 
     @property
     def estimate_s(self) -> float:
-        return max(self.pe_s, self.ddr_s) + self.ring_s
+        return max(self.pe_s, self.ddr_s, self.ring_s) + self.reduce_s
 
     @property
     def rank(self) -> tuple[float, float, int]:
@@ -106,8 +121,10 @@ def plan_matmul(
     """The (split, tile) with the lowest estimated time that fits LX.
 
     Rows of all batches form the M side; K is split only with a ring all-reduce of the
-    partial f32 tiles. Each core streams its A and B tiles from LPDDR5 (no reuse across
-    cores), so the LPDDR5 term counts A once per N tile and B once per M tile."""
+    partial f32 tiles. Each core streams its B tiles from LPDDR5; the cores that split N
+    need the same A tiles, so each loads 1/split_n of an A tile and a ring all-gather
+    completes it (when the tile's rows divide). Every core writes its C tiles; with
+    split-K each core of a K group stores the reduced tile (the same values)."""
     best: MatmulPlan | None = None
     rows = batch * m
     capacity = lx_bytes or config.lx_bytes
@@ -131,17 +148,20 @@ def plan_matmul(
                         continue
                     m_tiles, n_tiles = ceil_div(mc, tm), ceil_div(nc, tn)
                     k_tiles = ceil_div(kc, tk)
-                    flops = 2 * m_tiles * tm * n_tiles * tn * k_tiles * tk
-                    a_bytes = m_tiles * tm * k_tiles * tk * elem * n_tiles
-                    b_bytes = k_tiles * tk * n_tiles * tn * elem * m_tiles
-                    c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
+                    steps = m_tiles * n_tiles * k_tiles
+                    flops = 2 * steps * tm * tn * tk
+                    share = sn > 1 and tm % sn == 0
+                    a_bytes = steps * tm * tk * elem / (sn if share else 1)
+                    b_bytes = steps * tk * tn * elem
+                    c_bytes = m_tiles * tm * n_tiles * tn * elem
                     used = sm * sn * sk
+                    gather = ring_allgather_seconds(tm * tk * elem, sn, config) if share else 0.0
                     plan = MatmulPlan(
                         sm, sn, sk, tm, tn, tk,
                         pe_seconds(flops, tm, tn, config),
                         ddr_seconds(used * (a_bytes + b_bytes + c_bytes), config),
-                        m_tiles * n_tiles
-                        * ring_allreduce_seconds(tm * tn * 4, sk, config),
+                        steps * gather,
+                        m_tiles * n_tiles * ring_allreduce_seconds(tm * tn * 4, sk, config),
                     )  # fmt: skip
                     if best is None or plan.rank < best.rank:
                         best = plan

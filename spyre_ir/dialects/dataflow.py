@@ -683,43 +683,95 @@ class ComputeOp(ComputeBase):
     name = "dataflow.compute"
 
 
+def ring_group_check(op: Operation, size: int, stride: int) -> None:
+    """A ring group is `size` cores `stride` apart; the groups must tile the kernel."""
+    kernel = parent_kernel(op)
+    if kernel is None:
+        raise VerifyException(f"'{op.name}' must be inside a dataflow.kernel")
+    cores = kernel.core_count
+    if size < 1 or stride < 1 or cores % (size * stride):
+        raise VerifyException(
+            f"'{op.name}': groups of {size} cores {stride} apart do not tile {cores} cores"
+        )
+
+
 class RingAllreduceBase(IRDLOperation):
-    """Combine `buffer` over consecutive groups of `group_size` cores on the ring; every
-    core of a group ends with the combined value (split-K matmul, cross-core reduction)."""
+    """Combine `buffer` over groups of `group_size` cores, `stride` apart (consecutive by
+    default), on the ring; every core of a group ends with the combined value (split-K
+    matmul, cross-core reduction)."""
 
     buffer = operand_def(LxType)
     kind = prop_def(StringAttr)
     group_size = prop_def(IntegerAttr[I64])
+    stride = opt_prop_def(IntegerAttr[I64])
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$buffer attr-dict `:` type($buffer)"
 
-    def __init__(self, buffer: SSAValue, kind: str, group_size: int):
-        super().__init__(
-            operands=[buffer],
-            properties={"kind": StringAttr(kind), "group_size": IntegerAttr(group_size, i64)},
-        )
+    def __init__(self, buffer: SSAValue, kind: str, group_size: int, stride: int = 1):
+        props = {"kind": StringAttr(kind), "group_size": IntegerAttr(group_size, i64)}
+        if stride != 1:
+            props["stride"] = IntegerAttr(stride, i64)
+        super().__init__(operands=[buffer], properties=props)
+
+    @property
+    def stride_value(self) -> int:
+        return 1 if self.stride is None else self.stride.value.data
 
     def verify_(self) -> None:
         if self.kind.data not in ("add", "max", "min"):
             raise VerifyException(f"'{self.name}': kind must be add, max or min")
-        kernel = parent_kernel(self)
+        ring_group_check(self, self.group_size.value.data, self.stride_value)
+
+
+class RingAllgatherBase(IRDLOperation):
+    """Every core of a group (`group_size` cores `stride` apart) contributes `part`; all
+    of them receive the parts stacked along dim 0 in group order into `full`. Used to
+    share an A tile loaded once (in slices) by the cores that split N."""
+
+    part = operand_def(LxType)
+    full = operand_def(LxType)
+    group_size = prop_def(IntegerAttr[I64])
+    stride = opt_prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$part `into` $full attr-dict `:` type($part) `,` type($full)"
+
+    def __init__(self, part: SSAValue, full: SSAValue, group_size: int, stride: int = 1):
+        props = {"group_size": IntegerAttr(group_size, i64)}
+        if stride != 1:
+            props["stride"] = IntegerAttr(stride, i64)
+        super().__init__(operands=[part, full], properties=props)
+
+    @property
+    def stride_value(self) -> int:
+        return 1 if self.stride is None else self.stride.value.data
+
+    def verify_(self) -> None:
         size = self.group_size.value.data
-        if kernel is None:
-            raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
-        if size < 1 or kernel.core_count % size:
+        ring_group_check(self, size, self.stride_value)
+        part, full = self.part.type, self.full.type
+        assert isinstance(part, LxType) and isinstance(full, LxType)
+        p, f = part.get_shape(), full.get_shape()
+        if not p or f != (p[0] * size, *p[1:]) or part.element_type != full.element_type:
             raise VerifyException(
-                f"'{self.name}': group size {size} does not divide {kernel.core_count} cores"
+                f"'{self.name}': {size} parts of {list(p)} stack to "
+                f"{[p[0] * size, *p[1:]] if p else []}, not {list(f)}"
             )
+
 
 @irdl_op_definition
 class RingAllreduceOp(RingAllreduceBase):
     name = "dataflow.ring_allreduce"
 
 
+@irdl_op_definition
+class RingAllgatherOp(RingAllgatherBase):
+    name = "dataflow.ring_allgather"
+
+
 DATAFLOW_OPS = (
     GroupOp, YieldOp, KernelOp, EndOp, AllocLxOp, SlotOp, LoadOp, StoreOp, GatherOp,
     ComputeOp,
-    RingAllreduceOp,
+    RingAllreduceOp, RingAllgatherOp,
 )  # fmt: skip
 
 Dataflow = Dialect("dataflow", list(DATAFLOW_OPS), [LxType, DdrType])

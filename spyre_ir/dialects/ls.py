@@ -3,7 +3,7 @@
 The LS unit moves data: whole sticks between LPDDR5 and LX (`ls.load`, `ls.store`,
 `ls.gather`), rearranges tiles inside LX (`ls.compute` for transposes, slices, pads,
 concats, broadcasts), and exchanges partial results over the ring
-(`ls.ring_allreduce`). The ops mean what their `dataflow` counterparts mean; here they
+(`ls.ring_allreduce`, `ls.ring_allgather`). The ops mean what their `dataflow` counterparts mean; here they
 stand in the core's "ls" unit program.
 """
 
@@ -60,6 +60,15 @@ class RingAllreduceOp(dataflow.RingAllreduceBase):
 
 
 @irdl_op_definition
+class RingAllgatherOp(dataflow.RingAllgatherBase):
+    name = "ls.ring_allgather"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_unit(self, "ls")
+
+
+@irdl_op_definition
 class ComputeOp(dataflow.ComputeBase):
     name = "ls.compute"
 
@@ -68,5 +77,5 @@ class ComputeOp(dataflow.ComputeBase):
         return self.unit.data == "ls"
 
 
-LS_OPS = (LoadOp, StoreOp, GatherOp, RingAllreduceOp, ComputeOp)
+LS_OPS = (LoadOp, StoreOp, GatherOp, RingAllreduceOp, RingAllgatherOp, ComputeOp)
 Ls = Dialect("ls", list(LS_OPS), [])

@@ -327,6 +327,8 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     a_buf = b.alloc([1] * (lhs_rank - 2) + [tm, tk], spyre.element_of(mm.lhs))
     b_buf = b.alloc([1] * (rhs_rank - 2) + [tk, tn], spyre.element_of(mm.rhs))
     acc = b.alloc([1] * (rank - 2) + [tm, tn], Float32Type())
+    share_a = mp.shares_a and lhs_rank == 2
+    a_part = b.alloc([tm // sn, tk], spyre.element_of(mm.lhs)) if share_a else None
 
     ep_outputs = list(yielded.values)
     analysis = row_model.analyse(epilogue, ep_outputs, rank, whole_rows=False) if epilogue \
@@ -351,8 +353,16 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     b_batch = batch_index[len(batch_index) - (rhs_rank - 2):] if rhs_rank > 2 else []
     lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
     rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
-    kb.emit(dataflow.LoadOp(lhs_mem, [*lhs_b, m0, k0], a_buf, pad=0.0))
+    # Loads first, so spyre-double-buffer can prefetch them all.
+    if share_a:
+        # Each core of an N group loads its slice of the A tile; the ring completes it.
+        rows = tm // sn
+        kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
+    else:
+        kb.emit(dataflow.LoadOp(lhs_mem, [*lhs_b, m0, k0], a_buf, pad=0.0))
     kb.emit(dataflow.LoadOp(rhs_mem, [*rhs_b, k0, n0], b_buf, pad=0.0))
+    if share_a:
+        kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
     kb.compute(mm, [a_buf, b_buf], [acc], accumulate=True)
     if sk > 1:
         nb.emit(dataflow.RingAllreduceOp(acc, "add", sk))

@@ -1,0 +1,312 @@
+"""spyre-to-units (L2 -> L3): split each `dataflow.kernel` into per-unit programs.
+
+Every instruction of a kernel goes to the unit that runs it: moves and ring transfers
+to "ls", PE tile ops alternately to "pe0"/"pe1", SFP tile ops to "sfp0"/"sfp1" (the
+two corelets). Each unit keeps the kernel's loop nest and the address arithmetic its
+instructions need. Where one unit consumes a buffer another unit produced, queues
+make the order explicit:
+
+* data (read after write): the producer pushes once the version is complete - after
+  the outermost loop around the write that does not also hold the read (a matmul's K
+  loop) - and the consumer pops before the outermost loop around the read that does not
+  hold the write (a resident weight is waited for once).
+* credits (write after read): a queue back from each consumer unit with one token per
+  buffer slot; the next writer pops one before overwriting, the last reader pushes one
+  when done. A double-buffered input has two slots, so the loads run one tile ahead.
+
+Each push and each pop stand in their own unit, so `core.program`'s verifier can count
+them and look for wait cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import core, dataflow, ls, pe, sfp
+
+MOVES = (dataflow.LoadOp, dataflow.StoreOp, dataflow.GatherOp, dataflow.RingAllreduceOp,
+         dataflow.RingAllgatherOp)  # fmt: skip
+INSTRUCTIONS = (*MOVES, dataflow.ComputeOp)
+
+
+def root_buffer(value: SSAValue) -> SSAValue:
+    """The `alloc_lx` behind a buffer value (through `dataflow.slot` views)."""
+    while isinstance(value.owner, dataflow.SlotOp):
+        value = value.owner.buffer
+    return value
+
+
+def accesses(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
+    """(buffers read, buffers written) by an instruction, as root buffers."""
+    if isinstance(op, dataflow.LoadOp):
+        reads, writes = [], [op.dest]
+    elif isinstance(op, dataflow.StoreOp):
+        reads, writes = [op.source], []
+    elif isinstance(op, dataflow.GatherOp):
+        reads, writes = [op.indices], [op.dest]
+    elif isinstance(op, dataflow.RingAllreduceOp):
+        reads, writes = [op.buffer], [op.buffer]
+    elif isinstance(op, dataflow.RingAllgatherOp):
+        reads, writes = [op.part], [op.full]
+    else:
+        assert isinstance(op, dataflow.ComputeOp)
+        reads = list(op.inputs) + (list(op.outputs) if op.accumulate is not None else [])
+        writes = list(op.outputs)
+    return [root_buffer(v) for v in reads], [root_buffer(v) for v in writes]
+
+
+def slots(buffer: SSAValue) -> int:
+    """Copies of a multi-buffer (it is only ever used through `dataflow.slot`)."""
+    uses = list(buffer.uses)
+    if uses and all(isinstance(u.operation, dataflow.SlotOp) for u in uses):
+        t = buffer.type
+        assert isinstance(t, dataflow.LxType)
+        return t.get_shape()[0]
+    return 1
+
+
+def ancestors(op: Operation, stop: Block) -> list[Operation]:
+    """`op` and its enclosing ops up to (not including) the ops of block `stop`'s owner."""
+    chain = [op]
+    while chain[-1].parent_block() is not stop:
+        parent = chain[-1].parent_op()
+        assert parent is not None
+        chain.append(parent)
+    return chain
+
+
+def hoist(op: Operation, other: Operation, body: Block) -> Operation:
+    """The outermost ancestor of `op` (within the kernel body) that does not contain
+    `other`: where a sync op for `op` goes so both sides run equally often."""
+    other_chain = set(ancestors(other, body))
+    best = op
+    for a in ancestors(op, body):
+        if a in other_chain:
+            break
+        if not isinstance(a, scf.IfOp):
+            # Conditional work keeps its sync ops inside the condition, so a skipped
+            # prefetch neither sends nor takes a token.
+            best = a
+    return best
+
+
+@dataclass
+class Queues:
+    """Queues of one program, made on demand, one per (source, dest, buffer, kind)."""
+
+    block: Block
+    made: dict[tuple, SSAValue] = field(default_factory=dict)
+
+    def get(self, source: str, dest: str, buffer: SSAValue, depth: int, credits: int) -> SSAValue:
+        key = (source, dest, buffer, credits)
+        if key not in self.made:
+            q = core.QueueOp(source, dest, depth, credits)
+            self.block.add_op(q)
+            self.made[key] = q.queue
+        return self.made[key]
+
+
+@dataclass
+class SyncPlan:
+    """Sync ops to insert into the kernel body, and the unit each belongs to."""
+
+    unit_of: dict[Operation, str] = field(default_factory=dict)
+    done: set[tuple] = field(default_factory=set)
+
+    def before(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+        if key in self.done:
+            return
+        self.done.add(key)
+        anchor.parent_block().insert_op_before(op, anchor)
+        self.unit_of[op] = unit
+
+    def after(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+        if key in self.done:
+            return
+        self.done.add(key)
+        anchor.parent_block().insert_op_after(op, anchor)
+        self.unit_of[op] = unit
+
+
+def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
+    units: dict[Operation, str] = {}
+    turn = {"pe": 0, "sfp": 0}
+    for op in kernel.walk():
+        if isinstance(op, MOVES):
+            units[op] = "ls"
+        elif isinstance(op, dataflow.ComputeOp):
+            kind = op.unit.data
+            if kind == "ls":
+                units[op] = "ls"
+            else:
+                units[op] = f"{kind}{turn[kind] % 2}"
+                turn[kind] += 1
+    return units
+
+
+def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Queues) -> SyncPlan:
+    body = kernel.body.block
+    order = [op for op in kernel.walk() if op in units]
+    sync = SyncPlan()
+    by_buffer: dict[SSAValue, list[tuple[Operation, bool, bool]]] = {}
+    for op in order:
+        reads, writes = accesses(op)
+        for b in dict.fromkeys([*reads, *writes]):
+            by_buffer.setdefault(b, []).append((op, b in reads, b in writes))
+    for buffer, uses in by_buffer.items():
+        copies = slots(buffer)
+        writers = [op for op, _, w in uses if w]
+        if not writers:
+            raise located_error(uses[0][0], "spyre-to-units: a buffer is read but never written")
+        for position, (reader, r, _w) in enumerate(uses):
+            if not r:
+                continue
+            # The version this read sees: every writer for a multi-buffer (one token per
+            # slot fill), else the nearest write before it.
+            earlier = [op for op, _, w in uses[:position] if w]
+            if copies > 1:
+                producers = [op for op in writers if units[op] != units[reader]]
+            else:
+                if not earlier:
+                    raise located_error(reader, "spyre-to-units: a buffer is read before it "
+                                                "is written")  # fmt: skip
+                producers = [earlier[-1]] if units[earlier[-1]] != units[reader] else []
+            for w in producers:
+                src, dst = units[w], units[reader]
+                q = queues.get(src, dst, buffer, copies, 0)
+                w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
+                sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
+                sync.before(r_at, core.PopOp(q), dst, ("pop", q, r_at))
+        # Credits: each pure reader unit returns a token per version to each writer unit.
+        pure_readers = [op for op, r, w in uses if r and not w]
+        for reader_unit in dict.fromkeys(units[op] for op in pure_readers):
+            last_read = [op for op in pure_readers if units[op] == reader_unit][-1]
+            for writer_unit in dict.fromkeys(units[op] for op in writers):
+                if writer_unit == reader_unit:
+                    continue
+                q = queues.get(reader_unit, writer_unit, buffer, copies, copies)
+                first_writes = [op for op in writers if units[op] == writer_unit]
+                if copies == 1:
+                    first_writes = first_writes[:1]
+                for w in first_writes:
+                    w_at, r_at = hoist(w, last_read, body), hoist(last_read, w, body)
+                    sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
+                    sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
+    return sync
+
+
+L3_OF = {
+    dataflow.LoadOp: ls.LoadOp, dataflow.StoreOp: ls.StoreOp, dataflow.GatherOp: ls.GatherOp,
+    dataflow.RingAllreduceOp: ls.RingAllreduceOp, dataflow.RingAllgatherOp: ls.RingAllgatherOp,
+}  # fmt: skip
+COMPUTE_OF = {"ls": ls.ComputeOp, "pe": pe.ComputeOp, "sfp": sfp.ComputeOp}
+
+
+def to_l3(op: Operation) -> Operation:
+    """The unit instruction for an L2 instruction (same operands and properties)."""
+    if isinstance(op, dataflow.ComputeOp):
+        cls = COMPUTE_OF[op.unit.data]
+    else:
+        cls = L3_OF[type(op)]
+    return cls.create(
+        operands=list(op.operands), properties=dict(op.properties),
+        attributes=dict(op.attributes), result_types=[r.type for r in op.results],
+    )  # fmt: skip
+
+
+def prune(block: Block) -> None:
+    """Drop loops and ifs left without work, and address arithmetic nobody uses."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(_walk(block))):
+            if isinstance(op, (scf.ForOp, scf.IfOp)) and all(
+                all(isinstance(o, scf.YieldOp) for o in r.block.ops) for r in op.regions if r.blocks
+            ):
+                op.detach()
+                op.erase()
+                changed = True
+            elif isinstance(op, (arith.ConstantOp, arith.AddiOp, arith.MuliOp, arith.SubiOp,
+                                 arith.DivUIOp, arith.RemUIOp, arith.CmpiOp, arith.SelectOp,
+                                 arith.MinUIOp, arith.MaxUIOp, arith.DivSIOp, arith.RemSIOp,
+                                 dataflow.SlotOp)) and not any(r.uses for r in op.results):  # fmt: skip
+                op.detach()
+                op.erase()
+                changed = True
+
+
+def _walk(block: Block) -> Iterable[Operation]:
+    for op in list(block.ops):
+        yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _walk(inner)
+
+
+def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
+    body = kernel.body.block
+    units = assign_units(kernel)
+    program_block = Block(arg_types=[a.type for a in body.args])
+    queues = Queues(program_block)
+    # Shared declarations: the core's buffers and constants.
+    shared: dict[SSAValue, SSAValue] = dict(zip(body.args, program_block.args))
+    for op in list(body.ops):
+        if isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp)):
+            clone = op.clone()
+            program_block.add_op(clone)
+            shared.update(zip(op.results, clone.results))
+    sync = plan_sync(kernel, units, queues)
+    owner = {**units, **sync.unit_of}
+    for unit in core.UNITS:
+        if unit not in owner.values():
+            continue
+        unit_block = Block()
+        mapping = dict(shared)
+        pairs: list[tuple[Operation, Operation]] = []
+        for op in body.ops:
+            if isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp, dataflow.EndOp)):
+                continue
+            clone = op.clone(value_mapper=mapping)
+            unit_block.add_op(clone)
+            pairs.extend(zip(op.walk(), clone.walk()))
+        for original, clone in reversed(pairs):
+            who = owner.get(original)
+            if who is None:
+                continue
+            if who != unit:
+                clone.detach()
+                clone.erase()
+            elif original in units:
+                Rewriter.replace_op(clone, to_l3(clone))
+        prune(unit_block)
+        unit_block.add_op(core.EndOp())
+        program_block.add_op(core.UnitOp(unit, Region(unit_block)))
+    program_block.add_op(core.EndOp())
+    for op in list(sync.unit_of):
+        op.detach()
+        op.erase()
+    props = {k: v for k, v in kernel.properties.items() if k not in ("sym_name", "cores")}
+    program = core.ProgramOp(kernel.sym_name.data, kernel.core_count, list(kernel.inputs),
+                             [r.type for r in kernel.outputs], Region(program_block), props)  # fmt: skip
+    program.location = kernel.location
+    return program
+
+
+@dataclass(frozen=True)
+class SpyreToUnits(ModulePass):
+    """Lower every dataflow.kernel to a core.program of per-unit instruction streams."""
+
+    name = "spyre-to-units"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in [k for k in op.walk() if isinstance(k, dataflow.KernelOp)]:
+            Rewriter.replace_op(kernel, lower_kernel(kernel))
