@@ -324,9 +324,14 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
 
     lhs_mem, rhs_mem = shell.memory[mm.lhs], shell.memory[mm.rhs]
     lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
+    # The two corelets each take half of the tile's columns: their own B tile, f32
+    # accumulator, epilogue and store, sharing the A tile.
+    halves = DEFAULT_CONFIG.corelets_per_core if tn % (64 * DEFAULT_CONFIG.corelets_per_core) == 0 else 1
+    th = tn // halves
     a_buf = b.alloc([1] * (lhs_rank - 2) + [tm, tk], spyre.element_of(mm.lhs))
-    b_buf = b.alloc([1] * (rhs_rank - 2) + [tk, tn], spyre.element_of(mm.rhs))
-    acc = b.alloc([1] * (rank - 2) + [tm, tn], Float32Type())
+    b_bufs = [b.alloc([1] * (rhs_rank - 2) + [tk, th], spyre.element_of(mm.rhs))
+              for _ in range(halves)]  # fmt: skip
+    accs = [b.alloc([1] * (rank - 2) + [tm, th], Float32Type()) for _ in range(halves)]
     share_a = mp.shares_a and lhs_rank == 2
     a_part = b.alloc([tm // sn, tk], spyre.element_of(mm.lhs)) if share_a else None
 
@@ -334,11 +339,11 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     analysis = row_model.analyse(epilogue, ep_outputs, rank, whole_rows=False) if epilogue \
         else row_model.RowAnalysis(rank, out_shape, {mm.result: tuple(range(rank))})  # fmt: skip
     analysis.axes.setdefault(mm.result, tuple(range(rank)))
-    extents = [1] * (rank - 2) + [tm, tn]
-    buffers: dict[SSAValue, SSAValue] = {}
-    for v in {mm.result, *(r for op in epilogue for r in op.results),
-              *(o for op in epilogue for o in op.operands)}:  # fmt: skip
-        buffers[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+    extents = [1] * (rank - 2) + [tm, th]
+    values = list(dict.fromkeys([mm.result, *(r for op in epilogue for r in op.results),
+                                 *(o for op in epilogue for o in op.operands)]))  # fmt: skip
+    buffers = [{v: b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v)) for v in values}
+               for _ in range(halves)]  # fmt: skip
 
     mi, lb = b.loop(m_per)
     item = lb.add(lb.mul(cm, m_per), mi)
@@ -346,7 +351,9 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     batch_index = split_index(lb, lb.div(item, m_chunks), batch_dims) if batch_dims else []
     nj, nb = lb.loop(n_per)
     n0 = nb.add(nb.mul(cn, n_per * tn), nb.mul(nj, tn))
-    nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
+    n_half = [nb.add(n0, h * th) for h in range(halves)]
+    for acc in accs:
+        nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
     kk, kb = nb.loop(k_per)
     k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
     a_batch = batch_index[len(batch_index) - (lhs_rank - 2):] if lhs_rank > 2 else []
@@ -360,23 +367,28 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
         kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
     else:
         kb.emit(dataflow.LoadOp(lhs_mem, [*lhs_b, m0, k0], a_buf, pad=0.0))
-    kb.emit(dataflow.LoadOp(rhs_mem, [*rhs_b, k0, n0], b_buf, pad=0.0))
+    for h in range(halves):
+        kb.emit(dataflow.LoadOp(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h], pad=0.0))
     if share_a:
         kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
-    kb.compute(mm, [a_buf, b_buf], [acc], accumulate=True)
-    if sk > 1:
-        nb.emit(dataflow.RingAllreduceOp(acc, "add", sk))
-    nb.compute_named("spyre.cast", [acc], [buffers[mm.result]])
-    row_offsets = [*batch_index, m0, n0]
-    for op in epilogue:
-        for operand in op.operands:
-            if operand in shell.memory and operand is not mm.result:
-                offsets = box_offsets(nb, operand, analysis.axes.get(operand, ()), row_offsets)
-                nb.emit(dataflow.LoadOp(shell.memory[operand], offsets, buffers[operand]))
-        nb.compute(op, [buffers[o] for o in op.operands], [buffers[r] for r in op.results])
-    for value in ep_outputs:
-        offsets = box_offsets(nb, value, analysis.axes[value], row_offsets)
-        nb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
+    for h in range(halves):
+        kb.compute(mm, [a_buf, b_bufs[h]], [accs[h]], accumulate=True)
+    for h in range(halves):
+        if sk > 1:
+            nb.emit(dataflow.RingAllreduceOp(accs[h], "add", sk))
+        nb.compute_named("spyre.cast", [accs[h]], [buffers[h][mm.result]])
+    for h in range(halves):
+        row_offsets = [*batch_index, m0, n_half[h]]
+        for op in epilogue:
+            for operand in op.operands:
+                if operand in shell.memory and operand is not mm.result:
+                    offsets = box_offsets(nb, operand, analysis.axes.get(operand, ()), row_offsets)
+                    nb.emit(dataflow.LoadOp(shell.memory[operand], offsets, buffers[h][operand]))
+            nb.compute(op, [buffers[h][o] for o in op.operands],
+                       [buffers[h][r] for r in op.results])  # fmt: skip
+        for value in ep_outputs:
+            offsets = box_offsets(nb, value, analysis.axes[value], row_offsets)
+            nb.emit(dataflow.StoreOp(buffers[h][value], shell.memory[value], offsets))
     return shell.kernel
 
 

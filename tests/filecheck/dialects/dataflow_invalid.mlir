@@ -508,9 +508,41 @@ func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
   %r = dataflow.kernel @k cores(32) (%x) : (tensor<4x64xf16>) -> tensor<4x64xf16> {
   ^bb0(%core: index, %in: !dataflow.ddr<4x64xf16>, %out: !dataflow.ddr<4x64xf16>):
     %a = dataflow.alloc_lx : !dataflow.lx<4x64xf16>
-    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.ring_allreduce': group size 3 does not divide 32 cores
-    // expected-error @+1 {{group size 3 does not divide 32 cores}}
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.ring_allreduce': groups of 3 cores 1 apart do not tile 32 cores
+    // expected-error @+1 {{groups of 3 cores 1 apart do not tile 32 cores}}
     dataflow.ring_allreduce %a {kind = "add", group_size = 3 : i64} : !dataflow.lx<4x64xf16>
+    dataflow.end
+  }
+  func.return %r : tensor<4x64xf16>
+}
+
+// -----
+
+// An all-gather stacks group_size parts along dim 0.
+func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %r = dataflow.kernel @k cores(4) (%x) : (tensor<4x64xf16>) -> tensor<4x64xf16> {
+  ^bb0(%core: index, %in: !dataflow.ddr<4x64xf16>, %out: !dataflow.ddr<4x64xf16>):
+    %p = dataflow.alloc_lx : !dataflow.lx<2x64xf16>
+    %f = dataflow.alloc_lx : !dataflow.lx<6x64xf16>
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.ring_allgather': 4 parts of [2, 64] stack to [8, 64], not [6, 64]
+    // expected-error @+1 {{4 parts of [2, 64] stack to [8, 64], not [6, 64]}}
+    dataflow.ring_allgather %p into %f {group_size = 4 : i64} : !dataflow.lx<2x64xf16>, !dataflow.lx<6x64xf16>
+    dataflow.end
+  }
+  func.return %r : tensor<4x64xf16>
+}
+
+// -----
+
+// Groups of cores `stride` apart must tile the kernel's cores.
+func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  %r = dataflow.kernel @k cores(4) (%x) : (tensor<4x64xf16>) -> tensor<4x64xf16> {
+  ^bb0(%core: index, %in: !dataflow.ddr<4x64xf16>, %out: !dataflow.ddr<4x64xf16>):
+    %p = dataflow.alloc_lx : !dataflow.lx<2x64xf16>
+    %f = dataflow.alloc_lx : !dataflow.lx<4x64xf16>
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.ring_allgather': groups of 2 cores 4 apart do not tile 4 cores
+    // expected-error @+1 {{groups of 2 cores 4 apart do not tile 4 cores}}
+    dataflow.ring_allgather %p into %f {group_size = 2 : i64, stride = 4 : i64} : !dataflow.lx<2x64xf16>, !dataflow.lx<4x64xf16>
     dataflow.end
   }
   func.return %r : tensor<4x64xf16>
