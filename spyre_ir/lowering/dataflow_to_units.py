@@ -138,8 +138,12 @@ class SyncPlan:
 
 
 def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
+    """LS work to "ls"; a PE or SFP tile op to the corelet that already writes its output
+    buffer (an accumulator stays with its matmul), else to the corelets in turn, so
+    successive ops of a tile pipeline across the two corelets."""
     units: dict[Operation, str] = {}
     turn = {"pe": 0, "sfp": 0}
+    writer_of: dict[tuple[str, SSAValue], str] = {}
     for op in kernel.walk():
         if isinstance(op, MOVES):
             units[op] = "ls"
@@ -147,9 +151,16 @@ def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
             kind = op.unit.data
             if kind == "ls":
                 units[op] = "ls"
+                continue
+            outputs = [root_buffer(v) for v in op.outputs]
+            known = [writer_of[(kind, b)] for b in outputs if (kind, b) in writer_of]
+            if known:
+                units[op] = known[0]
             else:
                 units[op] = f"{kind}{turn[kind] % 2}"
                 turn[kind] += 1
+            for b in outputs:
+                writer_of[(kind, b)] = units[op]
     return units
 
 
