@@ -65,6 +65,12 @@ def _decompose() -> type[ModulePass]:
     return SpyreDecompose
 
 
+def _stickify() -> type[ModulePass]:
+    from spyre_ir.passes.stickify import SpyreStickify
+
+    return SpyreStickify
+
+
 def _allocate_scratchpad() -> type[ModulePass]:
     from spyre_ir.passes.allocate_scratchpad import SpyreAllocateScratchpad
 
@@ -114,6 +120,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,
     "spyre-decompose": _decompose,
+    "spyre-stickify": _stickify,
     "spyre-allocate-scratchpad": _allocate_scratchpad,
     "spyre-double-buffer": _double_buffer,
 }

@@ -14,6 +14,7 @@ from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.dialects.spyre import SPYRE_OPS
 from spyre_ir.interp.numerics import erf, round_to_bf16
 from spyre_ir.interp.tensor import IMPLS, InterpreterError, run_module
+from spyre_ir.layout import layout_sticked_on, padding_elements
 from spyre_ir.registry import make_context
 
 TORCH = {
@@ -370,6 +371,24 @@ def test_reshape_transpose_broadcast(elt):
     check("spyre.transpose %a0 perm = [2, 0, 1] : {T0} -> {R}", [(y, elt)],
           to_torch(y, elt).permute(2, 0, 1))  # fmt: skip
     check("spyre.broadcast_to %a0 : {T0} -> {R}", [(z, elt)], to_torch(z, elt).expand(3, 7, 9))
+
+
+@pytest.mark.parametrize("elt", SHAPE_ELTS)
+def test_restickify_is_the_identity(elt):
+    # A layout change (here onto stick dim 0) moves bytes on the device only: the values
+    # are torch's x itself, bit for bit.
+    x = make((67, 71), elt, 18)
+    lay = layout_sticked_on(x.shape, elt, 0)
+    stick = (
+        f"#spyre.stick<dim = {lay.stick_dim}, device = {list(lay.device_sizes)},"
+        f" map = {list(lay.dim_map)}, strides = {list(lay.stride_map)},"
+        f" pad = {padding_elements(lay)}>"
+    )
+    result = f"{ttype(x.shape, elt)[:-1]}, {stick}>"
+    got = run_ir("spyre.restickify %a0 : {T0} -> {R}", [(x, elt)], result)
+    want = from_torch(to_torch(x, elt).clone())
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("elt", SHAPE_ELTS)

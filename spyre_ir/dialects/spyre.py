@@ -659,6 +659,37 @@ class PadOp(SpyreOp):
 
 
 @irdl_op_definition
+class RestickifyOp(SpyreOp):
+    """A layout change: the same tensor (shape, element type, values) moved into the
+    stick layout its result type carries. Numerically the identity; on the device it
+    is the data movement `spyre-stickify` inserts where an op needs another layout.
+
+    The result must carry a `#spyre.stick` encoding. The input may carry none: that is
+    the result of a `spyre.reshape` that is no view of its source (see
+    spyre_ir/passes/stickify.py), whose elements only this op puts in place.
+    Not an elementwise op (no `UnaryOp`): it moves bytes, it computes nothing.
+    """
+
+    name = "spyre.restickify"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_semantics(self) -> None:
+        self.expect_element(self.result, element_of(self.input), "result")
+        self.expect_shape(shape_of(self.input))
+        result_type = self.result.type
+        assert isinstance(result_type, TensorType)
+        if not isinstance(result_type.encoding, StickLayoutAttr):
+            raise VerifyException(
+                f"'{self.name}': result type {result_type} carries no #spyre.stick layout"
+            )
+
+
+@irdl_op_definition
 class GatherOp(SpyreOp):
     """Rows of `table` picked by integer `indices` (an embedding lookup)."""
 
@@ -911,6 +942,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp,
     FullOp, ConstantOp, IotaOp,
     SoftmaxOp, LayerNormOp, RmsNormOp,
+    RestickifyOp,
 )  # fmt: skip
 
 Spyre = Dialect("spyre", list(SPYRE_OPS), [StickLayoutAttr])

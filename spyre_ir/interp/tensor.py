@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from spyre_ir.diagnostics import op_location
 from spyre_ir.dialects import spyre as S
@@ -323,6 +323,12 @@ def _pad(op: S.PadOp, x: np.ndarray) -> np.ndarray:
     return np.pad(x[crop], widths, mode="constant", constant_values=value)
 
 
+@implements(S.RestickifyOp)
+def _restickify(op: S.RestickifyOp, x: np.ndarray) -> np.ndarray:
+    # A layout change moves bytes on the device; the host values stay as they are.
+    return x.copy()
+
+
 @implements(S.GatherOp)
 def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
     rows = table.shape[0]
@@ -350,11 +356,19 @@ def _constant(op: S.ConstantOp) -> np.ndarray:
 def _iota(op: S.IotaOp) -> np.ndarray:
     shape = S.shape_of(op.result)
     (dim,) = S.shape_rules.normalize_dims([op.dim.value.data], len(shape))
-    line = op.start.value.data + op.step.value.data * np.arange(shape[dim], dtype=np.int64)
+    return iota_values(shape, dim, op.start.value.data, op.step.value.data, _elt(op.result))
+
+
+def iota_values(
+    shape: Sequence[int], dim: int, start: int | np.ndarray, step: int, name: str
+) -> np.ndarray:
+    """`start + step * index along dim` in the storage of element type `name`. `start`
+    may be an int64 array broadcasting against `shape` (a per-core first value)."""
     along = [1] * len(shape)
     along[dim] = shape[dim]
-    values = np.broadcast_to(line.reshape(along), shape)
-    return to_storage(values, _elt(op.result)).copy()
+    line = step * np.arange(shape[dim], dtype=np.int64).reshape(along)
+    values = np.broadcast_to(np.asarray(start, dtype=np.int64) + line, shape)
+    return to_storage(values, name).copy()
 
 
 # ---------------------------------------------------------------- composites
@@ -422,12 +436,47 @@ def _arith_constant(op: arith.ConstantOp) -> np.ndarray:
 # ---------------------------------------------------------------- driver
 
 
-def _where(op: Operation) -> str:
+def op_label(op: Operation) -> str:
+    """`file:line:col: 'op.name'` (or just `'op.name'` when unlocated), for messages."""
     file, line, col = op_location(op, "<unknown>")
     return f"{file}:{line}:{col}: '{op.name}'" if line else f"'{op.name}'"
 
 
+def make_op(
+    op_class: type[Operation],
+    operand_types: Sequence[Attribute],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute],
+) -> Operation:
+    """A detached instance of an L1 op class, its operands block arguments of the given
+    types: what `apply_op` needs to run the op's implementation outside a module (the
+    L2 interpreter applies tile ops this way). Not verified."""
+    block = Block(arg_types=list(operand_types))
+    return op_class.create(
+        operands=list(block.args), result_types=list(result_types), properties=properties
+    )
+
+
+def apply_op(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
+    """Run `op`'s implementation from `IMPLS` on arrays; errors become located
+    `InterpreterError`s. The op may be detached (see `make_op`)."""
+    impl = IMPLS.get(type(op))
+    if impl is None:
+        raise InterpreterError(f"{op_label(op)}: the tensor interpreter cannot run this op")
+    try:
+        return np.asarray(impl(op, *operands))
+    except InterpreterError as error:
+        raise InterpreterError(f"{op_label(op)}: {error}") from None
+    except (ValueError, TypeError, IndexError, MemoryError) as error:
+        raise InterpreterError(f"{op_label(op)}: {error}") from None
+
+
 class _Interpreter:
+    """Runs functions op by op; subclasses (the L2 interpreter) extend `run_op` and
+    `TERMINATORS`."""
+
+    TERMINATORS: tuple[type[Operation], ...] = (func.ReturnOp,)
+
     def __init__(self, module: ModuleOp):
         self.funcs = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
         self.active: list[str] = []
@@ -447,30 +496,27 @@ class _Interpreter:
             raise InterpreterError(f"@{name} calls itself; recursion cannot terminate here")
         self.active.append(name)
         try:
-            values: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args))
-            for op in fn.body.block.ops:
-                operands = [values[v] for v in op.operands]
-                if isinstance(op, func.ReturnOp):
-                    return operands
-                results = self.run_op(op, operands)
-                values.update(zip(op.results, results))
-            raise InterpreterError(f"@{name} has no func.return")
+            return self.run_block(fn.body.block, args, f"@{name} has no func.return")
         finally:
             self.active.pop()
 
-    def run_op(self, op: Operation, operands: list[np.ndarray]) -> list[np.ndarray]:
+    def run_block(self, block: Block, args: Sequence[object], missing: str) -> list:
+        """Run the ops of `block` with its arguments bound to `args`; returns the operands
+        of its terminator (`missing` is the error when there is none)."""
+        values: dict[SSAValue, object] = dict(zip(block.args, args))
+        for op in block.ops:
+            operands = [values[v] for v in op.operands]
+            if isinstance(op, self.TERMINATORS):
+                return operands
+            results = self.run_op(op, operands)
+            values.update(zip(op.results, results))
+        raise InterpreterError(missing)
+
+    def run_op(self, op: Operation, operands: list) -> list:
         if isinstance(op, func.CallOp):
             return self.call(op.callee.root_reference.data, operands)
-        impl = IMPLS.get(type(op))
-        if impl is None:
-            raise InterpreterError(f"{_where(op)}: the tensor interpreter cannot run this op")
-        try:
-            result = np.asarray(impl(op, *operands))
-        except InterpreterError as error:
-            raise InterpreterError(f"{_where(op)}: {error}") from None
-        except (ValueError, TypeError, IndexError, MemoryError) as error:
-            raise InterpreterError(f"{_where(op)}: {error}") from None
-        check_value(result, op.results[0].type, f"{_where(op)}: result (interpreter bug)")
+        result = apply_op(op, operands)
+        check_value(result, op.results[0].type, f"{op_label(op)}: result (interpreter bug)")
         return [result]
 
 
@@ -491,16 +537,11 @@ def check_value(value: object, t: object, what: str) -> np.ndarray:
     return value
 
 
-def run_module(
-    module: ModuleOp, args: Sequence[np.ndarray], entry: str = "main"
+def run_entry(
+    interp: _Interpreter, args: Sequence[np.ndarray], entry: str
 ) -> list[np.ndarray]:
-    """Run `func.func @entry` of `module` on `args`; returns its results.
-
-    Each argument must have the signature's shape and storage dtype (bf16 -> float32;
-    its values are rounded to bf16 on entry). Raises `InterpreterError` otherwise, or
-    when an op cannot run (e.g. a gather index out of range).
-    """
-    interp = _Interpreter(module)
+    """Check `args` against `@entry`'s signature and run it with `interp` (the shared
+    driver of the L1 and L2 interpreters)."""
     fn = interp.lookup(entry)
     types = fn.function_type.inputs.data
     if len(args) != len(types):
@@ -517,3 +558,15 @@ def run_module(
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return [np.array(r, order="C") for r in interp.call(entry, checked)]
+
+
+def run_module(
+    module: ModuleOp, args: Sequence[np.ndarray], entry: str = "main"
+) -> list[np.ndarray]:
+    """Run `func.func @entry` of `module` on `args`; returns its results.
+
+    Each argument must have the signature's shape and storage dtype (bf16 -> float32;
+    its values are rounded to bf16 on entry). Raises `InterpreterError` otherwise, or
+    when an op cannot run (e.g. a gather index out of range).
+    """
+    return run_entry(_Interpreter(module), args, entry)

@@ -20,11 +20,10 @@ from spyre_ir.dialects import spyre
 RowAxes = tuple[int | None, ...]
 """For each row dim of the group, the axis of a value that walks it (None: broadcast)."""
 
-ELEMENTWISE = tuple(
-    getattr(spyre, name)
-    for name in ("BinaryOp", "UnaryOp", "SelectOp", "CastOp", "BroadcastToOp", "RestickifyOp")
-    if hasattr(spyre, name)
-)
+ELEMENTWISE = (
+    spyre.BinaryOp, spyre.UnaryOp, spyre.SelectOp, spyre.CastOp, spyre.BroadcastToOp,
+    spyre.RestickifyOp,
+)  # fmt: skip
 NO_OPERANDS = (spyre.FullOp, spyre.IotaOp, spyre.ConstantOp)
 MOVES_ROWS_FREELY = (spyre.MatmulOp, spyre.GatherOp)
 

@@ -219,6 +219,10 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     for v in values:
         if v in table:
             continue
+        if isinstance(v.owner, spyre.RestickifyOp):
+            # A layout change happens between LPDDR5 and LX: in LX the tile is the same.
+            buffers[v] = buffers[v.owner.input]
+            continue
         buffers[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
     # Resident inputs and constants: once per core, before the loop.
     for arg in group.body.block.args:
@@ -242,7 +246,7 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
         offsets = box_offsets(lb, arg, analysis.axes[arg], row_offsets)
         lb.emit(dataflow.LoadOp(shell.memory[arg], offsets, buffers[arg]))
     for op in ops:
-        if op in hoisted:
+        if op in hoisted or isinstance(op, spyre.RestickifyOp):
             continue
         outs = [buffers[r] for r in op.results]
         if isinstance(op, spyre.GatherOp):
@@ -340,10 +344,17 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
         else row_model.RowAnalysis(rank, out_shape, {mm.result: tuple(range(rank))})  # fmt: skip
     analysis.axes.setdefault(mm.result, tuple(range(rank)))
     extents = [1] * (rank - 2) + [tm, th]
-    values = list(dict.fromkeys([mm.result, *(r for op in epilogue for r in op.results),
-                                 *(o for op in epilogue for o in op.operands)]))  # fmt: skip
-    buffers = [{v: b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v)) for v in values}
-               for _ in range(halves)]  # fmt: skip
+    values = list(dict.fromkeys([mm.result, *(o for op in epilogue for o in op.operands),
+                                 *(r for op in epilogue for r in op.results)]))  # fmt: skip
+    buffers: list[dict[SSAValue, SSAValue]] = []
+    for _ in range(halves):
+        half: dict[SSAValue, SSAValue] = {}
+        for v in values:
+            if isinstance(v.owner, spyre.RestickifyOp):
+                half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+            else:
+                half[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+        buffers.append(half)
 
     mi, lb = b.loop(m_per)
     item = lb.add(lb.mul(cm, m_per), mi)
@@ -380,6 +391,8 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     for h in range(halves):
         row_offsets = [*batch_index, m0, n_half[h]]
         for op in epilogue:
+            if isinstance(op, spyre.RestickifyOp):
+                continue
             for operand in op.operands:
                 if operand in shell.memory and operand is not mm.result:
                     offsets = box_offsets(nb, operand, analysis.axes.get(operand, ()), row_offsets)

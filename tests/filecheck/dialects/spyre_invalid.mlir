@@ -706,6 +706,36 @@ func.func @f(%a: tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5
 
 // -----
 
+// restickify keeps the shape: it changes only the layout.
+func.func @f(%a: tensor<4x8xf32>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.restickify': result shape [8, 4] should be [4, 8]
+  // expected-error @+1 {{result shape [8, 4] should be [4, 8]}}
+  %0 = spyre.restickify %a : tensor<4x8xf32> -> tensor<8x4xf32, #spyre.stick<dim = 1, device = [1, 8, 32], map = [1, 0, 1], strides = [32, 4, 1], pad = 28>>
+  func.return
+}
+
+// -----
+
+// restickify keeps the element type.
+func.func @f(%a: tensor<4x8xf32>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.restickify': result element type f16 should be f32
+  // expected-error @+1 {{result element type f16 should be f32}}
+  %0 = spyre.restickify %a : tensor<4x8xf32> -> tensor<4x8xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 8, 1], pad = 56>>
+  func.return
+}
+
+// -----
+
+// restickify's result carries a stick layout.
+func.func @f(%a: tensor<4x8xf32, #spyre.stick<dim = 1, device = [1, 4, 32], map = [1, 0, 1], strides = [32, 8, 1], pad = 24>>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.restickify': result type tensor<4x8xf32> carries no #spyre.stick layout
+  // expected-error @+1 {{carries no #spyre.stick layout}}
+  %0 = spyre.restickify %a : tensor<4x8xf32, #spyre.stick<dim = 1, device = [1, 4, 32], map = [1, 0, 1], strides = [32, 8, 1], pad = 24>> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
 // Every broken op of a chunk is reported, not only the first.
 func.func @f(%a: tensor<4xf32>, %b: tensor<5xf32>) {
   // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.add': shapes [4] and [5] do not broadcast (dim -1)

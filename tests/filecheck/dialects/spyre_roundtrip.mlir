@@ -284,3 +284,18 @@ func.func @stick_layout(%x: tensor<5x100x150xf16, #spyre.stick<dim = 2, device =
   // CHECK-NEXT: func.return %stick_relu : tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>
   func.return %stick_relu : tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>
 }
+
+// A restickify changes only the layout; its input may carry none (a reshape that is no
+// view of its source, see spyre_ir/passes/stickify.py).
+// CHECK-LABEL: func.func @restickify(
+// GENERIC-LABEL: sym_name = "restickify"
+func.func @restickify(%x: tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>, %plain: tensor<5x100x150xf16>) -> tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>> {
+  // CHECK-NEXT: %restick = spyre.restickify %x : tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>> -> tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>>
+  // GENERIC: %restick = "spyre.restickify"(%x) : (tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>) -> tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>>
+  %restick = spyre.restickify %x : tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>> -> tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>>
+  // CHECK-NEXT: %restick_plain = spyre.restickify %plain : tensor<5x100x150xf16> -> tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>
+  // GENERIC: %restick_plain = "spyre.restickify"(%plain) : (tensor<5x100x150xf16>) -> tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>
+  %restick_plain = spyre.restickify %plain : tensor<5x100x150xf16> -> tensor<5x100x150xf16, #spyre.stick<dim = 2, device = [100, 3, 5, 64], map = [1, 2, 0, 2], strides = [150, 64, 15000, 1], pad = 42>>
+  // CHECK-NEXT: func.return %restick : tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>>
+  func.return %restick : tensor<5x100x150xf16, #spyre.stick<dim = 1, device = [150, 2, 5, 64], map = [2, 1, 0, 1], strides = [1, 9600, 15000, 150], pad = 28>>
+}
