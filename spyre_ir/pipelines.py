@@ -24,8 +24,8 @@ PIPELINES: dict[str, list[str]] = {
         "spyre-tile",
         "spyre-double-buffer",
         "spyre-allocate-scratchpad",
-        "canonicalize",
     ],
+    "spyre-to-units": ["spyre-to-dataflow", "convert-dataflow-to-units"],
 }
 
 
@@ -56,6 +56,29 @@ class SpyreToDataflow(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
             p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class SpyreToUnits(ModulePass):
+    """L1 -> L3: spyre-to-dataflow, then per-unit programs with their queues."""
+
+    name = "spyre-to-units"
+
+    cores: int = DEFAULT_CONFIG.cores
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+def lower_to_units(
+    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+) -> ModuleOp:
+    """Python entry point: lower an L1 module to L3 in place and return it."""
+    SpyreToUnits(cores, lx_bytes).apply(registry.make_context(), module)
+    module.verify()
+    return module
 
 
 def lower_to_dataflow(

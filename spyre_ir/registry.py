@@ -107,14 +107,21 @@ def _to_dataflow() -> type[ModulePass]:
     return SpyreToDataflow
 
 
+def _dataflow_to_units() -> type[ModulePass]:
+    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
+
+    return ConvertDataflowToUnits
+
+
 def _to_units() -> type[ModulePass]:
-    from spyre_ir.lowering.dataflow_to_units import SpyreToUnits
+    from spyre_ir.pipelines import SpyreToUnits
 
     return SpyreToUnits
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-to-units": _to_units,
+    "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,

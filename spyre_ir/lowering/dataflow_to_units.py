@@ -1,4 +1,5 @@
-"""spyre-to-units (L2 -> L3): split each `dataflow.kernel` into per-unit programs.
+"""convert-dataflow-to-units (L2 -> L3): split each `dataflow.kernel` into per-unit
+programs. The named pipeline `spyre-to-units` runs it after `spyre-to-dataflow`.
 
 Every instruction of a kernel goes to the unit that runs it: moves and ring transfers
 to "ls", PE tile ops alternately to "pe0"/"pe1", SFP tile ops to "sfp0"/"sfp1" (the
@@ -196,7 +197,9 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 q = queues.get(src, dst, buffer, copies, 0)
                 w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
                 sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
-                sync.before(r_at, core.PopOp(q), dst, ("pop", q, r_at))
+                # One pop per version and consumer unit: before its first read of it.
+                version = q if copies > 1 else (q, w)
+                sync.before(r_at, core.PopOp(q), dst, ("pop", version))
         # Credits: each pure reader unit returns a token per version to each writer unit.
         pure_readers = [op for op, r, w in uses if r and not w]
         for reader_unit in dict.fromkeys(units[op] for op in pure_readers):
@@ -313,10 +316,10 @@ def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
 
 
 @dataclass(frozen=True)
-class SpyreToUnits(ModulePass):
+class ConvertDataflowToUnits(ModulePass):
     """Lower every dataflow.kernel to a core.program of per-unit instruction streams."""
 
-    name = "spyre-to-units"
+    name = "convert-dataflow-to-units"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in [k for k in op.walk() if isinstance(k, dataflow.KernelOp)]:

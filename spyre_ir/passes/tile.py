@@ -69,26 +69,20 @@ class BodyBuilder:
             self.constants[value] = op.result
         return self.constants[value]
 
+    # Index arithmetic is emitted whatever the values, so a kernel's IR has the same
+    # shape for any core count (a folded "* 1" would make it depend on the split).
     def mul(self, a: SSAValue, b: int) -> SSAValue:
-        if b == 1:
-            return a
         return self.emit(arith.MuliOp(a, self.const(b))).results[0]
 
     def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         if isinstance(b, int):
-            if b == 0:
-                return a
             b = self.const(b)
         return self.emit(arith.AddiOp(a, b)).results[0]
 
     def div(self, a: SSAValue, b: int) -> SSAValue:
-        if b == 1:
-            return a
         return self.emit(arith.DivUIOp(a, self.const(b))).results[0]
 
     def rem(self, a: SSAValue, b: int) -> SSAValue:
-        if b == 1:
-            return self.const(0)
         return self.emit(arith.RemUIOp(a, self.const(b))).results[0]
 
     def alloc(self, shape: Sequence[int], element: Attribute) -> SSAValue:

@@ -19,7 +19,7 @@ Road of one FX graph from dynamo:
    node stays in the outer graph as CPU code, with one warning per op kind per process
    (``SPYRE_STRICT=1``: :class:`SpyreUnsupportedError` instead).
 3. Each supported partition is imported to the ``spyre`` tensor dialect
-   (``fx_importer.import_graph``), lowered through the levels in ``LOWERINGS`` (none yet),
+   (``fx_importer.import_graph``), lowered through the levels in ``LOWERINGS`` (dataflow, units),
    dumped when ``SPYRE_IR_DUMP=DIR`` is set, and replaced in the outer graph by a
    :class:`SpyrePartition` that runs it on the executor chosen by ``SPYRE_EXECUTOR``.
 
@@ -128,8 +128,15 @@ def _reference(module: Any) -> Runner:
     return lambda arrays: list(run_module(module, arrays, entry="main"))
 
 
+def _dataflow(module: Any) -> Runner:
+    from spyre_ir.interp.dataflow import run_module
+
+    return lambda arrays: list(run_module(module, arrays, entry="main"))
+
+
 EXECUTORS: dict[str, Executor] = {
     "reference": Executor("reference", "tensor", _reference),
+    "dataflow": Executor("dataflow", "dataflow", _dataflow),
 }
 
 
@@ -144,7 +151,26 @@ def get_executor(name: str) -> Executor:
 
 # IR levels after the tensor level, in order: (suffix, lowering from the previous level).
 # Each level is dumped as ``<graph>_<n>.<suffix>.mlir``; e.g. ("dataflow", tensor_to_dataflow).
-LOWERINGS: list[tuple[str, Callable[[Any], Any]]] = []
+def _to_dataflow(module: Any) -> Any:
+    from spyre_ir.pipelines import lower_to_dataflow
+
+    return lower_to_dataflow(module.clone())
+
+
+def _to_units(module: Any) -> Any:
+    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
+    from spyre_ir.registry import make_context
+
+    lowered = module.clone()
+    ConvertDataflowToUnits().apply(make_context(), lowered)
+    lowered.verify()
+    return lowered
+
+
+LOWERINGS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("dataflow", _to_dataflow),
+    ("units", _to_units),
+]
 
 
 def print_ir(module: Any) -> str:

@@ -1,4 +1,4 @@
-// RUN: spyre-opt %s -p spyre-to-units --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p convert-dataflow-to-units --split-input-file | filecheck %s
 
 // A row kernel: LS loads a tile, the SFP exponentiates it, the PE scales it, LS stores.
 // Each hand-over is a data queue (producer pushes after writing, consumer pops before
