@@ -196,6 +196,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 src, dst = units[w], units[reader]
                 q = queues.get(src, dst, buffer, copies, 0)
                 w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
+                if copies > 1:
+                    r_at = reader  # every iteration reads a fresh slot: one token each
                 sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
                 # One pop per version and consumer unit: before its first read of it.
                 version = q if copies > 1 else (q, w)
@@ -213,6 +215,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     first_writes = first_writes[:1]
                 for w in first_writes:
                     w_at, r_at = hoist(w, last_read, body), hoist(last_read, w, body)
+                    if copies > 1:
+                        r_at = last_read  # a slot is handed back every iteration
                     sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
                     sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
     return sync
