@@ -66,12 +66,13 @@ def test_ir_dump_example_runs(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip() == "['graph0_0.tensor.mlir']"
+    assert run.stdout.strip() == (
+        "['graph0_0.dataflow.mlir', 'graph0_0.tensor.mlir', 'graph0_0.units.mlir']"
+    )
     dumped = (tmp_path / "spyre-dump" / "graph0_0.tensor.mlir").read_text()
     assert dumped == ir, "the IR shown in docs/ir-dumps.md changed: paste the new dump"
 
-    if not (Path(bindir) / "spyre-opt").exists():
-        pytest.skip("spyre-opt is not installed next to this python")
+    assert (Path(bindir) / "spyre-opt").exists(), "spyre-opt must be installed next to python"
     commands = subprocess.run(["bash", "-e", "-c", shell], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=300)  # fmt: skip
     assert commands.returncode == 0, commands.stderr[-3000:]

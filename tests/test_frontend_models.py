@@ -282,13 +282,13 @@ def test_ir_dump_files_reparse_verify_and_rerun(tmp_path: Path, env) -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
     files = sorted(tmp_path.glob("*.mlir"))
-    assert [f.name.endswith(".tensor.mlir") for f in files] == [True], files
-    (dumped,) = files
-    result = _spyre_opt(dumped)
-    assert result.returncode == 0, result.stderr
-    assert "spyre.matmul" in result.stdout
+    assert [f.name.split(".")[1] for f in files] == ["dataflow", "tensor", "units"], files
+    for dumped, marker in zip(files, ["dataflow.kernel", "spyre.matmul", "core.program"]):
+        result = _spyre_opt(dumped)
+        assert result.returncode == 0, result.stderr
+        assert marker in result.stdout
 
-    module = parse_file(make_context(), str(dumped))
+    module = parse_file(make_context(), str(files[1]))  # the tensor level
     # the partition's arguments are x and w, told apart by shape
     by_shape = {tuple(x.shape): x.numpy(), tuple(w.shape): w.numpy()}
     fn_op = module.body.block.first_op
