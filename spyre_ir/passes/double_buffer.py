@@ -81,6 +81,7 @@ from spyre_ir.dialects.dataflow import (
     KernelOp,
     LoadOp,
     LxType,
+    RingAllgatherBase,
     SlotOp,
     StoreOp,
 )
@@ -101,12 +102,20 @@ def _reads_only(op: Operation, buffer: SSAValue) -> bool:
         return op.source == buffer
     if isinstance(op, GatherOp):
         return op.indices == buffer and op.dest != buffer
+    if isinstance(op, RingAllgatherBase):
+        return op.part == buffer and op.full != buffer
     return False
+
+
+def transfer_dest(op: Operation) -> SSAValue:
+    """The LX buffer a prefetchable transfer fills."""
+    return op.full if isinstance(op, RingAllgatherBase) else op.dest
 
 
 @dataclass
 class _Candidate:
-    load: LoadOp
+    load: Operation
+    """A `dataflow.load`, or a ring all-gather of a prefetched load's buffer."""
     alloc: AllocLxOp
     address: list[Operation]
     """The loop-body ops the load's offsets are computed by, in program order."""
@@ -136,17 +145,11 @@ def _address_slice(loop: scf.ForOp, load: LoadOp) -> list[Operation] | None:
     return [op for op in body.ops if op in found]
 
 
-def _candidate(loop: scf.ForOp, load: LoadOp) -> _Candidate | None:
-    alloc = load.dest.owner
+def _candidate(loop: scf.ForOp, load: Operation) -> _Candidate | None:
+    alloc = transfer_dest(load).owner
     if not isinstance(alloc, AllocLxOp) or alloc.offset is not None:
         return None
     if loop.is_ancestor(alloc):
-        return None
-    source = load.source
-    if isinstance(source, BlockArgument):
-        if loop.is_ancestor(source.block):
-            return None
-    elif loop.is_ancestor(source.owner):
         return None
     for use in alloc.buffer.uses:
         user = use.operation
@@ -154,6 +157,14 @@ def _candidate(loop: scf.ForOp, load: LoadOp) -> _Candidate | None:
             continue
         if not loop.is_ancestor(user) or not _reads_only(user, alloc.buffer):
             return None
+    if isinstance(load, RingAllgatherBase):
+        return _Candidate(load, alloc, [])
+    source = load.source
+    if isinstance(source, BlockArgument):
+        if loop.is_ancestor(source.block):
+            return None
+    elif loop.is_ancestor(source.owner):
+        return None
     for op in loop.walk():
         if isinstance(op, StoreOp) and op.dest == source:
             return None
@@ -163,10 +174,16 @@ def _candidate(loop: scf.ForOp, load: LoadOp) -> _Candidate | None:
     return _Candidate(load, alloc, address)
 
 
-def _leading_loads(loop: scf.ForOp) -> list[LoadOp]:
-    loads: list[LoadOp] = []
+def _leading_loads(loop: scf.ForOp) -> list[Operation]:
+    """The loads that open the loop body, then the all-gathers of their buffers (an A
+    tile shared over the ring is prefetched with the slice it is gathered from)."""
+    loads: list[Operation] = []
     for op in loop.body.block.ops:
         if isinstance(op, LoadOp):
+            loads.append(op)
+        elif isinstance(op, RingAllgatherBase) and any(
+            isinstance(l, LoadOp) and l.dest == op.part for l in loads
+        ):
             loads.append(op)
         elif op.regions or not is_side_effect_free(op):
             break
@@ -238,7 +255,7 @@ def _clone_loads(
                     new.name_hint = f"{old.name_hint}_{suffix}"
         name = c.alloc.buffer.name_hint
         view = emit(SlotOp(buffers[c.alloc], slot), f"{name}_{suffix}" if name else None)
-        mapping[c.load.dest] = view
+        mapping[transfer_dest(c.load)] = view
         load = c.load.clone(value_mapper=mapping)
         load.location = c.load.location
         emit.ops.append(load)
@@ -333,6 +350,13 @@ class SpyreDoubleBuffer(ModulePass):
                     c
                     for load in _leading_loads(loop)
                     if (c := _candidate(loop, load)) is not None
+                ]
+                # An all-gather is prefetched only with the slice it gathers.
+                prefetched = {transfer_dest(c.load) for c in candidates}
+                candidates = [
+                    c
+                    for c in candidates
+                    if not isinstance(c.load, RingAllgatherBase) or c.load.part in prefetched
                 ]
                 if candidates:
                     _rewrite(loop, candidates)
