@@ -1,11 +1,13 @@
 """Cost formulas the compiler uses to choose work divisions and tile sizes.
 
 Every number comes from `SpyreConfig`; these are estimates for ranking choices, the
-simulator measures. Units: seconds and bytes.
+simulator measures. Units: seconds and bytes; the instruction timings the simulator
+uses (at the end) are in core clock cycles.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spyre_ir.hardware import SpyreConfig
@@ -172,18 +174,38 @@ def plan_matmul(
     return best
 
 
-def rows_tile(
-    rows: int, row_bytes: int, config: SpyreConfig, cores: int, lx_bytes: int | None = None
-) -> tuple[int, int]:
-    """(tile rows, cores used) for a row kernel: as many rows per tile as fit in half
-    of LX (double buffering) and no more than a core's share."""
-    budget = (lx_bytes or config.lx_bytes) // 2
-    used = max(1, min(cores, rows))
-    share = ceil_div(rows, used)
-    t = max(1, min(share, budget // max(row_bytes, 1)))
-    if t * row_bytes > budget:
+def balanced_rows_tile(
+    outer: int, inner: int, row_bytes: int, cores: int, lx_bytes: int, stick: int = 1
+) -> tuple[int, int, int]:
+    """(tile rows t, cores used, tiles per core) for a row kernel over `outer` x `inner`
+    rows: a tile is t rows of the innermost row dim. One row of every buffer must fit
+    in half of LX (the other half double-buffers); among the tile sizes that fit, the
+    one whose busiest core covers the fewest rows wins (ties: bigger tiles, fewer
+    per-tile costs), and only as many cores as have work are used, so no core
+    streams a tile past the end while the others wait."""
+    budget = lx_bytes // 2
+    if row_bytes > budget:
         raise ValueError(f"one row needs {row_bytes} bytes; half of LX is {budget}")
-    return t, used
+    largest = min(inner, max(1, budget // max(row_bytes, 1)))
+    best: tuple[int, int, int] | None = None
+    best_key: tuple[int, int] | None = None
+    for t in range(largest, 0, -1):
+        if t < inner and t % stick:
+            continue
+        items = outer * ceil_div(inner, t)
+        used = max(1, min(cores, items))
+        per_core = ceil_div(items, used)
+        used = ceil_div(items, per_core)
+        key = (per_core * t, per_core)
+        if best_key is None or key < best_key:
+            best, best_key = (t, used, per_core), key
+    if best is None:  # only whole sticks fit: one stick of rows
+        t = min(inner, stick)
+        items = outer * ceil_div(inner, t)
+        used = max(1, min(cores, items))
+        per_core = ceil_div(items, used)
+        return t, ceil_div(items, per_core), per_core
+    return best
 
 
 def bandwidth_seconds(nbytes: float, config: SpyreConfig) -> float:
@@ -193,3 +215,175 @@ def bandwidth_seconds(nbytes: float, config: SpyreConfig) -> float:
 def roofline_seconds(flops: float, nbytes: float, config: SpyreConfig) -> float:
     return max(flops / config.fp16_peak_flops, nbytes / config.lpddr_bandwidth)
 
+
+
+# ---------------------------------------------------------------- instruction timing
+#
+# Durations of single L3 instructions, in core clock cycles: the simulator
+# (spyre_ir/sim/engine.py) takes every duration from here. Sourced numbers and the model
+# assumptions (sfp_*, lpddr_latency_s, ring_hop_latency_cycles) both come from
+# `SpyreConfig`.
+
+SFP_SIMPLE = frozenset({
+    "add", "sub", "mul", "max", "min", "neg", "abs", "sign", "relu", "clamp", "cast",
+    "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge", "select", "where", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "full", "iota",
+})  # fmt: skip
+SFP_SPECIAL = frozenset({
+    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "sin", "cos",
+    "pow", "div",
+})  # fmt: skip
+SFP_ACTIVATIONS = frozenset({"gelu", "silu"})
+SFP_REDUCTIONS = frozenset({
+    "sum", "mean", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
+})  # fmt: skip
+SFP_NORMS = frozenset({"layer_norm", "rms_norm"})
+
+
+def pe_fill_cycles(config: SpyreConfig) -> int:
+    """Fill/drain latency of one PE instruction: pe_rows + pe_cols cycles (16)."""
+    return config.pe_rows + config.pe_cols
+
+
+def pe_matmul_cycles(m: int, n: int, k: int, config: SpyreConfig, batch: int = 1) -> int:
+    """One corelet's PE array on a (batch x) m x n x k matmul tile:
+
+        batch * ceil(m / pe_rows) * ceil(n / (pe_cols * pe_fp16_lanes)) * k
+            + pe_rows + pe_cols
+
+    Each cycle the 8 x 8 array with 8 fp16 lanes per PE does an 8-row x 64-column
+    outer-product step of one k; the last term fills and drains the array."""
+    rows = ceil_div(m, config.pe_rows)
+    cols = ceil_div(n, config.pe_cols * config.pe_fp16_lanes)
+    return batch * rows * cols * k + pe_fill_cycles(config)
+
+
+def pe_elementwise_cycles(elements: int, config: SpyreConfig) -> int:
+    """An elementwise tile op on one corelet's PE array:
+
+        ceil(elements / (pe_rows * pe_cols * pe_fp16_lanes)) + pe_rows + pe_cols
+
+    (512 elements per cycle, plus the fill/drain latency)."""
+    per_cycle = config.pe_rows * config.pe_cols * config.pe_fp16_lanes
+    return ceil_div(elements, per_cycle) + pe_fill_cycles(config)
+
+
+def sfp_cost_factor(kind: str, config: SpyreConfig) -> int:
+    """Passes over the data of the SFP op `kind` ('spyre.exp' or 'exp'):
+
+    simple functions `sfp_cost_simple`; special functions (exp, tanh, erf, rsqrt,
+    reciprocal, div ...) `sfp_cost_special`; gelu/silu a special function and a simple
+    one; reductions `sfp_cost_reduction` (var: two of them); softmax `sfp_cost_softmax`;
+    layer_norm/rms_norm `sfp_cost_norm`. Anything else counts as simple."""
+    name = kind.removeprefix("spyre.")
+    if name in SFP_SPECIAL:
+        return config.sfp_cost_special
+    if name in SFP_ACTIVATIONS:
+        return config.sfp_cost_special + config.sfp_cost_simple
+    if name in SFP_REDUCTIONS:
+        return config.sfp_cost_reduction
+    if name == "var":
+        return 2 * config.sfp_cost_reduction
+    if name == "softmax":
+        return config.sfp_cost_softmax
+    if name in SFP_NORMS:
+        return config.sfp_cost_norm
+    return config.sfp_cost_simple
+
+
+def sfp_cycles(kind: str, elements: int, config: SpyreConfig) -> int:
+    """One corelet's special-function pipeline on a tile of `elements` elements (the
+    largest operand: a reduction reads all of its input):
+
+        ceil(elements / sfp_lanes) * sfp_cost_factor(kind)"""
+    return ceil_div(elements, config.sfp_lanes) * sfp_cost_factor(kind, config)
+
+
+def box_sticks(
+    extents: Sequence[int], shape: Sequence[int], stick_dim: int, per_stick: int
+) -> int:
+    """Sticks a box of `extents` covers in a tensor of `shape` stored in sticks of
+    `per_stick` elements along `stick_dim`, the box starting at a stick boundary and
+    clipped to the tensor:
+
+        ceil(min(e[s], n[s]) / per_stick) * prod(min(e[d], n[d]) for d != s)
+
+    A rank-0 tensor is one stick. (An edge tile that overhangs the tensor moves only the
+    sticks inside it; a core whose tile lies past the end still spends this time, as
+    every core runs the same program.)"""
+    count = 1
+    for d, (e, n) in enumerate(zip(extents, shape)):
+        inside = min(e, n)
+        count *= ceil_div(inside, per_stick) if d == stick_dim else inside
+    return count
+
+
+def lpddr_transfer_cycles(nbytes: float, active_cores: int, config: SpyreConfig) -> float:
+    """Cycles one core's load/store unit streams `nbytes` (whole sticks) from or to
+    LPDDR5 while `active_cores` cores stream at once (processor sharing of the card's
+    bandwidth - the contention):
+
+        nbytes / (lpddr_bandwidth / active_cores) * clock_hz"""
+    return nbytes * active_cores / config.lpddr_bytes_per_cycle
+
+
+def lpddr_cycles(nbytes: float, active_cores: int, config: SpyreConfig) -> float:
+    """Latency + transfer of one LPDDR5 move: lpddr_latency_s * clock_hz +
+    lpddr_transfer_cycles(nbytes, active_cores). The simulator keeps the load/store unit
+    busy for the transfer only (several requests in flight) and makes the result
+    available after both."""
+    return config.lpddr_latency_cycles + lpddr_transfer_cycles(nbytes, active_cores, config)
+
+
+def ring_allreduce_cycles(
+    nbytes: float, group: int, config: SpyreConfig, stride: int = 1
+) -> float:
+    """A ring all-reduce of an `nbytes` buffer over `group` cores `stride` apart:
+
+        2 (g - 1) / g * nbytes / ring_bytes_per_cycle
+            + 2 (g - 1) * stride * ring_hop_latency_cycles
+
+    (reduce-scatter then all-gather: 2 (g - 1) steps of nbytes / g, each crossing
+    `stride` hops). Zero for a group of one."""
+    if group <= 1:
+        return 0.0
+    steps = 2 * (group - 1)
+    return (steps / group * nbytes / config.ring_bytes_per_cycle
+            + steps * stride * config.ring_hop_latency_cycles)  # fmt: skip
+
+
+def ring_allgather_cycles(
+    full_bytes: float, group: int, config: SpyreConfig, stride: int = 1
+) -> float:
+    """A ring all-gather of parts stacking to `full_bytes` over `group` cores `stride`
+    apart:
+
+        (g - 1) / g * full_bytes / ring_bytes_per_cycle
+            + (g - 1) * stride * ring_hop_latency_cycles
+
+    Zero for a group of one."""
+    if group <= 1:
+        return 0.0
+    steps = group - 1
+    return (steps / group * full_bytes / config.ring_bytes_per_cycle
+            + steps * stride * config.ring_hop_latency_cycles)  # fmt: skip
+
+
+def ring_bytes_sent(nbytes: float, group: int, allreduce: bool) -> float:
+    """Bytes one core sends in a ring collective: 2 (g - 1) / g * nbytes for an
+    all-reduce of an nbytes buffer, (g - 1) / g * nbytes for an all-gather of nbytes."""
+    if group <= 1:
+        return 0.0
+    return (2 if allreduce else 1) * (group - 1) / group * nbytes
+
+
+def ls_rearrange_cycles(nbytes: int, config: SpyreConfig) -> int:
+    """An LX -> LX rearrangement on the load/store unit (transpose, slice, pad, concat,
+    broadcast of a tile), one stick per cycle:
+
+        ceil(nbytes / stick_bytes)    (nbytes: the bytes written)"""
+    return ceil_div(nbytes, config.stick_bytes)
+
+
+def cycles_to_us(cycles: float, config: SpyreConfig) -> float:
+    return cycles / config.clock_hz * 1e6

@@ -119,6 +119,45 @@ class SpyreConfig:
     core_span_bytes: int = 256 * MIB
     """Largest tensor slice one core addresses. Source: torch-spyre work-division planning."""
 
+    # Timing of the simulator's instructions (spyre_ir/cost_model.py, "instruction
+    # timing"). IBM publishes none of these: every field below is a MODEL ASSUMPTION,
+    # chosen plausible and small enough not to dominate the sourced bandwidths and peak.
+
+    sfp_lanes: int = 64
+    """MODEL ASSUMPTION (not published by IBM): elements the special-function pipeline of
+    one corelet takes per cycle - one stick of fp16 per cycle."""
+
+    sfp_cost_simple: int = 1
+    """MODEL ASSUMPTION: SFP passes (cycles per `sfp_lanes` elements) of a simple
+    function: add, mul, cast, compare, select, floor, ceil ..."""
+
+    sfp_cost_special: int = 3
+    """MODEL ASSUMPTION: SFP passes of a special function (exp, log, tanh, sigmoid,
+    erf, sin, cos, pow, sqrt, rsqrt, reciprocal, div): a table lookup plus a short
+    polynomial, pipelined."""
+
+    sfp_cost_reduction: int = 1
+    """MODEL ASSUMPTION: SFP passes of a reduction (sum, mean, max, min, argmax, cumsum):
+    one pass over its input (var takes two)."""
+
+    sfp_cost_softmax: int = 5
+    """MODEL ASSUMPTION: SFP passes of a softmax: a max pass, an exp-and-sum pass (a
+    special function, 3) and a scaling pass."""
+
+    sfp_cost_norm: int = 4
+    """MODEL ASSUMPTION: SFP passes of layer_norm / rms_norm: the statistics (one or two
+    passes), then normalise and apply the weight (two passes)."""
+
+    lpddr_latency_s: float = 500e-9
+    """MODEL ASSUMPTION: LPDDR5 access latency of one load/store/gather instruction
+    (first byte). The load/store unit keeps several requests in flight, so the latency
+    delays the instruction's result (the token pushed after it) but does not keep the
+    unit busy: back-to-back transfers hide it, a dependent wait sees it."""
+
+    ring_hop_latency_cycles: int = 10
+    """MODEL ASSUMPTION: cycles for one step of a ring collective to cross one hop
+    between neighbouring cores."""
+
     # Derived values: computed, never typed in.
 
     @property
@@ -148,6 +187,16 @@ class SpyreConfig:
     def ring_bandwidth(self) -> float:
         """Ring bandwidth per direction in bytes/s."""
         return self.ring_bytes_per_cycle * self.clock_hz
+
+    @property
+    def lpddr_bytes_per_cycle(self) -> float:
+        """LPDDR5 bandwidth of the whole card per core clock cycle (136.5 bytes)."""
+        return self.lpddr_bandwidth / self.clock_hz
+
+    @property
+    def lpddr_latency_cycles(self) -> float:
+        """`lpddr_latency_s` in core clock cycles (750 for the default card)."""
+        return self.lpddr_latency_s * self.clock_hz
 
     def elements_per_stick(self, dtype: str) -> int:
         """64 for f16, 32 for f32, 128 for int8 (torch-spyre's layout rule)."""

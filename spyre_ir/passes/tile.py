@@ -186,21 +186,17 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     )
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
-    try:
-        t, cores = cost_model.rows_tile(numel(rows), row_bytes, DEFAULT_CONFIG,
-                                        plan["cores"], lx_bytes)  # fmt: skip
-    except ValueError as e:
-        raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
-    t = min(t, inner)
     # Inputs read across their stick dim need tiles of whole sticks.
     stick = max((DEFAULT_CONFIG.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
                  for v in group.body.block.args if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
-    if t < inner and t % stick:
-        t = min(inner, cost_model.ceil_div(t, stick) * stick)
+    try:
+        t, cores, per_core = cost_model.balanced_rows_tile(
+            numel(outer), inner, row_bytes, plan["cores"], lx_bytes or DEFAULT_CONFIG.lx_bytes,
+            stick,
+        )
+    except ValueError as e:
+        raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
-    items = numel(outer) * chunks
-    cores = min(cores, items)
-    per_core = cost_model.ceil_div(items, cores)
     plan_attr = group.plan
     shell = new_kernel(group, cores, lx_bytes, plan_attr)
     b = shell.body

@@ -1,0 +1,130 @@
+"""The instruction timings of spyre_ir/cost_model.py (what the simulator charges), each
+checked against cycles computed by hand from the default card's numbers."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from spyre_ir import cost_model as cm
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+
+C = DEFAULT_CONFIG
+
+NEW_FIELDS = (
+    "sfp_lanes", "sfp_cost_simple", "sfp_cost_special", "sfp_cost_reduction",
+    "sfp_cost_softmax", "sfp_cost_norm", "lpddr_latency_s", "ring_hop_latency_cycles",
+)  # fmt: skip
+
+
+def test_timing_fields_are_marked_as_model_assumptions() -> None:
+    source = inspect.getsource(SpyreConfig)
+    for name in NEW_FIELDS:
+        assert re.search(rf"\n    {name}: .*\n    \"\"\"MODEL ASSUMPTION", source), name
+
+
+def test_derived_lpddr_numbers() -> None:
+    # 204.8e9 B/s at 1.5e9 cycles/s; 500 ns at 1.5 GHz.
+    assert C.lpddr_bytes_per_cycle == pytest.approx(136.5333333)
+    assert C.lpddr_latency_cycles == pytest.approx(750)
+
+
+def test_pe_matmul_cycles() -> None:
+    # 512 rows / 8 = 64 row steps, 64 cols / (8 x 8 lanes) = 1, k = 64; + 8 + 8 fill.
+    assert cm.pe_matmul_cycles(512, 64, 64, C) == 64 * 1 * 64 + 16 == 4112
+    # Uneven: ceil(67 / 8) = 9, ceil(100 / 64) = 2, k = 30 -> 540, + 16.
+    assert cm.pe_matmul_cycles(67, 100, 30, C) == 556
+    # A batch of 3 tiles repeats the steps, the fill is paid once per instruction.
+    assert cm.pe_matmul_cycles(67, 100, 30, C, batch=3) == 3 * 540 + 16
+    # A 1 x 1 x 1 tile still takes one step plus the fill.
+    assert cm.pe_matmul_cycles(1, 1, 1, C) == 17
+    # A smaller array: 4 x 4 with 8 lanes -> ceil(8/4) * ceil(64/32) * 10 + 8.
+    small = C.with_options(pe_rows=4, pe_cols=4)
+    assert cm.pe_matmul_cycles(8, 64, 10, small) == 2 * 2 * 10 + 8
+
+
+def test_pe_elementwise_cycles() -> None:
+    # 8 x 8 PEs x 8 lanes = 512 elements per cycle, + 16 fill.
+    assert cm.pe_elementwise_cycles(512, C) == 1 + 16
+    assert cm.pe_elementwise_cycles(3 * 256, C) == 2 + 16
+    assert cm.pe_elementwise_cycles(128 * 1024, C) == 256 + 16
+
+
+@pytest.mark.parametrize(
+    ("kind", "factor"),
+    [
+        ("spyre.add", 1), ("spyre.cast", 1), ("spyre.select", 1), ("spyre.gt", 1),
+        ("spyre.exp", 3), ("spyre.tanh", 3), ("spyre.erf", 3), ("spyre.rsqrt", 3),
+        ("spyre.reciprocal", 3), ("spyre.div", 3), ("spyre.gelu", 4), ("spyre.silu", 4),
+        ("spyre.sum", 1), ("spyre.reduce_max", 1), ("spyre.cumsum", 1), ("spyre.var", 2),
+        ("spyre.softmax", 5), ("spyre.layer_norm", 4), ("spyre.rms_norm", 4),
+        ("exp", 3), ("spyre.something_new", 1),
+    ],
+)  # fmt: skip
+def test_sfp_cost_factor(kind: str, factor: int) -> None:
+    assert cm.sfp_cost_factor(kind, C) == factor
+
+
+def test_sfp_cycles() -> None:
+    # 64 lanes: 128 x 1024 elements = 2048 passes-worth of cycles, times the factor.
+    assert cm.sfp_cycles("spyre.exp", 128 * 1024, C) == 2048 * 3 == 6144
+    assert cm.sfp_cycles("spyre.softmax", 128 * 1024, C) == 2048 * 5
+    assert cm.sfp_cycles("spyre.add", 100, C) == 2  # ceil(100 / 64)
+    assert cm.sfp_cycles("spyre.cast", 512 * 64, C) == 512
+    assert cm.sfp_cycles("spyre.layer_norm", 64, C.with_options(sfp_lanes=32)) == 2 * 4
+
+
+def test_box_sticks() -> None:
+    # f16: 64 per stick. A 3 x 256 box: 4 sticks per row, 3 rows.
+    assert cm.box_sticks((3, 256), (67, 256), 1, 64) == 12
+    # An overhanging edge tile counts only the rows inside the tensor.
+    assert cm.box_sticks((128, 64), (67, 320), 1, 64) == 67
+    # A partial stick at the tensor's end is a whole stick: 100 -> 2.
+    assert cm.box_sticks((5, 100), (5, 100), 1, 64) == 10
+    # Sticked on dim 0: 8 of dim 0 share one stick, 100 columns -> 100 sticks.
+    assert cm.box_sticks((8, 100), (10, 100), 0, 64) == 100
+    assert cm.box_sticks((), (), -1, 64) == 1
+    # f32: 32 per stick; 2 x 3 x 64 box -> 2 sticks per row, 6 rows.
+    assert cm.box_sticks((2, 3, 64), (4, 3, 64), 2, 32) == 12
+
+
+def test_lpddr_transfer_and_latency() -> None:
+    # 32 cores share 204.8 GB/s: 6.4 GB/s each; 8192 B take 1.28 us = 1920 cycles.
+    assert cm.lpddr_transfer_cycles(8192, 32, C) == pytest.approx(1920)
+    # One core alone: 8192 / 136.53 = 60 cycles.
+    assert cm.lpddr_transfer_cycles(8192, 1, C) == pytest.approx(60)
+    # + 500 ns = 750 cycles of access latency.
+    assert cm.lpddr_cycles(8192, 32, C) == pytest.approx(2670)
+
+
+def test_ring_allreduce_cycles() -> None:
+    # 64 KiB over 4 cores: 2 * 3/4 * 65536 / 128 = 768 cycles, + 2 * 3 steps * 10.
+    assert cm.ring_allreduce_cycles(65536, 4, C) == pytest.approx(828)
+    # Group members 2 apart: every step crosses 2 hops.
+    assert cm.ring_allreduce_cycles(65536, 4, C, stride=2) == pytest.approx(888)
+    assert cm.ring_allreduce_cycles(65536, 1, C) == 0.0
+
+
+def test_ring_allgather_cycles() -> None:
+    # A 64 KiB tile gathered over 32 cores: 31/32 * 65536 / 128 = 496, + 31 * 10.
+    assert cm.ring_allgather_cycles(65536, 32, C) == pytest.approx(806)
+    assert cm.ring_allgather_cycles(4096, 2, C, stride=3) == pytest.approx(16 + 30)
+    assert cm.ring_allgather_cycles(4096, 1, C) == 0.0
+
+
+def test_ring_bytes_sent() -> None:
+    assert cm.ring_bytes_sent(65536, 4, allreduce=True) == 98304  # 2 * 3/4
+    assert cm.ring_bytes_sent(65536, 32, allreduce=False) == 63488  # 31/32
+    assert cm.ring_bytes_sent(65536, 1, allreduce=True) == 0
+
+
+def test_ls_rearrange_cycles() -> None:
+    # One 128-byte stick per cycle: a 3 x 256 f16 tile is 1536 bytes = 12 sticks.
+    assert cm.ls_rearrange_cycles(1536, C) == 12
+    assert cm.ls_rearrange_cycles(100, C) == 1
+
+
+def test_cycles_to_us() -> None:
+    assert cm.cycles_to_us(1500, C) == pytest.approx(1.0)
