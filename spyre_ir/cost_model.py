@@ -174,21 +174,25 @@ def plan_matmul(
     return best
 
 
+PIPELINE_DEPTH = 4
+"""Tiles per core below which a row kernel cannot keep its units overlapped."""
+
+
 def balanced_rows_tile(
     outer: int, inner: int, row_bytes: int, cores: int, lx_bytes: int, stick: int = 1
 ) -> tuple[int, int, int]:
     """(tile rows t, cores used, tiles per core) for a row kernel over `outer` x `inner`
     rows: a tile is t rows of the innermost row dim. One row of every buffer must fit
     in half of LX (the other half double-buffers); among the tile sizes that fit, the
-    one whose busiest core covers the fewest rows wins (ties: bigger tiles, fewer
-    per-tile costs), and only as many cores as have work are used, so no core
-    streams a tile past the end while the others wait."""
+    one whose busiest core covers the fewest rows wins (ties: enough tiles per core to
+    pipeline, then bigger tiles, fewer per-tile costs), and only as many cores as have
+    work are used, so no core streams a tile past the end while the others wait."""
     budget = lx_bytes // 2
     if row_bytes > budget:
         raise ValueError(f"one row needs {row_bytes} bytes; half of LX is {budget}")
     largest = min(inner, max(1, budget // max(row_bytes, 1)))
     best: tuple[int, int, int] | None = None
-    best_key: tuple[int, int] | None = None
+    best_key: tuple[int, int, int] | None = None
     for t in range(largest, 0, -1):
         if t < inner and t % stick:
             continue
@@ -196,7 +200,9 @@ def balanced_rows_tile(
         used = max(1, min(cores, items))
         per_core = ceil_div(items, used)
         used = ceil_div(items, per_core)
-        key = (per_core * t, per_core)
+        # Fewest rows on the busiest core; then at least a few tiles per core, so
+        # loads, compute and stores of successive tiles overlap; then bigger tiles.
+        key = (per_core * t, max(0, PIPELINE_DEPTH - per_core), per_core)
         if best_key is None or key < best_key:
             best, best_key = (t, used, per_core), key
     if best is None:  # only whole sticks fit: one stick of rows
@@ -221,8 +227,8 @@ def roofline_seconds(flops: float, nbytes: float, config: SpyreConfig) -> float:
 #
 # Durations of single L3 instructions, in core clock cycles: the simulator
 # (spyre_ir/sim/engine.py) takes every duration from here. Sourced numbers and the model
-# assumptions (sfp_*, lpddr_latency_s, ring_hop_latency_cycles) both come from
-# `SpyreConfig`.
+# assumptions (sfp_*, lpddr_latency_s, ring_hop_latency_cycles, ls_issue_cycles) both
+# come from `SpyreConfig`; docs/simulator.md lists them all.
 
 SFP_SIMPLE = frozenset({
     "add", "sub", "mul", "max", "min", "neg", "abs", "sign", "relu", "clamp", "cast",
@@ -329,9 +335,9 @@ def lpddr_transfer_cycles(nbytes: float, active_cores: int, config: SpyreConfig)
 
 def lpddr_cycles(nbytes: float, active_cores: int, config: SpyreConfig) -> float:
     """Latency + transfer of one LPDDR5 move: lpddr_latency_s * clock_hz +
-    lpddr_transfer_cycles(nbytes, active_cores). The simulator keeps the load/store unit
-    busy for the transfer only (several requests in flight) and makes the result
-    available after both."""
+    lpddr_transfer_cycles(nbytes, active_cores). The simulator keeps the load/store
+    unit's LPDDR5 port busy for the transfer only (several requests in flight) and makes
+    the result available after both."""
     return config.lpddr_latency_cycles + lpddr_transfer_cycles(nbytes, active_cores, config)
 
 
@@ -383,6 +389,13 @@ def ls_rearrange_cycles(nbytes: int, config: SpyreConfig) -> int:
 
         ceil(nbytes / stick_bytes)    (nbytes: the bytes written)"""
     return ceil_div(nbytes, config.stick_bytes)
+
+
+def ls_issue_cycles(config: SpyreConfig) -> int:
+    """Cycles the load/store unit spends issuing one instruction (a move, a ring
+    collective or a rearrangement) to its port, before the port starts it:
+    `ls_issue_cycles` (a model assumption). The port's own time comes on top."""
+    return config.ls_issue_cycles
 
 
 def cycles_to_us(cycles: float, config: SpyreConfig) -> float:

@@ -327,6 +327,63 @@ def _then(ops: list[Operation]) -> Region:
     return Region(Block([*ops, scf.YieldOp()]))
 
 
+def _rewritten_each_iteration(loop: scf.ForOp, alloc: AllocLxOp) -> bool:
+    """The buffer is only used in the loop body, and each iteration starts by overwriting
+    it whole with a tile op (no accumulate), so no value crosses iterations."""
+    body = loop.body.block
+    uses = [u.operation for u in alloc.buffer.uses]
+    if not uses or any(u.parent is not body for u in uses):
+        return False
+    first = min(uses, key=lambda u: body.get_operation_index(u))
+    return (
+        isinstance(first, ComputeOp)
+        and first.accumulate is None
+        and alloc.buffer in first.outputs
+        and alloc.buffer not in first.inputs
+    )
+
+
+def _alternate_slots(loop: scf.ForOp) -> None:
+    """Give every buffer the loop rewrites each iteration two slots, used alternately, so
+    the unit writing tile i+1 need not wait for the unit still reading tile i (an
+    output tile is being stored while the next one is computed)."""
+    body = loop.body.block
+    allocs = []
+    for op in loop.body.ops:
+        for operand in op.operands:
+            owner = operand.owner
+            if (
+                isinstance(owner, AllocLxOp)
+                and owner.offset is None
+                and owner not in allocs
+                and not loop.is_ancestor(owner)
+                and _rewritten_each_iteration(loop, owner)
+            ):
+                allocs.append(owner)
+    if not allocs:
+        return
+    head = _Emit(loop.location)
+    c2 = head.index(2, loop)
+    count = body.args[0]
+    if constant_index(loop.lb) != 0:
+        count = head(arith.SubiOp(count, loop.lb), "from_lb")
+    if constant_index(loop.step) != 1:
+        count = head(arith.DivUIOp(count, loop.step), "iteration")
+    parity = head(arith.RemUIOp(count, c2), "parity")
+    views = []
+    for alloc in allocs:
+        t = alloc.buffer.type
+        assert isinstance(t, LxType)
+        double = AllocLxOp(LxType((2, *t.get_shape()), t.element_type))
+        double.location = alloc.location
+        Rewriter.insert_op(double, InsertPoint.before(alloc))
+        views.append((alloc, head(SlotOp(double.buffer, parity))))
+    Rewriter.insert_op(head.ops, InsertPoint.at_start(body))
+    for alloc, view in views:
+        alloc.buffer.replace_all_uses_with(view)
+        Rewriter.erase_op(alloc)
+
+
 @dataclass(frozen=True)
 class SpyreDoubleBuffer(ModulePass):
     """Prefetch each tile loop's streamed loads into 2-slot LX buffers."""
@@ -335,6 +392,10 @@ class SpyreDoubleBuffer(ModulePass):
 
     enable: bool = True
     """false: leave the IR unchanged (pipelines switch double buffering off with it)."""
+
+    alternate: bool = True
+    """Also give two alternating slots to the buffers a loop rewrites every iteration
+    (tiles being computed and stored), not only to the loads it prefetches."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.enable:
@@ -360,3 +421,5 @@ class SpyreDoubleBuffer(ModulePass):
                 ]
                 if candidates:
                     _rewrite(loop, candidates)
+                if self.alternate:
+                    _alternate_slots(loop)
