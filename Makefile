@@ -26,7 +26,7 @@ lit: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv tests/filecheck
 
 bench: $(STAMP)
-	$(BIN)/python bench/frontend.py
+	$(BIN)/python bench/kernels.py --json bench/kernels.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -3,7 +3,7 @@
 Passes, cost models and the simulator ask a `SpyreConfig` for numbers; none of them
 types a hardware constant of its own. Sourced values are fields (each with its source);
 values derived from them are properties, so a variant (fewer cores, smaller LX) stays
-consistent. See ../shared/spyre-hardware.md and docs/hardware.md.
+consistent. See ../shared/spyre-hardware.md and docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ class SpyreConfig:
     ring_hop_latency_cycles: int = 10
     """MODEL ASSUMPTION: cycles for one step of a ring collective to cross one hop
     between neighbouring cores."""
+
+    ls_issue_cycles: int = 4
+    """MODEL ASSUMPTION: cycles the load/store unit spends issuing one instruction to
+    its port (LPDDR5, ring, LX rearrangement) - decoding the descriptor and computing
+    addresses - before the port can start it. Small next to a transfer (a 64 x 64 f16
+    tile of LPDDR5 takes ~1900 cycles when 32 cores stream at once), so it matters
+    only for streams of tiny moves."""
 
     # Derived values: computed, never typed in.
 

@@ -137,8 +137,7 @@ def test_examples_were_found() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"line{e.line}")
 def test_example_runs_and_shows_real_output(example: Example, tmp_path: Path) -> None:
-    if not SPYRE_OPT.exists():
-        pytest.skip("spyre-opt is not installed next to this python")
+    assert SPYRE_OPT.exists(), "spyre-opt is installed with the package, next to python"
     source = tmp_path / "example.mlir"
     source.write_text(example.input)
     argv = shlex.split(example.command)

@@ -178,7 +178,7 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
         copies = slots(buffer)
         writers = [op for op, _, w in uses if w]
         if not writers:
-            raise located_error(uses[0][0], "spyre-to-units: a buffer is read but never written")
+            raise located_error(uses[0][0], "convert-dataflow-to-units: a buffer is read but never written")
         for position, (reader, r, _w) in enumerate(uses):
             if not r:
                 continue
@@ -189,7 +189,7 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 producers = [op for op in writers if units[op] != units[reader]]
             else:
                 if not earlier:
-                    raise located_error(reader, "spyre-to-units: a buffer is read before it "
+                    raise located_error(reader, "convert-dataflow-to-units: a buffer is read before it "
                                                 "is written")  # fmt: skip
                 producers = [earlier[-1]] if units[earlier[-1]] != units[reader] else []
             for w in producers:

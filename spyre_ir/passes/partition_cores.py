@@ -24,7 +24,13 @@ def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
     kind = group.attributes.get("dataflow.kind")
     dims = group.attributes.get("dataflow.row_dims")
     if not isinstance(kind, StringAttr) or not isinstance(dims, IntegerAttr):
-        raise ValueError(f"group @{group.sym_name.data} was not formed by spyre-fuse")
+        from spyre_ir.diagnostics import located_error
+
+        raise located_error(
+            group,
+            f"group @{group.sym_name.data} has no dataflow.kind/dataflow.row_dims: "
+            "it was not formed by spyre-fuse",
+        )
     return kind.data, dims.value.data
 
 

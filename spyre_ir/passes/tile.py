@@ -33,7 +33,13 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.passes import row_model
-from spyre_ir.passes.partition_cores import from_attr, group_kind, matmul_dims, matmul_of
+from spyre_ir.passes.partition_cores import (
+    from_attr,
+    group_kind,
+    matmul_dims,
+    matmul_of,
+    to_attr,
+)
 
 INDEX = IndexType()
 
@@ -197,7 +203,9 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
-    plan_attr = group.plan
+    # The plan records what the kernel really uses (fewer cores when there are fewer
+    # tiles than cores).
+    plan_attr = to_attr({**plan, "cores": cores})
     shell = new_kernel(group, cores, lx_bytes, plan_attr)
     b = shell.body
     extents = [1] * (p - 1) + [t] if p else []

@@ -134,9 +134,16 @@ def _dataflow(module: Any) -> Runner:
     return lambda arrays: list(run_module(module, arrays, entry="main"))
 
 
+def _simulator(module: Any) -> Runner:
+    from spyre_ir.sim.engine import simulate
+
+    return lambda arrays: list(simulate(module, arrays, entry="main").outputs)
+
+
 EXECUTORS: dict[str, Executor] = {
     "reference": Executor("reference", "tensor", _reference),
     "dataflow": Executor("dataflow", "dataflow", _dataflow),
+    "simulator": Executor("simulator", "units", _simulator),
 }
 
 
@@ -355,8 +362,19 @@ def _compile_partition(gm: fx.GraphModule, name: str, graph: str, settings: Sett
         try:
             module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
             for level, lower in LOWERINGS:
-                if executor.level in ir and settings.dump_dir is None:
-                    break
+                if executor.level in ir:
+                    if settings.dump_dir is None:
+                        break
+                    # Levels past the executor's are only dumped: their failure must not
+                    # change how the graph runs.
+                    try:
+                        module = ir[level] = lower(module)
+                    except Exception as e:  # noqa: BLE001 - reported, then ignored
+                        _warn_once(f"dump:{level}:{type(e).__name__}:{e}",
+                                   f"spyre: {graph} could not be lowered to the {level} level "
+                                   f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
+                        break
+                    continue
                 module = ir[level] = lower(module)
         finally:
             if settings.dump_dir is not None and ir:

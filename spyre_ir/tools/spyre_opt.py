@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -143,6 +144,13 @@ class SpyreOptMain(xDSLOptMain):
 def main(argv: Sequence[str] | None = None) -> None:
     try:
         SpyreOptMain(args=argv).run()
+    except BrokenPipeError:
+        # The reader went away (`spyre-opt f.mlir | head`): nothing left to report.
+        sys.stderr.close()
+        sys.exit(0)
+    except ArgSpecParseError as error:
+        print(f"spyre-opt: error: bad pass pipeline: {error}", file=sys.stderr)
+        sys.exit(1)
     except DiagnosticError as error:
         for d in error.diagnostics:
             print(d, file=sys.stderr)

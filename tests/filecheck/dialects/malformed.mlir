@@ -11,6 +11,11 @@
 
 // PIPELINE: spyre-opt: error: Unrecognized passes: ['not-a-pass']
 
+// A malformed pipeline spec (an option without a value).
+// RUN: not spyre-opt %s -p 'spyre-tile{lx-bytes=' 2>&1 | filecheck %s --check-prefix=SPEC
+// RUN: not spyre-opt %s -p 'spyre-tile{lx-bytes=' 2>&1 | %no-traceback
+// SPEC: spyre-opt: error: bad pass pipeline: Error parsing pass pipeline specification
+
 // WHOLE: malformed.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error: Operation spyre.frobnicate is not registered
 // WHOLE-NOT: error:
 func.func @unknown_op(%a: tensor<4xf32>) {
