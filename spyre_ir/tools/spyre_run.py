@@ -1,66 +1,187 @@
-"""spyre-run: run a spyre-ir program on inputs and show its results.
+"""spyre-run: run a spyre-ir program on the simulated card (or an interpreter) and show
+its results, its performance report and trace, and check it against a reference.
 
     spyre-run FILE.mlir [--entry main] [--seed N] [--inputs a.npy,b.npy]
-                        [--level tensor] [--print] [--output out.npz]
+                        [--level tensor|dataflow|units|sim] [--cores N] [--lx-bytes N]
+                        [--report text|json] [--trace OUT.json]
+                        [--check] [--reference REF.mlir]
+                        [--print] [--output OUT.npz]
 
-The file is parsed and verified (errors: `FILE:LINE:COL: error: ...`, exit 1), then
-`func.func @ENTRY` runs at the chosen level; today only `tensor`, the numpy
-interpreter of the `spyre` dialect (spyre_ir.interp.tensor). Each result prints as one
-line: its type, numpy shape and dtype, and min/max/mean/std (NaN and inf counted apart).
+FILE holds IR at any level; its level is detected from the ops it contains: L1 (only
+`spyre`, `func` and `arith` ops), L2 (a `dataflow.kernel` or `dataflow.group`) or L3 (a
+`core.program`). The file is parsed and verified (errors: `FILE:LINE:COL: error: ...`,
+exit 1), lowered as far as `--level` asks, and `func.func @ENTRY` (`--entry`, default
+`main`) runs there:
+
+* `--level sim` (the default), or its synonym `--level units`: lower to L3 (L1 through
+  the `spyre-to-units` pipeline, L2 through `convert-dataflow-to-units`) and run on the
+  simulated card (`spyre_ir.sim.engine.simulate`, the default 32-core card).
+* `--level dataflow`: lower L1 to L2 (`spyre-to-dataflow`) and run the L2 interpreter
+  (`spyre_ir.interp.dataflow`); an L3 file cannot run there.
+* `--level tensor`: the L1 interpreter (`spyre_ir.interp.tensor`), for L1 files only.
+
+`--cores N` and `--lx-bytes N` are the options of the L1 -> L2 lowering (cores to use,
+LX scratchpad bytes per core); they are an error when nothing is lowered from L1. A pass
+that fails (say a kernel needing more LX than `--lx-bytes`) prints its located
+diagnostic `FILE:LINE:COL: error: ...` and exits 1.
+
+Each result prints as one line: its type, numpy shape and dtype, and min/max/mean/std
+(NaN and inf counted apart); `--print` also prints every value; `--output out.npz`
+saves the results as `result_0`, `result_1`, ... (bf16 results as float32). On the
+simulator one more line gives the simulated time, the roofline and the bottleneck.
 
 Inputs come from `--inputs`, one .npy file per argument in order, whose shape and dtype
 must match the signature exactly (bf16 arguments take float32 arrays). Without
 `--inputs`, random inputs are drawn from `--seed` (default 0): floats are standard
 normal (rounded to the element type), i1 is a fair coin, and integer arguments are
 uniform in [0, 16) -- they are usually indices -- narrowed to [0, rows) when the
-argument indexes a `spyre.gather` table with fewer rows.
+argument indexes a gather table with fewer rows (at L2 and L3: the smallest table that
+any gather reads).
 
-`--print` also prints every value; `--output out.npz` saves the results as
-`result_0`, `result_1`, ... (bf16 results as float32). Bad files, inputs or options end
-with `spyre-run: error: ...` and exit code 1, never a traceback.
+Simulator options (an error at the interpreter levels):
+
+* `--report text`: a readable summary of the simulator's report - simulated time,
+  roofline time and fraction, flops, LPDDR5 bytes, ring bytes, LX peak, bottleneck,
+  per-unit utilisation, and a table of the kernels (name, cores, time, roofline
+  fraction, bottleneck).
+* `--report json`: the report dict (`simulated_us`, `roofline_us`, `roofline_fraction`,
+  `flops`, `lpddr_bytes`, `ring_bytes`, `lx_peak_bytes`, `bottleneck`, `utilization`,
+  `busy_us`, `kernels`; see `spyre_ir.sim.engine`) as JSON on stdout, and nothing else
+  there: the results and every other message go to stderr, so
+  `spyre-run f.mlir --report json | python -m json.tool` works.
+* `--trace OUT.json`: write the Chrome/Perfetto trace (one process per program, one
+  thread per unit; open it in https://ui.perfetto.dev).
+
+`--check` also runs a reference on the same inputs and compares every result with it:
+f32 to rtol = atol = 1e-4, f16 and bf16 to 1e-2, integers and booleans exactly (NaN
+matches NaN). It prints `check: ok (max abs error ...)`, or one `check: MISMATCH in
+result K: ...` line per differing result (how many elements differ, the largest error,
+the worst element) and exits 1. The reference is the interpreter of the input's own
+level: the L1 interpreter for an L1 file, the L2 interpreter for an L2 file (so an
+L2 check tests the L2 -> L3 lowering and the simulator, not the L2 program itself). An
+L3 file has no reference above it, and a run at the input's own level would compare
+the reference with itself: both exit 2 with an explanation. `--reference REF.mlir`
+(implies `--check`) names the reference instead: an L1 or L2 file whose `@ENTRY` has
+the same signature, e.g. the L1 source of a lowered or hand-edited L2 or L3 file
+(`SPYRE_IR_DUMP` writes such pairs); random inputs are then drawn from its signature.
+Under `--check` the simulator (and the L2 interpreter) also run their race checks (two
+cores storing different values to one element, outputs left unwritten).
+
+Exit codes: 0 success; 1 a bad file, bad inputs or options, a failed lowering, an error
+while running (e.g. a deadlocked L3 program: `spyre-run: error: ...` naming the waiting
+units) or a check mismatch; 2 a `--check` that cannot apply, or a command-line syntax
+error (from argparse). Errors are messages on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_ir.diagnostics import DiagnosticError, parse_file
+from spyre_ir.diagnostics import Diagnostic, DiagnosticError, op_location, parse_file, verify_all
 from spyre_ir.registry import make_context
-
-Runner = Callable[[ModuleOp, list[np.ndarray], str], list[np.ndarray]]
 
 
 class RunError(Exception):
-    """A user-facing failure: printed as `spyre-run: error: MESSAGE`, exit 1."""
+    """A user-facing failure: printed as `spyre-run: error: MESSAGE`, exit `code`."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
 
 
-def _run_tensor(module: ModuleOp, args: list[np.ndarray], entry: str) -> list[np.ndarray]:
+@dataclass
+class Outcome:
+    """What a level's run gives: the results, and the simulator's report and trace."""
+
+    outputs: list[np.ndarray]
+    report: dict | None = None
+    trace: dict | None = None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    trace: bool = False
+    check_races: bool = False
+
+
+Runner = Callable[[ModuleOp, list[np.ndarray], str, RunOptions], Outcome]
+
+
+def _run_tensor(module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions) -> Outcome:
     from spyre_ir.interp.tensor import InterpreterError, run_module
 
     try:
-        return run_module(module, args, entry)
+        return Outcome(run_module(module, args, entry))
     except InterpreterError as error:
         raise RunError(str(error)) from None
 
 
-# Execution levels by name; lower levels (dataflow, units, simulator) register here.
-LEVELS: dict[str, Runner] = {"tensor": _run_tensor}
+def _run_dataflow(
+    module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions
+) -> Outcome:
+    from spyre_ir.interp.dataflow import InterpreterError, run_module
+
+    try:
+        return Outcome(run_module(module, args, entry, check_races=opts.check_races))
+    except InterpreterError as error:
+        raise RunError(str(error)) from None
+
+
+def _run_sim(module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions) -> Outcome:
+    from spyre_ir.interp.tensor import InterpreterError
+    from spyre_ir.sim.engine import simulate
+
+    try:
+        result = simulate(module, args, entry, trace=opts.trace, check_races=opts.check_races)
+    except InterpreterError as error:  # SimulationError (a deadlock ...) is one
+        raise RunError(str(error)) from None
+    return Outcome(result.outputs, result.report, result.trace)
+
+
+# Execution levels by name: the runner and the IR level (1 = L1 ...) it runs.
+LEVELS: dict[str, tuple[Runner, int]] = {
+    "tensor": (_run_tensor, 1),
+    "dataflow": (_run_dataflow, 2),
+    "units": (_run_sim, 3),
+    "sim": (_run_sim, 3),
+}
+DEFAULT_LEVEL = "sim"
 DEFAULT_INDEX_BOUND = 16
+REFERENCE = {1: "the L1 interpreter", 2: "the L2 interpreter"}
+# Tolerance (rtol = atol) of --check by element type; integers and i1 compare exactly.
+TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 1e-2}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spyre-run",
-        description="Run a spyre-ir program and show its results.",
+        description="Run a spyre-ir program (L1, L2 or L3 IR) on the simulated Spyre card "
+        "or an interpreter, and show its results.",
     )
-    parser.add_argument("file", metavar="FILE", help="the .mlir file to run")
+    parser.add_argument("file", metavar="FILE", help="the .mlir file to run (L1, L2 or L3)")
     parser.add_argument("--entry", default="main", help="function to run (default: main)")
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
@@ -69,11 +190,116 @@ def build_parser() -> argparse.ArgumentParser:
         "--inputs", metavar="A.npy,B.npy", help="comma-separated .npy files, one per argument"
     )
     parser.add_argument(
-        "--level", choices=list(LEVELS), default="tensor", help="where to run (default: tensor)"
+        "--level",
+        choices=list(LEVELS),
+        default=DEFAULT_LEVEL,
+        help="where to run: the L1 interpreter (tensor), the L2 interpreter (dataflow) or "
+        "the simulator (units, sim; the default)",
+    )
+    parser.add_argument(
+        "--cores", type=_positive, metavar="N", help="cores for the L1 -> L2 lowering"
+    )
+    parser.add_argument(
+        "--lx-bytes",
+        type=_positive,
+        metavar="N",
+        help="LX scratchpad bytes per core for the L1 -> L2 lowering",
+    )
+    parser.add_argument(
+        "--report",
+        choices=("text", "json"),
+        help="print the simulator's report: readable text, or JSON alone on stdout",
+    )
+    parser.add_argument(
+        "--trace", metavar="OUT.json", help="write the simulator's Perfetto/Chrome trace"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the results with the interpreter of the input's level; exit 1 on "
+        "a mismatch",
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="REF.mlir",
+        help="with --check (implied): compare with this L1 or L2 file's results instead",
     )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
     return parser
+
+
+# ---------------------------------------------------------------- levels
+
+
+def detect_level(module: ModuleOp) -> tuple[int, Operation | None]:
+    """The IR level of `module` (1, 2 or 3) and an op that shows it (None for L1)."""
+    from spyre_ir.dialects import core
+    from spyre_ir.dialects import dataflow as D
+
+    l2: Operation | None = None
+    for op in module.walk():
+        if isinstance(op, core.ProgramOp):
+            return 3, op
+        if l2 is None and isinstance(op, (D.KernelOp, D.GroupOp)):
+            l2 = op
+    return (2, l2) if l2 is not None else (1, None)
+
+
+def _describe_op(op: Operation | None, path: str) -> str:
+    if op is None:
+        return ""
+    file, line, col = op_location(op, path)
+    name = getattr(op, "sym_name", None)
+    symbol = f" @{name.data}" if name is not None else ""
+    return f" ({op.name}{symbol} at {file}:{line}:{col})"
+
+
+_LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
+
+
+def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> None:
+    """Run `passes` on `module` in place and verify it; a failure raises a located
+    DiagnosticError (as spyre-opt reports it) or a RunError (a bad pass option)."""
+    ctx = make_context()
+    try:
+        for p in passes:
+            p.apply(ctx, module)
+        problems = verify_all(module, path)
+    except DiagnosticError as error:
+        problems = [
+            d if d.file else Diagnostic(path, 0, 0, d.message, d.severity)
+            for d in error.diagnostics
+        ]
+    except DiagnosticException as error:
+        message = " ".join(str(error).split())
+        stated = _LOCATED.match(message)
+        if stated:
+            file, line, col, text = stated.groups()
+            problems = [Diagnostic(file, int(line), int(col), text)]
+        else:
+            problems = verify_all(module, path) or [Diagnostic(path, 0, 0, message)]
+    except ValueError as error:  # bad pass options, e.g. an LX too small for a stick
+        raise RunError(f"lowering failed: {error}") from None
+    if problems:
+        raise DiagnosticError(problems)
+
+
+def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
+    """Lower `module` in place from level `source` to level `target`."""
+    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
+    from spyre_ir.pipelines import SpyreToDataflow
+
+    options = {
+        k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None
+    }
+    passes: list[ModulePass] = []
+    if source == 1 and target >= 2:
+        passes.append(SpyreToDataflow(**options))  # type: ignore[arg-type]
+    if source <= 2 and target >= 3:
+        passes.append(ConvertDataflowToUnits())
+    if passes:
+        apply_passes(passes, module, args.file)
 
 
 # ---------------------------------------------------------------- inputs
@@ -97,12 +323,23 @@ def _tensor_types(fn: func.FuncOp) -> list[TensorType]:
 
 
 def _index_bounds(fn: func.FuncOp) -> dict[int, int]:
-    """Per integer argument, the upper bound of its random values."""
+    """Per integer argument, the upper bound of its random values: the rows of the
+    tables it indexes (L1), or of the smallest table any gather of the module reads
+    (L2, L3, where indices reach gathers through kernel buffers)."""
+    from spyre_ir.dialects import dataflow as D
     from spyre_ir.dialects.spyre import GatherOp, shape_of
 
+    module = fn.parent_op()
+    lowered = DEFAULT_INDEX_BOUND
+    if module is not None:
+        for op in module.walk():
+            if isinstance(op, D.GatherBase):
+                table = op.table.type
+                if isinstance(table, D.DdrType) and table.get_shape():
+                    lowered = min(lowered, max(table.get_shape()[0], 1))
     bounds: dict[int, int] = {}
     for index, arg in enumerate(fn.body.block.args):
-        bound = DEFAULT_INDEX_BOUND
+        bound = lowered
         for use in arg.uses:
             if isinstance(use.operation, GatherOp) and use.index == 1:
                 bound = min(bound, max(shape_of(use.operation.table)[0], 1))
@@ -203,14 +440,17 @@ def summary(value: np.ndarray, t: Attribute) -> str:
     return "  ".join([head, *parts])
 
 
-def report(fn: func.FuncOp, results: Sequence[np.ndarray], show_values: bool) -> None:
+def report(
+    fn: func.FuncOp, results: Sequence[np.ndarray], show_values: bool, out: IO[str] | None = None
+) -> None:
+    out = out or sys.stdout
     types = fn.function_type.outputs.data
-    print(f"@{fn.sym_name.data}: {len(results)} result{'s' * (len(results) != 1)}")
+    print(f"@{fn.sym_name.data}: {len(results)} result{'s' * (len(results) != 1)}", file=out)
     for index, (value, t) in enumerate(zip(results, types)):
-        print(f"result {index}: {summary(value, t)}")
+        print(f"result {index}: {summary(value, t)}", file=out)
         if show_values:
             with np.printoptions(threshold=sys.maxsize, linewidth=100):
-                print(np.array2string(value, separator=", "))
+                print(np.array2string(value, separator=", "), file=out)
 
 
 def save(path: str, results: Sequence[np.ndarray]) -> None:
@@ -221,38 +461,306 @@ def save(path: str, results: Sequence[np.ndarray]) -> None:
         raise RunError(f"cannot write '{path}': {error.strerror or error}") from None
 
 
+# ---------------------------------------------------------------- the simulator's report
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n:,} B ({n / size:.2f} {unit})"
+    return f"{n:,} B"
+
+
+def _flops(n: int) -> str:
+    for unit, size in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= size:
+            return f"{n:,} ({n / size:.3g} {unit})"
+    return f"{n:,}"
+
+
+def one_line_report(rep: dict) -> str:
+    """The simulator's verdict in one line, printed after the results."""
+    kernels = rep.get("kernels", [])
+    return (
+        f"simulated {rep['simulated_us']:.3f} us on the card, {len(kernels)} "
+        f"kernel{'s' * (len(kernels) != 1)} (roofline {rep['roofline_us']:.3f} us, "
+        f"{_percent(rep['roofline_fraction'])}); bottleneck {rep['bottleneck'] or '-'}"
+    )
+
+
+def format_report(rep: dict) -> str:
+    """The simulator's report as readable text (`--report text`)."""
+    from spyre_ir.hardware import DEFAULT_CONFIG
+
+    util = rep.get("utilization", {})
+    units = "  ".join(f"{k} {_percent(util[k])}" for k in ("ls", "pe0", "pe1", "sfp0", "sfp1")
+                      if k in util)  # fmt: skip
+    kinds = "  ".join(f"{k} {_percent(util[k])}" for k in ("pe", "sfp", "lpddr", "ring")
+                      if k in util)  # fmt: skip
+    lines = [
+        "simulator report (default card)",
+        f"  simulated time     {rep['simulated_us']:.3f} us",
+        f"  roofline time      {rep['roofline_us']:.3f} us",
+        f"  roofline fraction  {_percent(rep['roofline_fraction'])}",
+        f"  flops              {_flops(rep['flops'])}",
+        f"  LPDDR5 bytes       {_bytes(rep['lpddr_bytes'])}",
+        f"  ring bytes         {_bytes(rep.get('ring_bytes', 0))}",
+        f"  LX peak            {_bytes(rep['lx_peak_bytes'])} per core"
+        f" (of {_bytes(DEFAULT_CONFIG.lx_bytes)})",
+        f"  bottleneck         {rep['bottleneck'] or '-'}",
+        f"  utilization        {units or '-'}",
+        f"                     {kinds}" if kinds else "",
+    ]
+    lines = [line for line in lines if line]
+    kernels = rep.get("kernels", [])
+    lines.append(f"kernels ({len(kernels)}, run one after another)")
+    if kernels:
+        width = max(len("name"), *(len(k["name"]) for k in kernels))
+        lines.append(
+            f"  {'name':<{width}}  {'cores':>5}  {'us':>10}  {'roofline':>8}  bottleneck"
+        )
+        for k in kernels:
+            lines.append(
+                f"  {k['name']:<{width}}  {k['cores']:>5}  {k['simulated_us']:>10.3f}  "
+                f"{_percent(k['roofline_fraction']):>8}  {k['bottleneck'] or '-'}"
+            )
+    return "\n".join(lines)
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def write_trace(path: str, trace: dict) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(trace, f, default=_json_default)
+    except OSError as error:
+        raise RunError(f"cannot write '{path}': {error.strerror or error}") from None
+
+
+# ---------------------------------------------------------------- --check
+
+
+def tolerance(t: Attribute) -> float | None:
+    """rtol = atol of --check for results of type `t`; None: exact."""
+    from spyre_ir.dialects.spyre import element_type_name
+
+    assert isinstance(t, TensorType)
+    return TOLERANCE.get(element_type_name(t.element_type))
+
+
+def _value(x: np.generic) -> str:
+    v = x.item()
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _at(index: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, index)) + "]"
+
+
+def compare(got: np.ndarray, want: np.ndarray, t: Attribute) -> tuple[float, str | None]:
+    """(max abs error over elements finite in both, a mismatch description or None)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return float("inf"), (
+            f"got shape {got.shape}, dtype {got.dtype}; want shape {want.shape}, "
+            f"dtype {want.dtype}"
+        )
+    if got.size == 0:
+        return 0.0, None
+    tol = tolerance(t)
+    with np.errstate(all="ignore"):
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        if tol is None:
+            bad = got != want
+        else:
+            bad = ~np.isclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+        finite = np.isfinite(g) & np.isfinite(w)
+        err = np.where(finite, np.abs(g - w), 0.0)
+    max_err = float(err.max())
+    count = int(bad.sum())
+    if not count:
+        return max_err, None
+    worst = np.where(bad, np.where(finite, err, np.inf), -1.0)
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(worst)), got.shape))
+    rule = "exactly" if tol is None else f"within rtol = atol = {tol:g}"
+    return max_err, (
+        f"{count} of {got.size} elements differ (expected {rule}); max abs error "
+        f"{max_err:.6g}; at {_at(index)}: got {_value(got[index])}, want {_value(want[index])}"
+    )
+
+
+def check(
+    fn: func.FuncOp, got: Sequence[np.ndarray], want: Sequence[np.ndarray], reference: str
+) -> list[str]:
+    """The check's lines; the first says `ok` or the rest say `MISMATCH`."""
+    types = fn.function_type.outputs.data
+    if len(got) != len(want):
+        return [f"check: MISMATCH: {len(got)} results, {reference} gives {len(want)}"]
+    errors, problems = [], []
+    for index, (g, w, t) in enumerate(zip(got, want, types)):
+        err, problem = compare(g, w, t)
+        errors.append(err)
+        if problem:
+            problems.append(f"check: MISMATCH in result {index}: {problem} ({reference})")
+    if problems:
+        return problems
+    worst = max(errors, default=0.0)
+    return [
+        f"check: ok (max abs error {worst:.3g} against {reference}, {len(got)} "
+        f"result{'s' * (len(got) != 1)})"
+    ]
+
+
 # ---------------------------------------------------------------- main
 
 
-def run(args: argparse.Namespace) -> None:
+@dataclass
+class Reference:
+    """What --check compares with: a module, its level and where it came from."""
+
+    module: ModuleOp
+    level: int
+    fn: func.FuncOp
+    label: str
+
+
+def _signature(fn: func.FuncOp) -> str:
+    ins = ", ".join(describe(t) for t in fn.function_type.inputs.data)
+    outs = ", ".join(describe(t) for t in fn.function_type.outputs.data)
+    return f"({ins}) -> ({outs})"
+
+
+def check_options(
+    args: argparse.Namespace, source: int, target: int, witness: Operation | None
+) -> None:
+    """Reject option combinations that cannot apply, before any work."""
+    if target < source:
+        others = " or ".join(f"--level {n}" for n, (_, lv) in LEVELS.items() if lv >= source)
+        raise RunError(
+            f"--level {args.level} runs L{target} IR, but {args.file} is at L{source}"
+            f"{_describe_op(witness, args.file)}; use {others}"
+        )
+    if LEVELS[args.level][0] is not _run_sim:
+        for flag, value in (("--report", args.report), ("--trace", args.trace)):
+            if value is not None:
+                raise RunError(
+                    f"{flag} needs the simulator (--level sim), not --level {args.level}"
+                )
+    if (args.cores is not None or args.lx_bytes is not None) and not source == 1 < target:
+        what = "--cores" if args.cores is not None else "--lx-bytes"
+        raise RunError(
+            f"{what} is an option of the L1 -> L2 lowering, but nothing is lowered from L1 "
+            f"here ({args.file} is at L{source}, --level {args.level} runs L{target})"
+        )
+    if args.check and args.reference is None:
+        if source == 3:
+            raise RunError(
+                f"--check needs an L1 or L2 input, whose interpreter is the reference, but "
+                f"{args.file} is at L3{_describe_op(witness, args.file)}; run --check on the "
+                "L1 or L2 file it was lowered from, or name that file with --reference",
+                code=2,
+            )
+        if target == source:
+            raise RunError(
+                f"--check compares a lower level with {REFERENCE[source]}, but --level "
+                f"{args.level} runs {REFERENCE[source]} itself; use a lower --level",
+                code=2,
+            )
+
+
+def load_reference(args: argparse.Namespace, module: ModuleOp, fn: func.FuncOp) -> Reference:
+    """The reference of --check: the input itself (at its own level), or --reference."""
+    if args.reference is None:
+        source, _ = detect_level(module)
+        return Reference(module.clone(), source, fn, REFERENCE[source])
+    path = args.reference
+    ref = parse_file(make_context(), path)
+    level, witness = detect_level(ref)
+    if level == 3:
+        raise RunError(
+            f"--reference {path} is at L3{_describe_op(witness, path)}; the reference runs "
+            "on an interpreter: name an L1 or L2 file",
+            code=2,
+        )
     try:
-        module = parse_file(make_context(), args.file)
-    except DiagnosticError as error:
-        for d in error.diagnostics:
-            print(d, file=sys.stderr)
-        raise SystemExit(1) from None
+        ref_fn = find_entry(ref, args.entry)
+    except RunError as error:
+        raise RunError(f"--reference {path}: {error}") from None
+    if _signature(ref_fn) != _signature(fn):
+        raise RunError(
+            f"--reference {path}: @{args.entry} is {_signature(ref_fn)}, but in "
+            f"{args.file} it is {_signature(fn)}"
+        )
+    return Reference(ref, level, ref_fn, f"{REFERENCE[level]} on {path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.reference is not None:
+        args.check = True
+    module = parse_file(make_context(), args.file)
+    runner, target = LEVELS[args.level]
+    source, witness = detect_level(module)
+    check_options(args, source, target, witness)
     fn = find_entry(module, args.entry)
+    reference = load_reference(args, module, fn) if args.check else None
     if args.inputs is not None:
         inputs = load_inputs(args.inputs, fn)
     else:
-        inputs = random_inputs(fn, args.seed)
-    results = LEVELS[args.level](module, inputs, args.entry)
-    report(fn, results, args.print)
+        # The reference's signature is the same, and its index bounds are known better.
+        inputs = random_inputs(reference.fn if reference else fn, args.seed)
+    lower(module, source, target, args)
+    options = RunOptions(trace=args.trace is not None, check_races=args.check)
+    outcome = runner(module, inputs, args.entry, options)
+
+    # With --report json, stdout holds the JSON alone; everything else goes to stderr.
+    out = sys.stderr if args.report == "json" else sys.stdout
+    report(fn, outcome.outputs, args.print, out)
     if args.output:
-        save(args.output, results)
-        print(f"wrote {len(results)} result{'s' * (len(results) != 1)} to {args.output}")
+        save(args.output, outcome.outputs)
+        n = len(outcome.outputs)
+        print(f"wrote {n} result{'s' * (n != 1)} to {args.output}", file=out)
+    if outcome.report is not None:
+        if args.report == "text":
+            print(format_report(outcome.report), file=out)
+        elif args.report is None:
+            print(one_line_report(outcome.report), file=out)
+    if args.trace and outcome.trace is not None:
+        write_trace(args.trace, outcome.trace)
+        events = sum(1 for e in outcome.trace["traceEvents"] if e.get("ph") == "X")
+        print(f"wrote trace ({events} events) to {args.trace}", file=out)
+    status = 0
+    if reference is not None:
+        ref_runner = LEVELS["tensor" if reference.level == 1 else "dataflow"][0]
+        want = ref_runner(reference.module, inputs, args.entry, RunOptions()).outputs
+        lines = check(fn, outcome.outputs, want, reference.label)
+        for line in lines:
+            print(line, file=out)
+        status = 1 if "MISMATCH" in lines[0] else 0
+    if args.report == "json" and outcome.report is not None:
+        sys.stdout.write(json.dumps(outcome.report, indent=2, default=_json_default) + "\n")
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        run(args)
+        return run(args)
+    except DiagnosticError as error:
+        for d in error.diagnostics:
+            print(d, file=sys.stderr)
+        return 1
     except RunError as error:
         print(f"spyre-run: error: {error}", file=sys.stderr)
-        return 1
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return 0
+        return error.code
 
 
 if __name__ == "__main__":

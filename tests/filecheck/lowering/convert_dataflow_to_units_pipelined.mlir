@@ -9,6 +9,7 @@
 // CHECK-LABEL: core.program @k cores(4)
 // CHECK-DAG:     %[[DATA:.*]] = core.queue "ls" -> "pe0" {depth = 2 : i64, credits = 0 : i64}
 // CHECK-DAG:     %[[CREDIT:.*]] = core.queue "pe0" -> "ls" {depth = 2 : i64, credits = 2 : i64}
+// CHECK-DAG:     %[[SUMS:.*]] = core.queue "pe0" -> "ls" {depth = 1 : i64, credits = 0 : i64}
 // CHECK:         core.unit "ls" {
 // CHECK:           core.pop %[[CREDIT]]
 // CHECK-NEXT:      ls.load
@@ -18,7 +19,7 @@
 // CHECK:               core.pop %[[CREDIT]]
 // CHECK-NEXT:          ls.load
 // CHECK-NEXT:          core.push %[[DATA]]
-// CHECK:           core.pop %[[SUMS:.*]]
+// CHECK:           core.pop %[[SUMS]]
 // CHECK:           ls.ring_allreduce %acc {kind = "add", group_size = 4 : i64}
 // CHECK:         core.unit "pe0" {
 // CHECK:           scf.for
