@@ -465,11 +465,9 @@ class VarOp(ReductionOp):
         return 1 if self.correction is None else self.correction.value.data
 
 
-@irdl_op_definition
-class CumsumOp(SpyreOp):
-    """Inclusive prefix sum along `dim` (torch.cumsum)."""
+class AlongDimOp(SpyreOp):
+    """An op along one dim of its input whose result has the input's shape and type."""
 
-    name = "spyre.cumsum"
     input = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
@@ -481,11 +479,21 @@ class CumsumOp(SpyreOp):
         )
 
     def verify_semantics(self) -> None:
-        if element_of(self.input) == I1:
-            raise VerifyException(f"'{self.name}' needs a numeric operand; cast i1 first")
         self.expect_element(self.result, element_of(self.input), "result")
         shape_rules.normalize_dims([self.dim.value.data], len(shape_of(self.input)))
         self.expect_shape(shape_of(self.input))
+
+
+@irdl_op_definition
+class CumsumOp(AlongDimOp):
+    """Inclusive prefix sum along `dim` (torch.cumsum)."""
+
+    name = "spyre.cumsum"
+
+    def verify_semantics(self) -> None:
+        if element_of(self.input) == I1:
+            raise VerifyException(f"'{self.name}' needs a numeric operand; cast i1 first")
+        super().verify_semantics()
 
 
 # ---------------------------------------------------------------- shape ops
@@ -812,26 +820,15 @@ class IotaOp(SpyreOp):
 
 
 @irdl_op_definition
-class SoftmaxOp(SpyreOp):
+class SoftmaxOp(AlongDimOp):
     """softmax along `dim`; `spyre-decompose` rewrites it into primitives."""
 
     name = "spyre.softmax"
-    input = operand_def(TensorType)
-    dim = prop_def(IntegerAttr[I64])
-    result = result_def(TensorType)
-    assembly_format = "$input `dim` `=` $dim attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue, dim: int, result_type: Attribute):
-        super().__init__(
-            operands=[input], result_types=[result_type], properties={"dim": IntegerAttr(dim, I64_T)}
-        )
 
     def verify_semantics(self) -> None:
         if not is_float(element_of(self.input)):
             raise VerifyException(f"'{self.name}' needs a float operand")
-        self.expect_element(self.result, element_of(self.input), "result")
-        shape_rules.normalize_dims([self.dim.value.data], len(shape_of(self.input)))
-        self.expect_shape(shape_of(self.input))
+        super().verify_semantics()
 
 
 class NormOp(SpyreOp):
