@@ -16,6 +16,7 @@ C = DEFAULT_CONFIG
 NEW_FIELDS = (
     "sfp_lanes", "sfp_cost_simple", "sfp_cost_special", "sfp_cost_reduction",
     "sfp_cost_softmax", "sfp_cost_norm", "lpddr_latency_s", "ring_hop_latency_cycles",
+    "ls_issue_cycles",
 )  # fmt: skip
 
 
@@ -124,6 +125,14 @@ def test_ls_rearrange_cycles() -> None:
     # One 128-byte stick per cycle: a 3 x 256 f16 tile is 1536 bytes = 12 sticks.
     assert cm.ls_rearrange_cycles(1536, C) == 12
     assert cm.ls_rearrange_cycles(100, C) == 1
+
+
+def test_ls_issue_cycles() -> None:
+    # A fixed cost per LS instruction, a model assumption: 4 cycles on the default card.
+    assert cm.ls_issue_cycles(C) == 4
+    assert cm.ls_issue_cycles(C.with_options(ls_issue_cycles=1)) == 1
+    with pytest.raises(ValueError, match="ls_issue_cycles"):
+        C.with_options(ls_issue_cycles=0)
 
 
 def test_cycles_to_us() -> None:

@@ -4,8 +4,12 @@ timing follows the queues, the cost model and the shared LPDDR5 bandwidth."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +20,7 @@ from xdsl.transforms import get_all_passes
 
 from spyre_ir import registry
 from spyre_ir.diagnostics import parse_and_verify
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
 from spyre_ir.interp import dataflow as L2
 from spyre_ir.interp import tensor as L1
 from spyre_ir.interp.numerics import storage_dtype
@@ -80,6 +84,10 @@ def check_report(report: dict) -> None:
         assert part["bottleneck"] in ("pe", "sfp", "lpddr", "ring", "ls")
         for unit, value in part["utilization"].items():
             assert 0 <= value <= 1 + 1e-9, (unit, value)
+    for kernel in report["kernels"]:  # the LS unit: its busiest port (or itself)
+        busy = kernel["busy_us"]
+        ls = max(busy["lpddr"], busy["ring"], busy["ls"]) / kernel["simulated_us"]
+        assert kernel["utilization"]["ls"] == pytest.approx(ls)
     kernels = report["kernels"]
     assert report["simulated_us"] == pytest.approx(sum(k["simulated_us"] for k in kernels))
     assert report["roofline_us"] == pytest.approx(sum(k["roofline_us"] for k in kernels))
@@ -287,26 +295,34 @@ def test_hand_written_program_numerics_and_exact_timing() -> None:
     np.testing.assert_array_equal(result.outputs[0], want)
     # By hand, default card, 2 cores: a tile is 8 sticks = 1024 B, moved in
     # 1024 * 2 / (204.8e9 / 1.5e9) = 15 cycles, its result 750 cycles later; exp of
-    # 512 elements is ceil(512 / 64) * 3 = 24 cycles.
-    #   tile 0: load [0, 15] -> full@765; exp [765, 789] -> free, done@789;
-    #           store [789, 804] -> bfree@804 (the buffer is read out)
-    #   tile 1: load [804, 819] -> full@1569; exp [1569, 1593] -> done@1593;
-    #           store [1593, 1608], in LPDDR5 at 2358: the program's end.
+    # 512 elements is ceil(512 / 64) * 3 = 24 cycles; the LS unit issues an instruction
+    # in 4 cycles, then its port runs it.
+    #   tile 0: load issued [0, 4], [4, 19] -> full@769; exp [769, 793] -> free,
+    #           done@793; store issued [793, 797], [797, 812] -> bfree@812 (read out)
+    #   tile 1: load issued [797, 801], waits for the LPDDR5 port: [812, 827] ->
+    #           full@1577; exp [1577, 1601] -> done@1601; store issued [1601, 1605],
+    #           [1605, 1620], in LPDDR5 at 2370: the program's end.
     report = result.report
-    assert report["simulated_us"] == pytest.approx(2358 / 1500)
+    assert report["simulated_us"] == pytest.approx(2370 / 1500)
     assert report["lpddr_bytes"] == 2 * 2 * 2 * 1024  # 2 cores x 2 tiles x load + store
     assert report["flops"] == 2 * 2 * 512
     (kernel,) = report["kernels"]
     assert kernel["busy_us"]["lpddr"] == pytest.approx(60 / 1500)
+    assert kernel["busy_us"]["ls"] == pytest.approx(16 / 1500)  # 4 issues
     assert kernel["busy_us"]["sfp"] == pytest.approx(48 / 1500)
     assert kernel["bottleneck"] == "lpddr"
-    assert kernel["utilization"]["sfp0"] == pytest.approx(48 / 2358)
-    events = [e for e in result.trace["traceEvents"] if e["ph"] == "X" and e["pid"] > 0]
-    starts = sorted((e["tid"], round(e["ts"] * 1500), e["name"]) for e in events)
-    assert [s[1:] for s in starts] == [
-        (0, "ls.load"), (789, "ls.store"), (804, "ls.load"), (1593, "ls.store"),
-        (765, "spyre.exp"), (1569, "spyre.exp"),
-    ]
+    assert kernel["utilization"]["sfp0"] == pytest.approx(48 / 2370)
+    assert kernel["utilization"]["ls"] == pytest.approx(60 / 2370)  # its busier port
+    events = result.trace["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}  # fmt: skip
+    starts = sorted((threads[e["pid"], e["tid"]], round(e["ts"] * 1500), e["name"])
+                    for e in events if e["ph"] == "X" and e["pid"] > 0)  # fmt: skip
+    assert starts == [
+        ("ls lpddr", 4, "ls.load"), ("ls lpddr", 797, "ls.store"),
+        ("ls lpddr", 812, "ls.load"), ("ls lpddr", 1605, "ls.store"),
+        ("sfp0", 769, "spyre.exp"), ("sfp0", 1577, "spyre.exp"),
+    ]  # fmt: skip
 
 
 A4, A1, D8 = "!dataflow.lx<4x1x8x64xf16>", "!dataflow.lx<1x8x64xf16>", "!dataflow.ddr<8x8x64xf16>"
@@ -351,15 +367,140 @@ func.func @main(%x: tensor<8x8x64xf16>) -> tensor<8x8x64xf16> {{
 
 
 def test_a_push_to_a_full_queue_waits_for_a_pop() -> None:
-    # Loads of 8 sticks take 15 cycles and land 750 later; exp takes 24 cycles.
-    #   ls:   load0 [0, 15] push@765 | load1 [15, 30] push@780 | load2 [30, 45]: the
-    #         depth-1 queue still holds 780, so the push waits for the pop at 789
-    #   sfp0: exp0 [765, 789], pops 780 at 789; exp1 [789, 813]; exp2 [813, 837]
-    #   ls:   load3 starts at 789 (not 45): [789, 804], lands at 1554 - the end.
+    # Loads of 8 sticks take 15 cycles on the LPDDR5 port and land 750 later; the LS
+    # unit issues each in 4 cycles; exp takes 24 cycles.
+    #   ls:   load0 issued [0, 4], [4, 19] push@769 | load1 issued [4, 8], [19, 34]
+    #         push@784 | load2 issued [8, 12], [34, 49]: the depth-1 queue still holds
+    #         784, so the push waits for the pop at 793
+    #   sfp0: exp0 [769, 793], pops 784 at 793; exp1 [793, 817]; exp2 [817, 841]
+    #   ls:   load3 is issued at 793 (not 12): [797, 812], lands at 1562 - the end.
     report = simulate(parse(BLOCKING_PUSH), random_args(BLOCKING_PUSH)).report
-    assert report["simulated_us"] == pytest.approx(1554 / 1500)
+    assert report["simulated_us"] == pytest.approx(1562 / 1500)
     assert report["busy_us"]["sfp"] == pytest.approx(72 / 1500)
     assert report["busy_us"]["lpddr"] == pytest.approx(60 / 1500)
+
+
+P8, X32, X64 = "!dataflow.lx<8x64xf16>", "!dataflow.ddr<32x64xf16>", "!dataflow.ddr<64x64xf16>"
+
+
+def ls_program(body: str, out_rows: int = 32) -> str:
+    """An LS-only program on two cores over a 32 x 64 f16 input: %a holds two 8-row
+    slots (%s0, %s1), %c aliases slot 0 (the same LX bytes), %g and %h take 16 gathered
+    rows; %row = 16 x core. `body` is the LS stream."""
+    out = f"!dataflow.ddr<{out_rows}x64xf16>"
+    return f"""
+func.func @main(%x: tensor<32x64xf16>) -> tensor<{out_rows}x64xf16> {{
+  %0 = core.program @ls cores(2) (%x) : (tensor<32x64xf16>) -> tensor<{out_rows}x64xf16> {{
+  ^bb0(%core: index, %in: {X32}, %out: {out}):
+    %a = dataflow.alloc_lx {{offset = 0 : i64}} : !dataflow.lx<2x8x64xf16>
+    %c = dataflow.alloc_lx {{offset = 0 : i64}} : {P8}
+    %g = dataflow.alloc_lx {{offset = 2048 : i64}} : !dataflow.lx<16x64xf16>
+    %h = dataflow.alloc_lx {{offset = 4096 : i64}} : !dataflow.lx<16x64xf16>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    core.unit "ls" {{
+      %row = arith.muli %core, %c16 : index
+      %row8 = arith.addi %row, %c8 : index
+      %s0 = dataflow.slot %a[%c0] : !dataflow.lx<2x8x64xf16> -> {P8}
+      %s1 = dataflow.slot %a[%c1] : !dataflow.lx<2x8x64xf16> -> {P8}
+{body}
+      core.end
+    }}
+    core.end
+  }}
+  func.return %0 : tensor<{out_rows}x64xf16>
+}}
+"""
+
+
+def gather(part: str, full: str = "%g") -> str:
+    return (f"      ls.ring_allgather {part} into {full} {{group_size = 2 : i64}} : "
+            f"{P8}, !dataflow.lx<16x64xf16>")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "part, dependent",
+    [("%s0", True), ("%s1", False), ("%c", True)],
+    ids=["reads-the-loaded-slot", "reads-the-other-slot", "reads-an-alias-of-the-slot"],
+)
+def test_ls_ports_overlap_unless_the_data_depends(part: str, dependent: bool) -> None:
+    # A load of 8 sticks (15 cycles on the LPDDR5 port, 2 cores) into slot 0, then an
+    # all-gather of 2 x 8 rows (1024 / 128 + 10 = 18 cycles on the ring port), each
+    # issued in 4 cycles: load [4, 19], lands at 769. An all-gather of other LX bytes
+    # runs on the ring meanwhile ([8, 26]: the program ends when the load lands, less
+    # than the sum of the two); one of the loaded bytes (the slot, or another buffer at
+    # the same LX offset) waits for them: [769, 787], the sum.
+    text = ls_program(f"      ls.load %in[%row, %c0] into %s0 : {X32}, {P8}\n" + gather(part))
+    result = simulate(parse(text), random_args(text), trace=True)
+    check_report(result.report)
+    starts = [(e["name"], round(e["ts"] * 1500)) for e in result.trace["traceEvents"]
+              if e["ph"] == "X" and e["pid"] == 1]  # fmt: skip
+    total = 4 + 15 + 750 + 18
+    if dependent:
+        assert starts == [("ls.load", 4), ("ls.ring_allgather", 769)]
+        assert result.report["simulated_us"] == pytest.approx(total / 1500)
+    else:
+        assert starts == [("ls.load", 4), ("ls.ring_allgather", 8)]
+        assert result.report["simulated_us"] == pytest.approx(769 / 1500)
+        assert result.report["simulated_us"] < total / 1500
+    (kernel,) = result.report["kernels"]
+    assert kernel["busy_us"]["lpddr"] == pytest.approx(15 / 1500)
+    assert kernel["busy_us"]["ring"] == pytest.approx(18 / 1500)
+
+
+MIXED_LS = ls_program(
+    "\n".join([
+        f"      ls.load %in[%row, %c0] into %s0 : {X32}, {P8}",
+        gather("%s0"),
+        f"      ls.load %in[%row8, %c0] into %s0 : {X32}, {P8}",
+        "      %o = arith.muli %core, %c32 : index",
+        f"      ls.store %g into %out[%o, %c0] : !dataflow.lx<16x64xf16>, {X64}",
+        gather("%s0", "%h"),
+        "      %o16 = arith.addi %o, %c16 : index",
+        f"      ls.store %h into %out[%o16, %c0] : !dataflow.lx<16x64xf16>, {X64}",
+    ]),
+    out_rows=64,
+)  # fmt: skip
+
+
+def test_ls_stream_mixing_moves_and_collectives_exact_timing() -> None:
+    x = random_args(MIXED_LS)[0]
+    result = simulate(parse(MIXED_LS), [x], trace=True)
+    check_report(result.report)
+    # Core c all-gathers rows [16c, 16c + 8) of both cores, then [16c + 8, 16c + 16),
+    # and stores each 16-row result at rows 32c and 32c + 16.
+    halves = [np.concatenate([x[0:8], x[16:24]]), np.concatenate([x[8:16], x[24:32]])]
+    np.testing.assert_array_equal(result.outputs[0], np.concatenate(halves * 2))
+    # By hand, 2 cores: 8 sticks move in 15 cycles, 16 in 30, an all-gather to 16 rows
+    # takes 18; each instruction is issued in 4 cycles, at 0, 4, 8 ...
+    #   load s0        issued [0, 4]   lpddr [4, 19]       lands 769
+    #   gather s0 -> g issued [4, 8]   ring  [769, 787]    (reads s0: waits for it)
+    #   load s0        issued [8, 12]  lpddr [787, 802]    lands 1552 (s0 is read until 787)
+    #   store g        issued [12, 16] lpddr [802, 832]    (port busy until 802)
+    #   gather s0 -> h issued [16, 20] ring  [1552, 1570]  (waits for the second load)
+    #   store h        issued [20, 24] lpddr [1570, 1600]  in LPDDR5 at 2350: the end
+    report = result.report
+    assert report["simulated_us"] == pytest.approx(2350 / 1500)
+    (kernel,) = report["kernels"]
+    assert kernel["busy_us"]["lpddr"] == pytest.approx((15 + 15 + 30 + 30) / 1500)
+    assert kernel["busy_us"]["ring"] == pytest.approx(2 * 18 / 1500)
+    assert kernel["busy_us"]["ls"] == pytest.approx(6 * 4 / 1500)
+    assert kernel["utilization"]["ls"] == pytest.approx(90 / 2350)
+    assert report["ring_bytes"] == 2 * 2 * 1024  # 2 cores send half of 2048 bytes, twice
+    events = result.trace["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}  # fmt: skip
+    got = [(threads[e["pid"], e["tid"]], e["name"], round(e["ts"] * 1500),
+            round((e["ts"] + e["dur"]) * 1500))
+           for e in events if e["ph"] == "X" and e["pid"] == 1]  # fmt: skip
+    assert got == [
+        ("ls lpddr", "ls.load", 4, 19), ("ls ring", "ls.ring_allgather", 769, 787),
+        ("ls lpddr", "ls.load", 787, 802), ("ls lpddr", "ls.store", 802, 832),
+        ("ls ring", "ls.ring_allgather", 1552, 1570), ("ls lpddr", "ls.store", 1570, 1600),
+    ]  # fmt: skip
 
 
 def test_deadlock_names_the_waiting_units() -> None:
@@ -468,6 +609,32 @@ def test_trace_is_chrome_trace_json() -> None:
     assert card[-1]["ts"] + card[-1]["dur"] == pytest.approx(result.report["simulated_us"])
 
 
+def test_docs_list_every_timing_parameter() -> None:
+    """docs/simulator.md names every SpyreConfig field or property the cost model and
+    the engine read, with its current value (integers), and marks the model
+    assumptions as such."""
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "simulator.md").read_text().split("\n## Timing rules")[0]
+    code = "".join((root / "spyre_ir" / f).read_text()
+                   for f in ("cost_model.py", "sim/engine.py"))  # fmt: skip
+    used = set(re.findall(r"\bconfig\.([a-z_0-9]+)", code))
+    assert {"ls_issue_cycles", "lpddr_latency_cycles", "ring_bytes_per_cycle"} <= used
+    rows = {m.group(1): line for line in doc.splitlines()
+            if (m := re.match(r"\| `([a-z_0-9]+)` \|", line))}  # fmt: skip
+    missing = sorted(used - set(rows))
+    assert not missing, f"add to the parameter tables of docs/simulator.md: {missing}"
+    source = inspect.getsource(SpyreConfig)
+    for f in dataclasses.fields(SpyreConfig):
+        if f.name not in rows:
+            continue
+        row = rows[f.name]
+        value = getattr(DEFAULT_CONFIG, f.name)
+        if isinstance(value, int):
+            assert re.search(rf"\b{value}\b", row.split("|")[2]), (f.name, value, row)
+        assumed = re.search(rf"\n    {f.name}: .*\n    \"\"\"MODEL ASSUMPTION", source)
+        assert bool(assumed) == ("model assumption" in row), f.name
+
+
 def test_no_trace_unless_asked() -> None:
     result = simulate(lower(SOFTMAX, TO_UNITS), random_args(SOFTMAX))
     assert result.trace is None
@@ -511,3 +678,9 @@ def test_large_matmul_simulates_fast() -> None:
         best = min(best, time.process_time() - start)
     assert best < 2.0, best
     assert result.report["simulated_us"] >= result.report["roofline_us"]
+    # The A all-gathers run on the ring while the LPDDR5 port streams B tiles: the two
+    # ports together are busy more than the whole time, the LS unit at its busier one.
+    use = result.report["utilization"]
+    assert use["lpddr"] + use["ring"] > 1
+    assert use["ls"] == pytest.approx(max(use["lpddr"], use["ring"]))
+    assert result.report["bottleneck"] == "lpddr"

@@ -18,23 +18,35 @@ one after another), so `simulated_us` is the sum over programs. Within a program
   per-core arrays, tile ops apply the L1 op they name - so the numbers are those of the
   L2 interpreter, bit for bit, when the program is correctly synchronised.
 * Timing: discrete events. Each unit ("ls", "pe0", "pe1", "sfp0", "sfp1") runs its own
-  instruction stream in order; an instruction starts when its unit is free and keeps
-  it busy for a duration from `spyre_ir.cost_model` (instruction timing). `core.pop`
-  takes the oldest token of its queue - a token carries the time it was pushed, and the
-  unit's clock becomes max(clock, token time) - and blocks while the queue is empty;
-  `core.push` blocks while the queue is full, until a pop frees a place (the pusher's
-  clock becomes the time of that pop). LPDDR5 latency: the load/store unit is busy for
-  a move's transfer only (it keeps several requests in flight); data loaded into LX
-  lands `lpddr_latency_s` after the transfer, so a token pushed after a load (any later
-  push of the unit) carries that time, and a later LS instruction reading the buffer
-  (a store, a ring transfer) starts no earlier; a store frees its LX buffer at the end
-  of its transfer, and the program ends once its stores have reached LPDDR5. The scheduler always
-  advances the runnable unit with the smallest clock (conservative discrete events) and
-  runs each instruction's numerics when the instruction starts, so the queues alone
-  order the data: a mis-synchronised program computes wrong numbers, which the
-  differential tests catch. When every unfinished unit is blocked, `SimulationError`
-  names each one and the queue it waits on. A queue must end as it started (its initial
-  credits); leftover tokens mean pushes and pops do not match, also an error.
+  instruction stream in order; a PE or SFP instruction starts when its unit is free and
+  keeps it busy for a duration from `spyre_ir.cost_model` (instruction timing).
+  `core.pop` takes the oldest token of its queue - a token carries the time it was
+  pushed, and the unit's clock becomes max(clock, token time) - and blocks while the
+  queue is empty; `core.push` blocks while the queue is full, until a pop frees a place
+  (the pusher's clock becomes the time of that pop). The scheduler always advances the
+  runnable unit with the smallest clock (conservative discrete events) and runs each
+  instruction's numerics when the unit reaches it, so the queues alone order the data:
+  a mis-synchronised program computes wrong numbers, which the differential tests
+  catch. When every unfinished unit is blocked, `SimulationError` names each one and
+  the queue it waits on. A queue must end as it started (its initial credits); leftover
+  tokens mean pushes and pops do not match, also an error.
+* The load/store unit issues its instructions in order, `ls_issue_cycles` each, to one
+  of two ports that work concurrently: the LPDDR5 port (`ls.load`, `ls.store`,
+  `ls.gather`: the card's shared bandwidth) and the ring port (`ls.ring_allreduce`,
+  `ls.ring_allgather`: the ring's own links). Each port runs its instructions one at a
+  time in issue order; an LX rearrangement (`ls.compute`) runs on the unit itself,
+  which issues nothing meanwhile. An instruction starts once it is issued, its port is
+  free, and the earlier LS instructions touching the same LX bytes allow it: it reads
+  bytes only after an earlier write of them has landed (the all-gather of an A slice
+  waits for the load that brought it), and writes bytes only after an earlier write of
+  them has landed and earlier readers are done with them. Slots of one buffer, and
+  buffers at disjoint LX offsets, are independent; buffers sharing LX bytes are not.
+  LPDDR5 latency: the port is busy for a move's transfer only (it keeps several
+  requests in flight); data loaded into LX lands `lpddr_latency_s` after the transfer,
+  a store frees its LX buffer at the end of its transfer, and the program ends once
+  its stores have reached LPDDR5. A push of the LS unit carries the time when every
+  instruction issued before it is done (its data landed, its LX operands read out), so
+  a token pushed after a load carries the load's landing time.
 * Cores: SPMD cores run the same control flow (loop bounds and branch conditions are
   uniform, as the L2 interpreter requires), so the cores of a program form ONE timing
   equivalence class: timing is simulated once and holds for every core. A move is timed
@@ -45,7 +57,8 @@ one after another), so `simulated_us` is the sum over programs. Within a program
 
 Report (`SimResult.report`; every program also has the same fields in `kernels`):
 
-* `simulated_us`: the sum over programs of the time the last unit finishes.
+* `simulated_us`: the sum over programs of the time the last unit or LS port finishes
+  (and the last store has reached LPDDR5).
 * `roofline_us`: per program max(flops / fp16 peak of the card, minimal LPDDR5 bytes /
   bandwidth), summed; minimal bytes = the program's inputs and outputs in whole sticks
   (or the bytes actually moved, if fewer: an input read only in part).
@@ -56,17 +69,22 @@ Report (`SimResult.report`; every program also has the same fields in `kernels`)
   `ring_bytes`: bytes sent on the ring by all cores.
 * `lx_peak_bytes`: the largest per-core scratchpad peak of any program.
 * `bottleneck`: the resource with the highest busy time - "pe" / "sfp" (the busier of
-  the two corelets), "lpddr" (LS moves), "ring" (LS collectives), "ls" (LX
-  rearrangements on the LS unit); overall: that of the longest program.
+  the two corelets), "lpddr" (the LS unit's LPDDR5 port), "ring" (its ring port), "ls"
+  (the LS unit itself: issuing, LX rearrangements); overall: that of the longest
+  program.
 * `utilization`: busy time / program time per unit ("ls", "pe0", ...), per unit kind
-  ("pe", "sfp": the mean of the two corelets) and per LS resource ("lpddr", "ring").
+  ("pe", "sfp": the mean of the two corelets) and per LS port ("lpddr", "ring"). The
+  LS unit's ports and the unit itself work concurrently, so `utilization["ls"]` is the
+  share of the busiest of them (normally a port), not their sum.
 * `busy_us`: busy time per resource, of the busiest unit using it.
 
 Trace (`trace=True`): `{"traceEvents": [...]}`, one process per program (pid 1, 2 ...),
-one thread per unit (tid), a complete event (ph "X", ts and dur in microseconds) per
-instruction of core 0 (all cores have the same timing), and metadata events naming
-programs and units; process 0 ("card") shows the programs one after another, each
-with its report in `args`. Load it in https://ui.perfetto.dev or chrome://tracing.
+one thread per unit (tid) and one per LS port ("ls lpddr", "ls ring"), a complete event
+(ph "X", ts and dur in microseconds) per instruction of core 0 (all cores have the same
+timing; an LS instruction on the thread of its port, from when the port starts it), and
+metadata events naming programs and threads; process 0 ("card") shows the programs one
+after another, each with its report in `args`. Load it in https://ui.perfetto.dev or
+chrome://tracing. docs/simulator.md describes the model, its parameters and the report.
 """
 
 from __future__ import annotations
@@ -94,6 +112,7 @@ from spyre_ir.interp.dataflow import (
     _DataflowInterpreter,
     _Kernel,
     _Located,
+    _Lx,
     _signed,
     _width,
 )
@@ -209,14 +228,15 @@ class _Unit:
     """One unit's instruction stream and clock (cycles)."""
 
     __slots__ = ("name", "index", "gen", "op", "path", "clock", "ready", "drained", "busy",
-                 "blocked", "done", "events")  # fmt: skip
+                 "ports", "blocked", "done", "events")  # fmt: skip
 
     def __init__(self, name: str, index: int, gen: Iterator, op: core.UnitOp, path: list):
         self.name, self.index, self.gen, self.op, self.path = name, index, gen, op, path
-        self.clock = 0.0  # when the unit is free for its next instruction
-        self.ready = 0.0  # when the results of its instructions so far are in LX
+        self.clock = 0.0  # when the unit is free for its next instruction (LS: to issue)
+        self.ready = 0.0  # when its instructions so far are done: results in LX, LX read out
         self.drained = 0.0  # when its stores so far have reached LPDDR5
         self.busy = [0.0] * len(RESOURCES)
+        self.ports = [0.0] * len(RESOURCES)  # LS: when the LPDDR5 / ring port is free
         self.blocked: tuple | None = None  # the (code, queue, op) it waits on
         self.done = False
         self.events: list[tuple] = []  # (info, start, cycles) when tracing
@@ -249,6 +269,8 @@ class _Program(_Kernel):
         self.flops = 0  # per core
         self.lpddr_bytes = 0  # all cores
         self.ring_bytes = 0.0  # all cores
+        # LX buffer root -> (address space, first byte, bytes per view after k slot indices)
+        self.places: dict[object, tuple[object, int, tuple[int, ...]]] = {}
         self.cycles = 0.0
         self.stats: dict = {}
 
@@ -275,6 +297,8 @@ class _Program(_Kernel):
                 break
             else:  # dataflow.alloc_lx, arith.constant
                 values.update(zip(op.results, self._call(op, [values[v] for v in op.operands])))
+                if isinstance(op, D.AllocLxOp):
+                    self._place(op, values[op.buffer])
         self._schedule()
         self._check_queues()
         self.stats = self._stats()
@@ -290,6 +314,34 @@ class _Program(_Kernel):
 
     def error(self, op: Operation, message: str) -> InterpreterError:
         return _Located(f"{op_label(op)} (program @{self.op.sym_name.data}): {message}")
+
+    def _place(self, op: D.AllocLxOp, buffer: _Lx) -> None:
+        """Where an LX buffer lies, for the LS unit's dependencies: allocated buffers
+        share one address space (buffers whose lifetimes do not overlap may share
+        bytes); an unallocated one is a space of its own."""
+        t = op.buffer.type
+        sizes, size = [], t.nbytes
+        for d in (1, *t.get_shape()):
+            size = size // d if d else 0
+            sizes.append(size)
+        space = "lx" if op.offset is not None else buffer.root
+        base = op.offset_value if op.offset is not None else 0
+        self.places[buffer.root] = (space, base, tuple(sizes))
+
+    def _region(self, buffer: _Lx) -> tuple[object, int, int]:
+        """(address space, first byte, end byte) of an LX buffer or slot of one; a slot
+        index that differs between cores stands for all the slots (conservative)."""
+        place = self.places.get(buffer.root)
+        if place is None:
+            return buffer.root, 0, 1 << 62
+        space, lo, sizes = place
+        depth = 0
+        for i in buffer.index:
+            if not isinstance(i, int):
+                break
+            depth += 1
+            lo += i * sizes[depth]
+        return space, lo, lo + sizes[depth]
 
     # -------------------------------------------------------- unit streams
 
@@ -388,7 +440,10 @@ class _Program(_Kernel):
         heapq.heapify(heap)
         tracing = self.tracing
         push, pop = heapq.heappush, heapq.heappop
-        filled: dict[object, float] = {}  # LX buffer -> when the LS unit's move into it lands
+        issue = float(cm.ls_issue_cycles(self.config))
+        # LX accesses of the LS unit: address space -> {(first, end byte): [when the
+        # data last written there lands, when its last reader is done with it]}
+        regions: dict[object, dict[tuple[int, int], list[float]]] = {}
         while heap:
             _, _, unit = pop(heap)
             gen = unit.gen
@@ -401,20 +456,15 @@ class _Program(_Kernel):
                 code = event[0]
                 if code == _INSTR:
                     _, cycles, latency, info, reads, writes = event
-                    start = unit.clock
-                    for root in reads:  # LX data an earlier move of this unit brings
-                        done = filled.get(root, 0.0)
-                        if done > start:
-                            start = done
-                    unit.clock = end = start + cycles
-                    if writes:  # data lands in LX `latency` after the transfer
-                        if end + latency > unit.ready:
-                            unit.ready = end + latency
-                        for root in writes:
-                            filled[root] = end + latency
-                    elif end + latency > unit.drained:  # a store: LX is free at `end`
-                        unit.drained = end + latency
-                    unit.busy[info.resource] += cycles
+                    resource = info.resource
+                    if resource < LPDDR:  # PE, SFP: the unit itself, in order
+                        start = unit.clock
+                        unit.clock = start + cycles
+                    else:
+                        start = self._ls_instruction(
+                            unit, cycles, latency, resource, reads, writes, issue, regions
+                        )
+                    unit.busy[resource] += cycles
                     if tracing:
                         unit.events.append((info, start, cycles))
                 elif code == _PUSH:
@@ -442,6 +492,69 @@ class _Program(_Kernel):
         if waiting:
             raise self._deadlock(waiting)
         self.cycles = max((max(u.clock, u.ready, u.drained) for u in self.units), default=0.0)
+
+    @staticmethod
+    def _ls_instruction(
+        unit: _Unit,
+        cycles: float,
+        latency: float,
+        resource: int,
+        reads: tuple[tuple, ...],
+        writes: tuple[tuple, ...],
+        issue: float,
+        regions: dict[object, dict[tuple[int, int], list[float]]],
+    ) -> float:
+        """Issue an LS instruction and time it on its port; returns its start.
+
+        The unit issues in order, `issue` cycles each. A move (LPDDR5) or collective
+        (ring) then waits for its port (each port runs its instructions in order) and for
+        its LX operands: data it reads must have landed (read after write), a buffer it
+        writes must have landed (write after write) and been read out by earlier LS
+        readers (write after read). Ports run concurrently; the unit goes on issuing. A
+        rearrangement (LX -> LX) runs on the unit itself, which issues nothing
+        meanwhile. `reads` / `writes`: (address space, first byte, end byte) of each LX
+        operand (`_region`); accesses depend on each other when their bytes overlap."""
+        issued = unit.clock + issue
+        unit.busy[LS] += issue
+        start = issued
+        if resource != LS:
+            free = unit.ports[resource]
+            if free > start:
+                start = free
+        for accesses, writing in ((reads, False), (writes, True)):
+            for space, lo, hi in accesses:
+                entries = regions.get(space)
+                if entries is None:
+                    continue
+                for (other_lo, other_hi), (landed, read) in entries.items():
+                    if other_lo >= hi or lo >= other_hi:
+                        continue
+                    if landed > start:
+                        start = landed
+                    if writing and read > start:
+                        start = read
+        end = start + cycles
+        if resource == LS:
+            unit.clock = end
+        else:
+            unit.clock = issued
+            unit.ports[resource] = end
+        landed = end + latency
+        for space, lo, hi in reads:
+            entry = regions.setdefault(space, {}).setdefault((lo, hi), [0.0, 0.0])
+            if end > entry[1]:
+                entry[1] = end
+        for space, lo, hi in writes:
+            regions.setdefault(space, {}).setdefault((lo, hi), [0.0, 0.0])[0] = landed
+        if writes:  # the data lands in LX `latency` after the transfer
+            if landed > unit.ready:
+                unit.ready = landed
+        else:  # a store: its LX buffer is free at `end`, LPDDR5 has the data at `landed`
+            if end > unit.ready:
+                unit.ready = end
+            if landed > unit.drained:
+                unit.drained = landed
+        return start
 
     @staticmethod
     def _push(queue: _Queue, unit: _Unit) -> _Unit | None:
@@ -513,9 +626,9 @@ class _Program(_Kernel):
     def _timer(self, op: Operation) -> Callable[[Operation, list], tuple] | None:
         """How an instruction is timed: a function of the op and its operands that
         counts flops and bytes and returns the event (code, cycles, latency, info,
-        LX buffers read, LX buffers written) - the buffers only for the LS unit, whose
-        moves complete `latency` after the unit is done with them; None for ops that
-        take no time (index arithmetic, slots)."""
+        LX regions read, LX regions written) - the regions (`_region`) only for the LS
+        unit, whose moves complete `latency` after their port is done with them; None
+        for ops that take no time (index arithmetic, slots)."""
         config, cores = self.config, self.cores
         latency = config.lpddr_latency_cycles
         if isinstance(op, (ls.LoadOp, ls.StoreOp)):
@@ -539,8 +652,8 @@ class _Program(_Kernel):
                 self.lpddr_bytes += int(per_core.sum()) * stick
                 cycles = cm.lpddr_transfer_cycles(most * stick, cores, config)
                 if load:
-                    return (_INSTR, cycles, latency, info, (), (operands[-1].root,))
-                return (_INSTR, cycles, latency, info, (operands[0].root,), ())
+                    return (_INSTR, cycles, latency, info, (), (self._region(operands[-1]),))
+                return (_INSTR, cycles, latency, info, (self._region(operands[0]),), ())
 
             return move
         if isinstance(op, ls.GatherOp):
@@ -606,7 +719,8 @@ class _Program(_Kernel):
         ring: float = 0.0,
     ) -> Callable[[Operation, list], tuple]:
         """A timer whose duration and counts do not depend on the operands; `reads`
-        and `writes` index the operands that are LX buffers the LS unit moves."""
+        and `writes` index the operands that are LX buffers an LS instruction reads and
+        writes."""
         cycles = float(cycles)
         if not reads and not writes:
             event = (_INSTR, cycles, latency, info, (), ())
@@ -621,8 +735,8 @@ class _Program(_Kernel):
             self.lpddr_bytes += lpddr
             self.ring_bytes += ring
             return (_INSTR, cycles, latency, info,
-                    tuple(operands[i].root for i in reads),
-                    tuple(operands[i].root for i in writes))  # fmt: skip
+                    tuple(self._region(operands[i]) for i in reads),
+                    tuple(self._region(operands[i]) for i in writes))  # fmt: skip
 
         return ls_timer
 
@@ -643,10 +757,12 @@ class _Program(_Kernel):
         units = {u.name: u for u in self.units}
 
         def busy(name: str, resource: int | None = None) -> float:
+            """Busy cycles of a unit's resource; of the unit: its busiest resource (the
+            LS unit's ports and its own time work concurrently)."""
             u = units.get(name)
             if u is None:
                 return 0.0
-            return sum(u.busy) if resource is None else u.busy[resource]
+            return max(u.busy) if resource is None else u.busy[resource]
 
         busy_cycles = {
             "pe": max(busy("pe0", PE), busy("pe1", PE)),
@@ -687,6 +803,8 @@ class _Program(_Kernel):
 
 
 # ---------------------------------------------------------------- helpers
+
+
 
 
 def _stick_geometry(memory: D.DdrType, config: SpyreConfig) -> tuple[int, int]:
@@ -781,6 +899,15 @@ def _report(kernels: list[dict], config: SpyreConfig) -> dict:
     }
 
 
+# The LS unit's ports in a trace: a thread each (lane 1, 2) beside the unit's own (lane 0).
+_PORT_LANES = {LPDDR: 1, RING: 2}
+
+
+def _trace_tid(index: int, lane: int) -> int:
+    """Thread id of a unit (`core.UNITS` index), lane 0, or of one of its ports."""
+    return index + 1 if lane == 0 else len(core.UNITS) + lane
+
+
 def _trace_events(programs: list[_Program], config: SpyreConfig) -> dict:
     """Chrome trace events: one process per program, one thread per unit (core 0)."""
     to_us = 1e6 / config.clock_hz
@@ -801,12 +928,18 @@ def _trace_events(programs: list[_Program], config: SpyreConfig) -> dict:
         events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
                        "args": {"sort_index": pid}})  # fmt: skip
         for unit in program.units:
-            tid = unit.index + 1
-            events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-                           "args": {"name": unit.name}})  # fmt: skip
-            events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
-                           "args": {"sort_index": tid}})  # fmt: skip
+            lanes = _PORT_LANES if unit.name == "ls" else {}
+            threads = [(unit.name, 0), *((f"{unit.name} {RESOURCES[r]}", k)
+                                         for r, k in lanes.items())]  # fmt: skip
+            for thread, lane in threads:
+                tid = _trace_tid(unit.index, lane)
+                order = 10 * (unit.index + 1) + lane  # a unit's ports right after it
+                events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                               "args": {"name": thread}})  # fmt: skip
+                events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
+                               "tid": tid, "args": {"sort_index": order}})  # fmt: skip
             for info, begin, cycles in unit.events:
+                tid = _trace_tid(unit.index, lanes.get(info.resource, 0))
                 events.append({
                     "name": info.name, "cat": RESOURCES[info.resource], "ph": "X",
                     "ts": start + begin * to_us, "dur": cycles * to_us,
