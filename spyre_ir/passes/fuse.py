@@ -58,6 +58,28 @@ class Candidate:
         ]
 
 
+def swaps_last_two(op: Operation) -> bool:
+    """A transpose that only exchanges the last two dims (a weight read as [K, N])."""
+    if not isinstance(op, spyre.TransposeOp):
+        return False
+    perm = list(spyre.ints(op.perm))
+    rank = len(perm)
+    return rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2]
+
+
+def operand_transposes(op: Operation) -> list[Operation]:
+    """Transposes feeding only this matmul: the matmul reads their input through a
+    transposed load instead of a transposing kernel (every nn.Linear's weight)."""
+    if not isinstance(op, spyre.MatmulOp):
+        return []
+    found = []
+    for operand in (op.lhs, op.rhs):
+        owner = operand.owner
+        if swaps_last_two(owner) and operand.has_one_use() and owner not in found:
+            found.append(owner)
+    return found
+
+
 def _anchor(candidate: Candidate) -> Operation | None:
     if candidate.kind == "rows":
         return None
@@ -97,7 +119,8 @@ class Fuser:
         if not isinstance(op, row_model.ELEMENTWISE):
             return False
         anchor = _anchor(candidate)
-        epilogue = [o for o in ops if o is not anchor]
+        folded = operand_transposes(anchor)
+        epilogue = [o for o in ops if o is not anchor and o not in folded]
         p = candidate.row_dims
         if all(
             row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p]
@@ -110,7 +133,7 @@ class Fuser:
     def start(self, op: Operation) -> Candidate:
         rank = len(row_model.shape(op.results[0]))
         if isinstance(op, spyre.MatmulOp):
-            return Candidate("matmul", [op], max(rank - 1, 0))
+            return Candidate("matmul", [*operand_transposes(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         candidate = Candidate("rows", [op], 0)
@@ -123,8 +146,9 @@ class Fuser:
     def plan_groups(self, ops: Sequence[Operation]) -> list[Candidate]:
         groups: list[Candidate] = []
         current: Candidate | None = None
+        folded = {t for op in ops for t in operand_transposes(op)}
         for op in ops:
-            if isinstance(op, func.ReturnOp) or is_scalar_constant(op):
+            if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue
             if current is not None and self.try_extend(current, op):
                 continue
@@ -154,7 +178,9 @@ def build_group(candidate: Candidate, index: int) -> None:
                 inputs.append(operand)
 
     block = Block(arg_types=[v.type for v in inputs])
-    first = candidate.ops[0]
+    # The group stands where its anchor stood: a folded weight transpose may come long
+    # before the matmul, ahead of the matmul's other operand.
+    first = _anchor(candidate) or candidate.ops[0]
     group = dataflow.GroupOp(
         f"{candidate.kind}_{index}",
         inputs,

@@ -33,6 +33,7 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.passes import row_model
+from spyre_ir.passes.fuse import swaps_last_two
 from spyre_ir.passes.partition_cores import (
     from_attr,
     group_kind,
@@ -292,6 +293,18 @@ def gather_analysis(ops: Sequence[Operation], yielded: dataflow.YieldOp,
     return analysis
 
 
+def transposed_load(memory: SSAValue, offsets: Sequence[SSAValue], dest: SSAValue,
+                    transposed: bool) -> dataflow.LoadOp:  # fmt: skip
+    """A zero-padded tile load; from a [.., N, K] operand read as [.., K, N] when
+    `transposed` (the offsets are given in the tile's coordinates)."""
+    if not transposed:
+        return dataflow.LoadOp(memory, offsets, dest, pad=0.0)
+    rank = len(offsets)
+    perm = [*range(rank - 2), rank - 1, rank - 2]
+    source_offsets = [offsets[p] for p in perm]
+    return dataflow.LoadOp(memory, source_offsets, dest, perm=perm, pad=0.0)
+
+
 def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
@@ -306,7 +319,9 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     out_shape = spyre.shape_of(mm.result)
     elem = elem_bytes(mm.lhs)
     sm, sn, sk = plan["split"]
-    epilogue = [op for op in ops if op is not mm]
+    # Transposes folded into the matmul: their operand is read through `perm` loads.
+    folded = {v: v.owner for v in (mm.lhs, mm.rhs) if v.owner in ops and swaps_last_two(v.owner)}
+    epilogue = [op for op in ops if op is not mm and op not in folded.values()]
     try:
         mp = cost_model.plan_matmul(batch, m, n, k, elem, DEFAULT_CONFIG, plan["cores"],
                                     2 * elem * len(epilogue), (sm, sn, sk), lx_bytes)  # fmt: skip
@@ -324,7 +339,10 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     core = shell.kernel.core_id
     ck, cn, cm = b.rem(core, sk), b.rem(b.div(core, sk), sn), b.div(core, sk * sn)
 
-    lhs_mem, rhs_mem = shell.memory[mm.lhs], shell.memory[mm.rhs]
+    def memory_of(value: SSAValue) -> SSAValue:
+        return shell.memory[folded[value].input] if value in folded else shell.memory[value]
+
+    lhs_mem, rhs_mem = memory_of(mm.lhs), memory_of(mm.rhs)
     lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
     # The two corelets each take half of the tile's columns: their own B tile, f32
     # accumulator, epilogue and store, sharing the A tile.
@@ -334,7 +352,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     b_bufs = [b.alloc([1] * (rhs_rank - 2) + [tk, th], spyre.element_of(mm.rhs))
               for _ in range(halves)]  # fmt: skip
     accs = [b.alloc([1] * (rank - 2) + [tm, th], Float32Type()) for _ in range(halves)]
-    share_a = mp.shares_a and lhs_rank == 2
+    share_a = mp.shares_a and lhs_rank == 2 and mm.lhs not in folded
     a_part = b.alloc([tm // sn, tk], spyre.element_of(mm.lhs)) if share_a else None
 
     ep_outputs = list(yielded.values)
@@ -375,9 +393,9 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
         rows = tm // sn
         kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
     else:
-        kb.emit(dataflow.LoadOp(lhs_mem, [*lhs_b, m0, k0], a_buf, pad=0.0))
+        kb.emit(transposed_load(lhs_mem, [*lhs_b, m0, k0], a_buf, mm.lhs in folded))
     for h in range(halves):
-        kb.emit(dataflow.LoadOp(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h], pad=0.0))
+        kb.emit(transposed_load(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h], mm.rhs in folded))
     if share_a:
         kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
     for h in range(halves):

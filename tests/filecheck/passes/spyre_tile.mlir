@@ -60,3 +60,18 @@ func.func @embedding(%table: tensor<50000x128xf16>, %ids: tensor<2x16xi64>) -> t
   %g = spyre.gather %table[%ids] : tensor<50000x128xf16>, tensor<2x16xi64> -> tensor<2x16x128xf16>
   func.return %g : tensor<2x16x128xf16>
 }
+
+// -----
+
+// A weight stored [N, K] and transposed for the matmul (nn.Linear) is read through
+// transposed tile loads: no transposing kernel, one matmul kernel.
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT:   spyre.transpose
+// CHECK:       dataflow.kernel @matmul_0
+// CHECK:         dataflow.load %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}} {{{.*}}perm = array<i64: 1, 0>{{.*}}} : !dataflow.ddr<512x256xf16>, !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf16>
+// CHECK-NOT:   dataflow.kernel
+func.func @linear(%x: tensor<64x256xf16>, %w: tensor<512x256xf16>) -> tensor<64x512xf16> {
+  %wt = spyre.transpose %w perm = [1, 0] : tensor<512x256xf16> -> tensor<256x512xf16>
+  %y = spyre.matmul %x, %wt : tensor<64x256xf16>, tensor<256x512xf16> -> tensor<64x512xf16>
+  func.return %y : tensor<64x512xf16>
+}
