@@ -18,37 +18,26 @@ pops over the whole run, and no cycle of waits within one iteration (a deadlock)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import (
-    I64,
-    DictionaryAttr,
-    IntegerAttr,
-    StringAttr,
-    SymbolNameConstraint,
-    TensorType,
-    i64,
-)
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, i64
+from xdsl.ir import Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
-    var_operand_def,
-    var_result_def,
 )
-from xdsl.traits import IsolatedFromAbove, IsTerminator
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.dialects.dataflow import AllocLxOp, KernelOp
+from spyre_ir.dialects.dataflow import AllocLxOp, DeviceProgramBase
 
 UNITS = ("ls", "pe0", "pe1", "sfp0", "sfp1")
 
@@ -61,55 +50,17 @@ class QueueType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_op_definition
-class ProgramOp(IRDLOperation):
+class ProgramOp(DeviceProgramBase):
     """One kernel as per-unit programs of a core, SPMD over `cores`."""
 
     name = "core.program"
-    sym_name = prop_def(SymbolNameConstraint())
-    cores = prop_def(IntegerAttr[I64])
-    inputs = var_operand_def(TensorType)
-    outputs = var_result_def(TensorType)
-    plan = opt_prop_def(DictionaryAttr)
-    lx_capacity = opt_prop_def(IntegerAttr[I64])
-    lx_peak_bytes = opt_prop_def(IntegerAttr[I64])
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove())
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$sym_name `cores` `(` $cores `)` `(` $inputs `)` attr-dict `:` "
-        "functional-type($inputs, $outputs) $body"
-    )
-
-    def __init__(
-        self,
-        name: str,
-        cores: int,
-        inputs: Sequence[SSAValue],
-        output_types: Sequence[Attribute],
-        body: Region,
-        properties: dict[str, Attribute] | None = None,
-    ):
-        props = {"sym_name": StringAttr(name), "cores": IntegerAttr(cores, i64)}
-        super().__init__(
-            operands=[inputs], result_types=[output_types], regions=[body],
-            properties=props | (properties or {}),
-        )  # fmt: skip
-
-    @property
-    def core_count(self) -> int:
-        return self.cores.value.data
-
-    capacity = KernelOp.capacity
-    core_id = KernelOp.core_id
-    input_memories = KernelOp.input_memories
-    output_memories = KernelOp.output_memories
 
     def units(self) -> dict[str, UnitOp]:
         return {u.unit.data: u for u in self.body.block.ops if isinstance(u, UnitOp)}
 
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
-        want = KernelOp.block_arg_types(
+        want = self.block_arg_types(
             [v.type for v in self.inputs], [r.type for r in self.outputs]
         )
         if [a.type for a in self.body.block.args] != want:
@@ -118,7 +69,7 @@ class ProgramOp(IRDLOperation):
             if not isinstance(op, (AllocLxOp, QueueOp, UnitOp, EndOp)) and op.name != "arith.constant":
                 raise VerifyException(f"{where}: {op.name} may not stand outside a unit")
         verify_program(self, where)
-        KernelOp.verify_scratchpad(self, where)  # type: ignore[arg-type]
+        self.verify_scratchpad(where)
 
 
 @irdl_op_definition

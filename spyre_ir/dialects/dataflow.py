@@ -263,15 +263,13 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[values])
 
 
-@irdl_op_definition
-class KernelOp(IRDLOperation):
-    """One device compute operation over `cores` cores.
+class DeviceProgramBase(IRDLOperation):
+    """What a kernel (L2) and a core program (L3) share: one device compute operation
+    over `cores` cores (SPMD). Block arguments: the core id (index), then one
+    `!dataflow.ddr` per input and one per result, in order. `lx_capacity` is the
+    scratchpad per core it was built for; `lx_peak_bytes` is filled in by
+    `spyre-allocate-scratchpad`."""
 
-    Block arguments: the core id (index), then one `!dataflow.ddr` per input and one per
-    result, in order. `lx_capacity` is the scratchpad per core the kernel was built for;
-    `lx_peak_bytes` is filled in by `spyre-allocate-scratchpad`."""
-
-    name = "dataflow.kernel"
     sym_name = prop_def(SymbolNameConstraint())
     cores = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(TensorType)
@@ -339,6 +337,28 @@ class KernelOp(IRDLOperation):
     def output_memories(self) -> tuple[SSAValue, ...]:
         return self.body.block.args[1 + len(self.inputs) :]
 
+    def verify_scratchpad(self, where: str) -> None:
+        """LX use per core within capacity: the end of the highest buffer once every
+        buffer has its offset; before that only the largest buffer is known to be
+        needed (buffers never live together may share bytes)."""
+        allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
+        if any(a.offset is None for a in allocs):
+            need = max((a.buffer.type.nbytes for a in allocs), default=0)
+        else:
+            need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
+        if need > self.capacity:
+            raise VerifyException(
+                f"{where}: needs {need} bytes of LX per core, but a core has "
+                f"{self.capacity}"
+            )
+
+
+@irdl_op_definition
+class KernelOp(DeviceProgramBase):
+    """One device compute operation over `cores` cores, as tiled dataflow (L2)."""
+
+    name = "dataflow.kernel"
+
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
         if self.core_count < 1:
@@ -355,21 +375,6 @@ class KernelOp(IRDLOperation):
         if not isinstance(self.body.block.last_op, EndOp):
             raise VerifyException(f"{where}: must end in dataflow.end")
         self.verify_scratchpad(where)
-
-    def verify_scratchpad(self, where: str) -> None:
-        """LX use per core within capacity: the end of the highest buffer once every
-        buffer has its offset; before that only the largest buffer is known to be
-        needed (buffers never live together may share bytes)."""
-        allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
-        if any(a.offset is None for a in allocs):
-            need = max((a.buffer.type.nbytes for a in allocs), default=0)
-        else:
-            need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
-        if need > self.capacity:
-            raise VerifyException(
-                f"{where}: needs {need} bytes of LX per core, but a core has "
-                f"{self.capacity}"
-            )
 
 
 @irdl_op_definition
