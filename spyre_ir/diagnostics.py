@@ -61,6 +61,32 @@ class LocatedParser(Parser):
         return op
 
 
+_LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
+
+
+def failure_diagnostics(
+    error: Exception, module: Operation | None, name: str
+) -> list[Diagnostic]:
+    """A pass's failure as located diagnostics, for every tool that runs passes.
+
+    A `DiagnosticError` (`located_error`) keeps its locations (one without a file is
+    reported against `name` at 0:0); another `DiagnosticException` is located by the
+    `FILE:LINE:COL:` its message starts with, else by re-verifying the module, else at
+    `name` 0:0."""
+    if isinstance(error, DiagnosticError):
+        return [
+            d if d.file else Diagnostic(name, 0, 0, d.message, d.severity)
+            for d in error.diagnostics
+        ]
+    message = " ".join(str(error).split())
+    stated = _LOCATED.match(message)
+    if stated:
+        file, line, col, text = stated.groups()
+        return [Diagnostic(file, int(line), int(col), text)]
+    located = verify_all(module, name) if module is not None else []
+    return located or [Diagnostic(name, 0, 0, message)]
+
+
 def parse_error_diagnostic(error: ParseError, name: str, line_offset: int = 0) -> Diagnostic:
     where = error.span.get_location()
     return Diagnostic(name, where.line + line_offset, where.col, " ".join(error.msg.split()))

@@ -19,6 +19,7 @@ from xdsl.ir import SSAValue
 
 from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
+from spyre_ir.dialects.spyre import shape_of as shape
 from spyre_ir.lowering.fx_importer import (
     Importer,
     LoweringFn,
@@ -43,11 +44,6 @@ def lowers(*targets: Any, check: Callable[[torch.fx.Node], str | None] | None = 
         return fn
 
     return register
-
-
-def shape(value: SSAValue) -> tuple[int, ...]:
-    assert isinstance(value.type, TensorType)
-    return tuple(value.type.get_shape())
 
 
 def arg(node: torch.fx.Node, index: int, name: str, default: Any = None) -> Any:

@@ -21,7 +21,6 @@ them and look for wait cycles.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -30,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.traits import is_side_effect_free
 
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import core, dataflow, ls, pe, sfp
@@ -246,28 +246,20 @@ def prune(block: Block) -> None:
     changed = True
     while changed:
         changed = False
-        for op in reversed(list(_walk(block))):
-            if isinstance(op, (scf.ForOp, scf.IfOp)) and all(
+        for op in reversed(list(block.walk())):
+            empty = isinstance(op, (scf.ForOp, scf.IfOp)) and all(
                 all(isinstance(o, scf.YieldOp) for o in r.block.ops) for r in op.regions if r.blocks
-            ):
+            )
+            unused = (
+                op.results
+                and not op.regions
+                and is_side_effect_free(op)
+                and not any(r.uses for r in op.results)
+            )
+            if empty or unused:
                 op.detach()
                 op.erase()
                 changed = True
-            elif isinstance(op, (arith.ConstantOp, arith.AddiOp, arith.MuliOp, arith.SubiOp,
-                                 arith.DivUIOp, arith.RemUIOp, arith.CmpiOp, arith.SelectOp,
-                                 arith.MinUIOp, arith.MaxUIOp, arith.DivSIOp, arith.RemSIOp,
-                                 dataflow.SlotOp)) and not any(r.uses for r in op.results):  # fmt: skip
-                op.detach()
-                op.erase()
-                changed = True
-
-
-def _walk(block: Block) -> Iterable[Operation]:
-    for op in list(block.ops):
-        yield op
-        for region in op.regions:
-            for inner in region.blocks:
-                yield from _walk(inner)
 
 
 def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from spyre_ir.dialects import spyre
+from spyre_ir.dialects.spyre import shape_of as shape
 
 RowAxes = tuple[int | None, ...]
 """For each row dim of the group, the axis of a value that walks it (None: broadcast)."""
@@ -30,12 +30,6 @@ MOVES_ROWS_FREELY = (spyre.MatmulOp, spyre.GatherOp)
 
 class NotRowLocal(Exception):
     """The ops cannot be tiled by rows with this many row dims."""
-
-
-def shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
 
 
 @dataclass

@@ -29,6 +29,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir import cost_model
+from spyre_ir.shape_rules import numel
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
@@ -43,13 +44,6 @@ from spyre_ir.passes.partition_cores import (
 )
 
 INDEX = IndexType()
-
-
-def numel(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def elem_bytes(value: SSAValue) -> int:

@@ -29,12 +29,12 @@ from spyre_ir.diagnostics import (
     LocatedParser,
     check_expectations,
     expected_errors,
+    failure_diagnostics,
     parse_error_diagnostic,
     verify_all,
 )
 
 _SPLIT = re.compile(rb"^// -----.*$", re.MULTILINE)
-_LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
 
 
 class SpyreOptMain(xDSLOptMain):
@@ -85,24 +85,9 @@ class SpyreOptMain(xDSLOptMain):
                 diagnostics = verify_all(module, name)
         except ParseError as error:
             diagnostics = [parse_error_diagnostic(error, name, offset)]
-        except DiagnosticError as error:
-            # Located errors, also from passes (`diagnostics.located_error`); one about
-            # an op without a file location is reported against the input at 0:0.
-            diagnostics = [
-                d if d.file else Diagnostic(name, 0, 0, d.message, d.severity)
-                for d in error.diagnostics
-            ]
-        except DiagnosticException as error:
-            # A pass failure: point at the op the pass complained about when we can.
-            message = " ".join(str(error).split())
-            stated = _LOCATED.match(message)
-            if stated:
-                # The pass put `FILE:LINE:COL: [error: ]` in front of its message.
-                file, line, col, text = stated.groups()
-                diagnostics = [Diagnostic(file, int(line), int(col), text)]
-            else:
-                located = verify_all(module, name) if module is not None else []
-                diagnostics = located or [Diagnostic(name, 0, 0, message)]
+        except (DiagnosticError, DiagnosticException) as error:
+            # Located errors from passes (`diagnostics.located_error`) and other failures.
+            diagnostics = failure_diagnostics(error, module, name)
 
         if self.args.verify_diagnostics:
             for d in diagnostics:

@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,7 +89,13 @@ from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from spyre_ir.diagnostics import Diagnostic, DiagnosticError, op_location, parse_file, verify_all
+from spyre_ir.diagnostics import (
+    DiagnosticError,
+    failure_diagnostics,
+    op_location,
+    parse_file,
+    verify_all,
+)
 from spyre_ir.registry import make_context
 
 
@@ -255,9 +260,6 @@ def _describe_op(op: Operation | None, path: str) -> str:
     return f" ({op.name}{symbol} at {file}:{line}:{col})"
 
 
-_LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
-
-
 def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> None:
     """Run `passes` on `module` in place and verify it; a failure raises a located
     DiagnosticError (as spyre-opt reports it) or a RunError (a bad pass option)."""
@@ -266,19 +268,8 @@ def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> N
         for p in passes:
             p.apply(ctx, module)
         problems = verify_all(module, path)
-    except DiagnosticError as error:
-        problems = [
-            d if d.file else Diagnostic(path, 0, 0, d.message, d.severity)
-            for d in error.diagnostics
-        ]
-    except DiagnosticException as error:
-        message = " ".join(str(error).split())
-        stated = _LOCATED.match(message)
-        if stated:
-            file, line, col, text = stated.groups()
-            problems = [Diagnostic(file, int(line), int(col), text)]
-        else:
-            problems = verify_all(module, path) or [Diagnostic(path, 0, 0, message)]
+    except (DiagnosticError, DiagnosticException) as error:
+        problems = failure_diagnostics(error, module, path)
     except ValueError as error:  # bad pass options, e.g. an LX too small for a stick
         raise RunError(f"lowering failed: {error}") from None
     if problems:
