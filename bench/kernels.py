@@ -127,8 +127,10 @@ def measure(kernel: Kernel) -> dict:
     start = time.perf_counter()
     lower_to_units(module)
     compile_s = time.perf_counter() - start
-    sim_s = best_time(lambda: simulate(module, args), repeat=2)
-    report = simulate(module, args).report
+    # One OpenBLAS thread for the simulator's many small tile matmuls: threads only
+    # slow them down, ~10x when another process holds a core (see `simulate`).
+    sim_s = best_time(lambda: simulate(module, args, blas_threads=1), repeat=2)
+    report = simulate(module, args, blas_threads=1).report
     f32 = [a.astype(np.float32) for a in args]
     numpy_s = best_time(lambda: kernel.numpy(f32))
     if kernel.kind == "prefill":

@@ -7,6 +7,7 @@ uses (at the end) are in core clock cycles.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,8 +30,14 @@ def pe_utilisation(tm: int, tn: int, config: SpyreConfig) -> float:
 
 
 def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig) -> float:
-    """One core's PE time for `flops` in tiles of tm x tn."""
-    return flops / (config.fp16_peak_flops_per_core * pe_utilisation(tm, tn, config))
+    """One core's PE time for `flops` in tiles of tm x tn. The corelets share a tile
+    by columns (spyre-tile gives each tn / corelets of them), so a tile whose columns
+    do not split into whole PE column groups per corelet runs on one corelet."""
+    corelets = config.corelets_per_core
+    cols = config.pe_cols * config.pe_fp16_lanes
+    used = corelets if tn % (cols * corelets) == 0 else 1
+    peak = config.fp16_peak_flops_per_core * used / corelets
+    return flops / (peak * pe_utilisation(tm, tn, config))
 
 
 def ddr_seconds(total_bytes: float, config: SpyreConfig) -> float:
@@ -65,9 +72,11 @@ class MatmulPlan:
     pe_s: float
     ddr_s: float
     ring_s: float
-    """All-gathers of shared A tiles: they overlap PE and LPDDR5 work."""
+    """All-gathers of shared A tiles and the split-K all-reduces that the next output
+    tile's work hides: they overlap PE and LPDDR5 work."""
     reduce_s: float = 0.0
-    """Split-K all-reduces, after the K loop: they do not overlap."""
+    """What nothing overlaps: the last output tile's final matmul instruction and its
+    split-K all-reduce (every all-reduce when a core has one output tile per M tile)."""
 
     @property
     def shares_a(self) -> bool:
@@ -89,10 +98,14 @@ class MatmulPlan:
         return (round(self.estimate_s, 12), round(self.pe_s + self.ddr_s, 12), -self.cores)
 
 
-def matmul_lx_bytes(tm: int, tn: int, tk: int, elem: int, extra_per_elem: int) -> int:
+def matmul_lx_bytes(
+    tm: int, tn: int, tk: int, elem: int, extra_per_elem: int, split_k: int = 1
+) -> int:
     """Double-buffered A and B tiles, an f32 accumulator, the output tile and
-    `extra_per_elem` bytes per output element for epilogue buffers."""
-    return 2 * (tm * tk + tk * tn) * elem + tm * tn * (4 + elem + extra_per_elem)
+    `extra_per_elem` bytes per output element for epilogue buffers; with split-K also
+    the output tile split into the row blocks the cores of a K group store."""
+    split_rows = tm * tn * elem if split_k > 1 else 0
+    return 2 * (tm * tk + tk * tn) * elem + tm * tn * (4 + elem + extra_per_elem) + split_rows
 
 
 def _splits(cores: int) -> list[tuple[int, int, int]]:
@@ -108,6 +121,7 @@ def _splits(cores: int) -> list[tuple[int, int, int]]:
     return out
 
 
+@functools.lru_cache(maxsize=256)  # a layer repeats shapes (q/o, k/v, gate/up); plans are frozen
 def plan_matmul(
     batch: int,
     m: int,
@@ -125,15 +139,18 @@ def plan_matmul(
     Rows of all batches form the M side; K is split only with a ring all-reduce of the
     partial f32 tiles. Each core streams its B tiles from LPDDR5; the cores that split N
     need the same A tiles, so each loads 1/split_n of an A tile and a ring all-gather
-    completes it (when the tile's rows divide). Every core writes its C tiles; with
-    split-K each core of a K group stores the reduced tile (the same values)."""
+    completes it (when the tile's rows divide); with one K step per output tile the A
+    tile is loaded once per M tile. Every core writes its C tiles; with split-K each
+    core of a K group stores its tm / split_k rows of the reduced tile."""
     best: MatmulPlan | None = None
+    best_rank: tuple[float, float, int] | None = None
     rows = batch * m
     capacity = lx_bytes or config.lx_bytes
     for sm, sn, sk in [split] if split else _splits(cores):
         if sm > rows or sn > ceil_div(n, 64) or sk > ceil_div(k, 64):
             continue
-        mc = ceil_div(rows, sm)
+        # A tile's rows never span two batches (spyre-tile walks batch x m tiles).
+        mc = ceil_div(rows, sm) if batch == 1 else min(m, ceil_div(rows, sm))
         nc = ceil_div(n, sn)
         kc = ceil_div(k, sk)
         for tm in TILE_ROWS:
@@ -145,28 +162,57 @@ def plan_matmul(
                 for tk in TILE_COLS:
                     if tk > max(64, 2 * kc):
                         continue
-                    lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem)
+                    lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem, sk)
                     if lx > capacity:
                         continue
-                    m_tiles, n_tiles = ceil_div(mc, tm), ceil_div(nc, tn)
+                    m_tiles = ceil_div(mc, tm) if batch == 1 else ceil_div(
+                        batch * ceil_div(m, tm), sm)
+                    n_tiles = ceil_div(nc, tn)
                     k_tiles = ceil_div(kc, tk)
                     steps = m_tiles * n_tiles * k_tiles
                     flops = 2 * steps * tm * tn * tk
                     share = sn > 1 and tm % sn == 0
-                    a_bytes = steps * tm * tk * elem / (sn if share else 1)
+                    # One K step per output tile: the A tile is the same for every N
+                    # tile of an M tile, so it is loaded once per M tile (spyre-tile).
+                    a_loads = m_tiles if k_tiles == 1 else steps
+                    a_bytes = a_loads * tm * tk * elem / (sn if share else 1)
                     b_bytes = steps * tk * tn * elem
-                    c_bytes = m_tiles * tm * n_tiles * tn * elem
+                    # With split-K each core of a K group stores tm / sk rows of a tile.
+                    c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
                     used = sm * sn * sk
                     gather = ring_allgather_seconds(tm * tk * elem, sn, config) if share else 0.0
+                    reduce = ring_allreduce_seconds(tm * tn * 4, sk, config)
+                    tiles = m_tiles * n_tiles
+                    # An output tile's all-reduce overlaps the next tile of its M tile
+                    # (the accumulator alternates between two slots); the last does not.
+                    hidden = tiles - m_tiles if n_tiles > 1 else 0
+                    # Split-K with one K step: spyre-tile computes the tile stacked as
+                    # [sk, tm / sk, tn], so the PE rows hold tm / sk rows at a time.
+                    pe_rows = tm // sk if k_tiles == 1 and sk > 1 else tm
+                    last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
+                    ddr = ddr_seconds(used * (a_bytes + b_bytes + c_bytes), config)
+                    # Two slots keep two steps' loads in flight, so a step takes at least
+                    # half of the LPDDR5 latency plus its own transfer (short streams of
+                    # small tiles are latency-bound, not bandwidth-bound).
+                    step_bytes = (a_bytes / a_loads if k_tiles > 1 else 0) + tk * tn * elem
+                    step = config.lpddr_latency_s + ddr_seconds(used * step_bytes, config)
+                    ddr = max(ddr, steps * step / 2)
+                    if k_tiles == 1 and n_tiles > 1:
+                        # Two B slots: tile j + 2's load waits for tile j's matmul and
+                        # all-reduce, so two tiles take at least one tile's B load
+                        # plus that chain.
+                        b_tile = ddr_seconds(used * tk * tn * elem, config)
+                        ddr = max(ddr, tiles * (b_tile + last_step + reduce) / 2)
                     plan = MatmulPlan(
                         sm, sn, sk, tm, tn, tk,
-                        pe_seconds(flops, tm, tn, config),
-                        ddr_seconds(used * (a_bytes + b_bytes + c_bytes), config),
-                        steps * gather,
-                        m_tiles * n_tiles * ring_allreduce_seconds(tm * tn * 4, sk, config),
+                        pe_seconds(flops, pe_rows, tn, config),
+                        ddr,
+                        a_loads * gather + hidden * reduce,
+                        last_step + (tiles - hidden) * reduce,
                     )  # fmt: skip
-                    if best is None or plan.rank < best.rank:
-                        best = plan
+                    rank = plan.rank
+                    if best_rank is None or rank < best_rank:
+                        best, best_rank = plan, rank
     if best is None:
         raise ValueError(
             f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX"
@@ -400,3 +446,21 @@ def ls_issue_cycles(config: SpyreConfig) -> int:
 
 def cycles_to_us(cycles: float, config: SpyreConfig) -> float:
     return cycles / config.clock_hz * 1e6
+
+
+def host_transfer_s(nbytes: int, config: SpyreConfig) -> float:
+    """One host <-> card DMA transfer of `nbytes` over the host link (one direction):
+
+        host_transfer_latency_s + nbytes / host_link_bandwidth
+
+    Zero for zero bytes (no transfer is issued)."""
+    if nbytes <= 0:
+        return 0.0
+    return config.host_transfer_latency_s + nbytes / config.host_link_bandwidth
+
+
+def device_copy_s(nbytes: int, config: SpyreConfig) -> float:
+    """An on-card LPDDR5 -> LPDDR5 copy of `nbytes`: every byte is read and written,
+
+        2 * nbytes / lpddr_bandwidth"""
+    return 2 * nbytes / config.lpddr_bandwidth

@@ -7,6 +7,7 @@ non-zero exit, never as a Python traceback.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -47,16 +48,20 @@ class LocatedParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
         super().__init__(ctx, text, name)
         self._line_offset = line_offset
+        # Offsets of the newlines: Span.get_location counts them from the start of the
+        # text for every op, quadratic in the size of a large artifact.
+        self._newlines = [m.start() for m in re.finditer("\n", text)]
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         op = super().parse_operation()
         if not isinstance(op.location, FileLineColLoc):
-            where = span.get_location()
+            before = bisect.bisect_left(self._newlines, span.start)  # newlines before the op
+            line_start = self._newlines[before - 1] + 1 if before else 0
             op.location = FileLineColLoc(
-                StringAttr(where.file),
-                IntAttr(where.line + self._line_offset),
-                IntAttr(where.col),
+                StringAttr(span.input.name),
+                IntAttr(before + 1 + span.line_offset + self._line_offset),
+                IntAttr(span.start - line_start + 1),
             )
         return op
 

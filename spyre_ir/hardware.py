@@ -116,6 +116,21 @@ class SpyreConfig:
     vf_segment_bytes: int = 12 * 10**9
     """VF memory mode: bytes per segment (12 GB). Source: as `vf_segments`."""
 
+    pf_region_limit: int = 1024
+    """MODEL ASSUMPTION (not published by IBM): PF memory mode maps one LPDDR5 region
+    per tensor; the driver's table of regions is taken to hold at most this many."""
+
+    host_link_lanes: int = 16
+    """PCIe lanes of the host link. Source: IBM card spec (PCIe Gen5 x16)."""
+
+    host_link_transfer_rate: float = 32e9
+    """Transfers per second per lane of the host link (PCIe 5.0 signalling, 32 GT/s,
+    128b/130b encoding). Source: IBM card spec (PCIe Gen5); PCIe 5.0 signalling rate."""
+
+    host_transfer_latency_s: float = 2e-6
+    """MODEL ASSUMPTION: fixed cost of one host <-> card DMA transfer (descriptor setup,
+    doorbell, completion), paid on top of the bytes over the link."""
+
     core_span_bytes: int = 256 * MIB
     """Largest tensor slice one core addresses. Source: torch-spyre work-division planning."""
 
@@ -194,6 +209,12 @@ class SpyreConfig:
     def ring_bandwidth(self) -> float:
         """Ring bandwidth per direction in bytes/s."""
         return self.ring_bytes_per_cycle * self.clock_hz
+
+    @property
+    def host_link_bandwidth(self) -> float:
+        """Host link bytes/s per direction: lanes x rate x 128/130 / 8, about 63.0e9 for
+        PCIe Gen5 x16."""
+        return self.host_link_lanes * self.host_link_transfer_rate * 128 / 130 / 8
 
     @property
     def lpddr_bytes_per_cycle(self) -> float:

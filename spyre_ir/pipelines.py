@@ -18,6 +18,7 @@ from spyre_ir.hardware import DEFAULT_CONFIG
 
 PIPELINES: dict[str, list[str]] = {
     "spyre-to-dataflow": [
+        "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",
         "spyre-partition-cores",
@@ -26,6 +27,7 @@ PIPELINES: dict[str, list[str]] = {
         "spyre-allocate-scratchpad",
     ],
     "spyre-to-units": ["spyre-to-dataflow", "convert-dataflow-to-units"],
+    "spyre-compile": ["spyre-to-units", "convert-units-to-recipe"],
 }
 
 
@@ -63,6 +65,20 @@ class SpyreToUnits(ModulePass):
     """L1 -> L3: spyre-to-dataflow, then per-unit programs with their queues."""
 
     name = "spyre-to-units"
+
+    cores: int = DEFAULT_CONFIG.cores
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class SpyreCompile(ModulePass):
+    """L1 -> L4: spyre-to-units, then the recipe plan that makes the module an artifact."""
+
+    name = "spyre-compile"
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes

@@ -49,6 +49,12 @@ def _sfp() -> Dialect:
     return Sfp
 
 
+def _recipe() -> Dialect:
+    from spyre_ir.dialects.recipe import Recipe
+
+    return Recipe
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "spyre": _spyre,
     "dataflow": _dataflow,
@@ -56,6 +62,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "ls": _ls,
     "pe": _pe,
     "sfp": _sfp,
+    "recipe": _recipe,
 }
 
 
@@ -119,10 +126,38 @@ def _to_units() -> type[ModulePass]:
     return SpyreToUnits
 
 
+def _units_to_recipe() -> type[ModulePass]:
+    from spyre_ir.lowering.units_to_recipe import ConvertUnitsToRecipe
+
+    return ConvertUnitsToRecipe
+
+
+def _compute_in_f16() -> type[ModulePass]:
+    from spyre_ir.passes.compute_in_f16 import SpyreComputeInF16
+
+    return SpyreComputeInF16
+
+
+def _fold_broadcast_matmul() -> type[ModulePass]:
+    from spyre_ir.passes.fold_broadcast_matmul import SpyreFoldBroadcastMatmul
+
+    return SpyreFoldBroadcastMatmul
+
+
+def _compile() -> type[ModulePass]:
+    from spyre_ir.pipelines import SpyreCompile
+
+    return SpyreCompile
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "spyre-compile": _compile,
+    "convert-units-to-recipe": _units_to_recipe,
+    "spyre-compute-in-f16": _compute_in_f16,
     "spyre-to-units": _to_units,
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
+    "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,

@@ -137,3 +137,52 @@ def test_ls_issue_cycles() -> None:
 
 def test_cycles_to_us() -> None:
     assert cm.cycles_to_us(1500, C) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- matmul planning
+
+
+def test_pe_seconds_of_a_tile_one_corelet_holds() -> None:
+    # 64 x 128 x 64: the two corelets take 64 columns each, 3.072e12 FLOP/s per core:
+    # 2 * 64 * 128 * 64 / 3.072e12 = 0.3413 us. A 64-column tile cannot be shared, so
+    # one corelet (1.536e12 FLOP/s) does half the work, 64 x 64 x 64, in as long.
+    assert cm.pe_seconds(2 * 64 * 128 * 64, 64, 128, C) == pytest.approx(0.341333e-6, rel=1e-5)
+    assert cm.pe_seconds(2 * 64 * 64 * 64, 64, 64, C) == pytest.approx(0.341333e-6, rel=1e-5)
+
+
+def test_wide_matmul_splits_k_and_moves_each_tensor_once() -> None:
+    # 512 x 4096 @ 4096 x 12800 on 32 cores: N = 200 sticks does not divide over 32
+    # cores, so K is split 16 ways (one 256-row K tile per core, A loaded once) and N 2
+    # ways (50 tiles of 128 columns). LPDDR5 bytes by hand: A 512 * 4096 * 2 = 4194304,
+    # B 4096 * 12800 * 2 = 104857600, C 512 * 12800 * 2 = 13107200 (each core of a K
+    # group stores 32 of the 512 rows): 122159104 B / 204.8e9 B/s = 596.48 us.
+    plan = cm.plan_matmul(1, 512, 12800, 4096, 2, C, 32)
+    assert (plan.split_m, plan.split_n, plan.split_k) == (1, 2, 16)
+    assert (plan.tm, plan.tn, plan.tk) == (512, 128, 256)
+    assert plan.ddr_s == pytest.approx(596.48e-6)
+    # The tail nothing hides: the last tile's matmul (2 * 512 * 128 * 256 flops with
+    # 32-row stacked blocks, full PE rows: 10.923 us) and its all-reduce of 512 * 128
+    # f32 over 16 cores (2 * 15 / 16 * 262144 B / 192e9 B/s = 2.560 us).
+    assert plan.reduce_s == pytest.approx(10.9227e-6 + 2.560e-6, rel=1e-4)
+
+
+def test_square_prefill_matmul_keeps_splitting_n() -> None:
+    # 512 x 4096 @ 4096 x 4096: N divides into 128 columns per core, so split-N with
+    # the shared A tile (all-gathered) streams exactly the tensors, 40 MiB in 204.8 us.
+    plan = cm.plan_matmul(1, 512, 4096, 4096, 2, C, 32)
+    assert (plan.split_m, plan.split_n, plan.split_k) == (1, 32, 1)
+    assert plan.ddr_s == pytest.approx(40 * 2**20 / 204.8e9)
+
+
+def test_short_streams_of_small_tiles_are_latency_bound() -> None:
+    # 8 x 16384 @ 16384 x 64 on one core with 30000 B of LX: only 8 x 64 and 64 x 64
+    # tiles fit, so K takes 256 steps of (8 * 64 + 64 * 64) * 2 = 9216 B (0.045 us at
+    # the full bandwidth). Two slots keep two steps in flight against the 0.5 us
+    # latency: 256 * (0.5 + 0.045) / 2 = 69.76 us, though the bytes alone take 11.5 us
+    # (the simulator: 77 us).
+    plan = cm.plan_matmul(1, 8, 64, 16384, 2, C, 1, lx_bytes=30000)
+    assert plan.tk == 64
+    assert plan.ddr_s == pytest.approx(256 * (0.5e-6 + 9216 / 204.8e9) / 2)
+    # With the whole LX the K tiles grow until the bytes, not the latency, bound it.
+    roomy = cm.plan_matmul(1, 8, 64, 16384, 2, C, 1)
+    assert roomy.ddr_s == pytest.approx((8 * 16384 + 16384 * 64 + 8 * 64) * 2 / 204.8e9)

@@ -1,26 +1,271 @@
-"""`make demo` runs end to end and shows every level, the simulated card and the
-torch.compile path with a small error against eager."""
+"""`make demo` (spyre_ir.tools.demo), on a small Llama: the report agrees with the files it
+writes and with itself, the trace is valid, the chart exists, and user mistakes give a clear
+error and a non-zero exit."""
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
+import json
 import re
+import sys
+from pathlib import Path
+
+import pytest
 
 from spyre_ir.tools import demo
+from spyre_ir.tools.demo_trace import (
+    TraceError,
+    binned_busy,
+    merge_traces,
+    unit_busy,
+    validate_trace,
+)
+
+SMALL = ["--layers", "1", "--seq", "32", "--hidden", "128", "--heads", "4", "--kv-heads", "2",
+         "--ffn", "256", "--vocab", "256"]  # fmt: skip
 
 
-def test_demo_runs(capsys, monkeypatch) -> None:
-    monkeypatch.delenv("SPYRE_IR_DUMP", raising=False)
-    monkeypatch.delenv("SPYRE_EXECUTOR", raising=False)
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory):
+    """One run of the demo on a small model: (exit code, stdout, out dir, the Run)."""
+    out = tmp_path_factory.mktemp("demo-out")
+    runs = []
+    original = demo.run_llama
+
+    def keep(*args):
+        runs.append(original(*args))
+        return runs[-1]
+
+    demo.run_llama = keep
+    stdout = io.StringIO()
     try:
-        assert demo.main() == 0
+        with contextlib.redirect_stdout(stdout):
+            code = demo.main([*SMALL, "--out", str(out)])
     finally:
-        # The demo sets these for its own torch.compile run.
-        import os
+        demo.run_llama = original
+    return code, stdout.getvalue(), out, runs[0]
 
-        os.environ.pop("SPYRE_IR_DUMP", None)
-        os.environ.pop("SPYRE_EXECUTOR", None)
-    out = capsys.readouterr().out
-    for line in ("L1 spyre", "L2 dataflow", "L3 units", "simulated card:", "IR dump"):
-        assert line in out
-    errors = [float(x) for x in re.findall(r"max \|error\|(?: vs eager| vs L1:)? ([0-9.e+-]+)", out)]
-    assert len(errors) >= 3 and max(errors) < 1e-2, out
+
+def _number(pattern: str, text: str) -> float:
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not in the report:\n{text}"
+    return float(match.group(1).replace(",", ""))
+
+
+def test_small_demo_matches_eager_and_reports_every_section(small_demo) -> None:
+    code, out, _, _ = small_demo
+    assert code == 0, out
+    assert _number(r"max \|error\| ([0-9.e+-]+)", out) < demo.ATOL
+    assert len(re.findall(r"^ *logits \(1, 32, 256\) vs eager: .* OK$", out, re.M)) == 2, out
+    levels = re.search(r"IR size \(ops\) per level:(.*)", out).group(1)
+    counts = dict(re.findall(r"(FX/ATen|L1 spyre|L2 dataflow|L3 units|L4 recipe) ([0-9,]+)", levels))
+    assert {"FX/ATen", "L1 spyre", "L2 dataflow", "L3 units"} <= set(counts), levels
+    assert all(int(n.replace(",", "")) > 0 for n in counts.values())
+    stages = re.search(r"compile time per stage \([0-9.]+ s in all\):\n((?:  .*\n)+)", out).group(1)
+    assert {"import", "dataflow", "units", "recipe"} <= set(re.findall(r"^  (\w+) ", stages, re.M)), stages
+    for heading in ("the simulated card", "the model", "compile:", "run on the simulated card",
+                    "kernels (", "slowest"):  # fmt: skip
+        assert f"== {heading}" in out or heading in out, heading
+
+
+def test_latency_tokens_and_kernels_agree(small_demo) -> None:
+    _, out, out_dir, run = small_demo
+    end_to_end = _number(r"prefill: ([0-9,.]+) us end to end", out)
+    latency = _number(r"= ([0-9,.]+) us compute on the card", out)
+    transfers = _number(r"\+ ([0-9,.]+) us host <-> card transfers", out)
+    assert transfers > 0 and end_to_end == pytest.approx(latency + transfers, abs=0.11)
+    assert _number(r"tokens/s: ([0-9,]+) end to end", out) == pytest.approx(32 / (end_to_end * 1e-6), rel=1e-3)
+    assert _number(r"([0-9,]+) compute only", out) == pytest.approx(32 / (latency * 1e-6), rel=1e-3)
+    # the weights on the card: the same kernels, far less data over the link
+    resident = _number(r"weights on the card .*: ([0-9,.]+) us end to end", out)
+    resident_compute = _number(r"weights on the card .* = ([0-9,.]+) us compute", out)
+    assert resident_compute == pytest.approx(latency, rel=0.02)
+    assert resident_compute < resident < end_to_end
+    with (out_dir / "kernels.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    kernels = int(_number(r"kernels: (\d+)", out))
+    assert len(rows) == kernels == int(_number(r"== kernels \((\d+)\)", out))
+    assert sum(float(r["simulated_us"]) for r in rows) == pytest.approx(latency, rel=1e-3)
+    kind_table = re.search(r"\nkind .*\n((?:.+\n)+)", out).group(1)
+    kinds = re.findall(r"^(\w+)\s+(\d+)\s+[0-9.]+\s+\d+%", kind_table, re.M)
+    assert sum(int(n) for _, n in kinds) == kernels
+    for r in rows:
+        assert 0 < float(r["roofline_fraction"]) <= 1 + 1e-9
+        assert r["bottleneck"] in {"pe", "sfp", "lpddr", "ring", "ls"}
+    roofline = _number(r"roofline [0-9,.]+ us: (\d+) % of the roofline", out)
+    expected = sum(float(r["roofline_us"]) for r in rows) / sum(float(r["simulated_us"]) for r in rows)
+    assert roofline == pytest.approx(100 * expected, abs=0.5)
+    # the slowest kernel listed is the slowest in the file
+    slowest = max(rows, key=lambda r: float(r["simulated_us"]))
+    first = re.search(r"slowest \d+ .*\n.*\n(\S+)", out).group(1)
+    assert float(next(r for r in rows if r["name"] == first)["simulated_us"]) == float(slowest["simulated_us"])
+
+
+def test_trace_is_valid_and_covers_every_kernel(small_demo) -> None:
+    _, out, out_dir, _ = small_demo
+    trace = json.loads((out_dir / "trace.json").read_text())
+    validate_trace(trace)
+    programs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") == "program"]
+    assert len(programs) == int(_number(r"kernels: (\d+)", out))
+    end = max(e["ts"] + e["dur"] for e in programs)
+    assert end == pytest.approx(_number(r"= ([0-9,.]+) us compute on the card", out), rel=1e-3)
+    busy = unit_busy(trace)
+    assert {"pe0", "ls lpddr"} <= set(busy), set(busy)
+
+
+def test_chart_is_a_png(small_demo) -> None:
+    _, _, out_dir, _ = small_demo
+    png = (out_dir / "utilization.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_a_mismatch_with_eager_fails_the_demo(small_demo, tmp_path, monkeypatch, capsys) -> None:
+    run = small_demo[3]
+    wrong = demo.Run(**{**run.__dict__, "logits": run.logits + 1.0})
+    monkeypatch.setattr(demo, "run_llama", lambda *a: wrong)
+    assert demo.main([*SMALL, "--out", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "MISMATCH" in captured.out and "do not match eager" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--layers", "0"], "argument --layers: 0 is not positive"),
+        (["--seq", "many"], "argument --seq: 'many' is not an integer"),
+        (["--hidden", "100", "--heads", "8"], "--hidden 100 is not a multiple of --heads 8"),
+        (["--heads", "8", "--kv-heads", "3"], "--heads 8 is not a multiple of --kv-heads 3"),
+        (["--hidden", "24", "--heads", "8"], "head size 3 must be even"),
+        (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    ],
+)
+def test_bad_options_exit_with_a_message(argv, message, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_out_that_cannot_be_created_is_refused(tmp_path, capsys) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--out", str(tmp_path / "file" / "sub")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot create the directory (Not a directory)" in err and "Traceback" not in err
+
+
+def test_out_that_is_not_writable_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    # (as root every directory is writable, so the permission answer is simulated)
+    monkeypatch.setattr(demo.os, "access", lambda path, mode: False)
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--out", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert f"--out {tmp_path}: the directory is not writable" in capsys.readouterr().err
+
+
+def test_without_transformers_the_demo_says_how_to_get_it(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "transformers", None)  # makes `import transformers` fail
+    assert demo.main(["--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "transformers, which is not installed" in captured.err and "make demo" in captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--out", str(target)])
+    assert exit_.value.code == 2
+    assert f"--out {target}: exists and is not a directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ trace helpers
+def _thread(pid: int, tid: int, name: str) -> dict:
+    return {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
+
+
+def _slice(ts: float, dur: float, pid: int = 1, tid: int = 1, cat: str = "pe") -> dict:
+    return {"name": "pe.compute", "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid}
+
+
+def test_validate_accepts_nested_and_touching_slices() -> None:
+    validate_trace({"traceEvents": [_thread(1, 1, "pe0"), _slice(0, 10), _slice(2, 3),
+                                    _slice(10, 1), _slice(5, 5)]})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("events", "message"),
+    [
+        ([_thread(1, 1, "pe0"), _slice(0, 10), _slice(5, 10)], "overlaps event 1"),
+        ([_slice(0, 1)], "has slices but no thread_name"),
+        ([_thread(1, 1, "pe0"), _slice(0, -1)], "negative time"),
+        ([_thread(1, 1, "pe0"), _slice(float("nan"), 1)], "not JSON"),
+        ([{**_slice(0, 1), "ph": "B"}], "phase 'B'"),
+        ([{**_slice(0, 1), "pid": "card"}], "must be integers"),
+    ],
+)
+def test_validate_rejects_what_perfetto_would_not_show_right(events, message) -> None:
+    with pytest.raises(TraceError, match=re.escape(message)):
+        validate_trace({"traceEvents": events})
+
+
+def test_merge_runs_launches_one_after_another() -> None:
+    def launch() -> dict:
+        return {"traceEvents": [
+            {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "@k"}},
+            _thread(1, 1, "pe0"), _slice(0, 4), _slice(1, 2),
+        ]}  # fmt: skip
+
+    merged = merge_traces([("g0", launch()), ("g1", launch())])
+    validate_trace(merged)
+    slices = [e for e in merged["traceEvents"] if e["ph"] == "X"]
+    assert [(e["pid"], e["ts"]) for e in slices] == [(1, 0), (1, 1), (3, 4), (3, 5)]
+    names = [e["args"]["name"] for e in merged["traceEvents"] if e["name"] == "process_name"]
+    assert names == ["g0: @k", "g1: @k"]
+    assert unit_busy(merged) == {"pe0": [(0, 4), (1, 3), (4, 8), (5, 7)]}
+
+
+def test_binned_busy_merges_nesting_and_splits_across_bins() -> None:
+    # [0, 4) and its nested [1, 3), then [6, 7): bins of width 2 over [0, 8)
+    assert binned_busy([(1, 3), (0, 4), (6, 7)], [0, 2, 4, 6, 8]) == [1.0, 1.0, 0.0, 0.5]
+
+
+# -------------------------------------------------------------- docs/reading-a-trace.md
+READING = Path(__file__).resolve().parent.parent / "docs" / "reading-a-trace.md"
+
+
+def test_reading_a_trace_snippet_agrees_with_the_demo(small_demo) -> None:
+    _, out, out_dir, _ = small_demo
+    snippet = READING.read_text().split("```python\n")[1].split("```")[0]
+    assert "demo-out/trace.json" in snippet
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(snippet.replace("demo-out/trace.json", str(out_dir / "trace.json")), {})  # noqa: S102
+    rows = re.findall(r"^(\S+(?: \S+)?)\s+([0-9.]+) us busy: +([0-9.]+) % of ([0-9.]+) us$",
+                      printed.getvalue(), re.M)  # fmt: skip
+    assert rows, printed.getvalue()
+    trace = json.loads((out_dir / "trace.json").read_text())
+    busy = unit_busy(trace)
+    assert {unit for unit, *_ in rows} == set(busy)
+    for unit, us, _, _ in rows:  # no slice nests in another, so summing durations is exact
+        assert float(us) == pytest.approx(sum(e - b for b, e in busy[unit]), abs=0.051)
+    # the report's utilisation line: the same shares, for the units it names
+    reported = dict(re.findall(r"(\w+) (\d+) %", re.search(r"unit utilisation.*", out).group(0)))
+    shares = {unit.replace("ls ", ""): float(share) for unit, _, share, _ in rows}
+    for unit, share in reported.items():
+        assert float(share) == pytest.approx(shares.get(unit, 0.0), abs=0.6), (unit, share, shares)
+
+
+def test_reading_a_trace_names_every_thread_of_a_real_trace(small_demo) -> None:
+    trace = json.loads((small_demo[2] / "trace.json").read_text())
+    text = READING.read_text()
+    threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    for name in threads:
+        assert f"`{name}`" in text, name
+    for category in {e.get("cat") for e in trace["traceEvents"] if e["ph"] == "X"}:
+        assert f"`{category}`" in text, category

@@ -67,7 +67,7 @@ def test_ir_dump_example_runs(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == (
-        "['graph0_0.dataflow.mlir', 'graph0_0.tensor.mlir', 'graph0_0.units.mlir']"
+        "['graph0_0.dataflow.mlir', 'graph0_0.recipe.mlir', 'graph0_0.tensor.mlir', 'graph0_0.units.mlir']"
     )
     dumped = (tmp_path / "spyre-dump" / "graph0_0.tensor.mlir").read_text()
     assert dumped == ir, "the IR shown in docs/ir-dumps.md changed: paste the new dump"

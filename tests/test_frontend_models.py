@@ -47,9 +47,11 @@ def _dtype_id(dtype: torch.dtype) -> str:
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):
-    """No SPYRE_* settings from outside, a fresh dynamo cache and fresh warning state."""
-    for var in ("SPYRE_STRICT", "SPYRE_IR_DUMP", "SPYRE_EXECUTOR"):
+    """No SPYRE_* settings from outside (the L1 reference executor: the card's own tests
+    are tests/test_backend_card.py), a fresh dynamo cache and fresh warning state."""
+    for var in ("SPYRE_STRICT", "SPYRE_IR_DUMP", "SPYRE_EXACT_F32"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SPYRE_EXECUTOR", "reference")
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     reset_warnings()
@@ -144,7 +146,9 @@ def test_tiny_llama_is_one_graph_entirely_on_spyre(attention: str, env) -> None:
 
 
 def test_backend_is_discoverable_without_importing_spyre_ir(tmp_path: Path) -> None:
-    """`backend="spyre"` resolves through the torch_dynamo_backends entry point."""
+    """`backend="spyre"` resolves through the torch_dynamo_backends entry point. (The
+    device's own autoload entry point, which imports spyre_ir with torch, is switched
+    off here: tests/test_device_registration.py covers it.)"""
     code = textwrap.dedent("""
         import sys
         import torch
@@ -159,7 +163,8 @@ def test_backend_is_discoverable_without_importing_spyre_ir(tmp_path: Path) -> N
     """)
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-        cwd=tmp_path, env={**_clean_env(), "SPYRE_STRICT": "1"},
+        cwd=tmp_path, env={**_clean_env(), "SPYRE_STRICT": "1", "SPYRE_EXACT_F32": "1",
+                           "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok"
@@ -282,13 +287,13 @@ def test_ir_dump_files_reparse_verify_and_rerun(tmp_path: Path, env) -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
     files = sorted(tmp_path.glob("*.mlir"))
-    assert [f.name.split(".")[1] for f in files] == ["dataflow", "tensor", "units"], files
-    for dumped, marker in zip(files, ["dataflow.kernel", "spyre.matmul", "core.program"]):
+    assert [f.name.split(".")[1] for f in files] == ["dataflow", "recipe", "tensor", "units"], files
+    for dumped, marker in zip(files, ["dataflow.kernel", "recipe.plan", "spyre.matmul", "core.program"]):
         result = _spyre_opt(dumped)
         assert result.returncode == 0, result.stderr
         assert marker in result.stdout
 
-    module = parse_file(make_context(), str(files[1]))  # the tensor level
+    module = parse_file(make_context(), str(files[2]))  # the tensor level
     # the partition's arguments are x and w, told apart by shape
     by_shape = {tuple(x.shape): x.numpy(), tuple(w.shape): w.numpy()}
     fn_op = module.body.block.first_op

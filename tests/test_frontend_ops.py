@@ -434,7 +434,7 @@ def spyre_env(monkeypatch: pytest.MonkeyPatch):
     """Strict mode, reference executor, no dumps, a fresh dynamo cache."""
     monkeypatch.setenv("SPYRE_STRICT", "1")
     monkeypatch.delenv("SPYRE_IR_DUMP", raising=False)
-    monkeypatch.delenv("SPYRE_EXECUTOR", raising=False)
+    monkeypatch.setenv("SPYRE_EXECUTOR", "reference")  # the card: tests/test_backend_card.py
     torch._dynamo.reset()
     yield monkeypatch
     torch._dynamo.reset()

@@ -996,3 +996,25 @@ def _timed(fn) -> float:
     start = time.process_time()
     fn()
     return time.process_time() - start
+
+
+def test_rank0_values_cross_kernels_at_every_level() -> None:
+    # A whole-tensor reduction leaves a rank-0 tensor in LPDDR5 for the next kernel; its
+    # store must land (a rank-0 numpy index copies the element out instead of viewing it).
+    from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
+    from spyre_ir.sim.engine import simulate
+
+    text = """
+    func.func @main(%a: tensor<8x16xf32>) -> tensor<1xf32> {
+      %s = spyre.sum %a dims = [0, 1] : tensor<8x16xf32> -> tensor<f32>
+      %r = spyre.sqrt %s : tensor<f32> -> tensor<f32>
+      %v = spyre.reshape %r : tensor<f32> -> tensor<1xf32>
+      func.return %v : tensor<1xf32>
+    }"""
+    a = np.random.default_rng(0).random((8, 16), dtype=np.float32)
+    (want,) = run_l1(text, [a])
+    assert want[0] == pytest.approx(np.sqrt(a.sum()), rel=1e-5)
+    (l2,) = L2.run_module(lower_to_dataflow(parse(text)), [a], check_races=True)
+    (l3,) = simulate(lower_to_units(parse(text)), [a]).outputs
+    np.testing.assert_allclose(l2, want, rtol=1e-6)
+    np.testing.assert_allclose(l3, want, rtol=1e-6)

@@ -238,8 +238,11 @@ def wait_cycle(program: ProgramOp, queues: dict[SSAValue, QueueOp]) -> list[str]
     an edge from a push to the pops of an initially empty queue. Such a cycle means
     every unit on it waits for a token another unit on it has not sent yet."""
     order: dict[str, list[Operation]] = {}
+    pushes: dict[SSAValue, list[Operation]] = {}  # per queue, in program order (one walk)
+    pops: dict[SSAValue, list[Operation]] = {}
     for op in sync_ops(program):
         order.setdefault(enclosing_unit(op) or "?", []).append(op)
+        (pushes if isinstance(op, PushOp) else pops).setdefault(op.queue, []).append(op)
     edges: dict[Operation, list[Operation]] = {}
     for ops in order.values():
         for a, b in zip(ops, ops[1:]):
@@ -247,8 +250,8 @@ def wait_cycle(program: ProgramOp, queues: dict[SSAValue, QueueOp]) -> list[str]
     for q, queue in queues.items():
         if queue.credits.value.data:
             continue
-        producers = [op for op in sync_ops(program) if isinstance(op, PushOp) and op.queue == q]
-        consumers = [op for op in sync_ops(program) if isinstance(op, PopOp) and op.queue == q]
+        producers = pushes.get(q, [])
+        consumers = pops.get(q, [])
         for p in producers:
             edges.setdefault(p, []).extend(consumers)
     state: dict[Operation, int] = {}

@@ -24,7 +24,9 @@ Kernels: the body is interpreted ONCE with every value vectorised across the cor
   store sends the elements past the tensor's end there instead of masking them.
 * `dataflow.load`/`store` build index arrays [cores, box] per dim (per-core offsets) and
   move the whole box of every core in one numpy indexing operation; dims whose offset
-  is the same on every core are sliced instead. Elements past the end read as `pad`.
+  is the same on every core are sliced instead, and a load whose boxes step regularly
+  over the cores (inside the tensor) reads one strided view. Elements past the end read
+  as `pad`.
   When several cores store the same element the last core wins.
 * `dataflow.compute` applies the L1 implementation of the named op (`IMPLS`) to the
   [cores, ...] arrays, through a detached copy of the op whose types carry the core
@@ -224,7 +226,8 @@ class _Ddr:
         self.writers: np.ndarray | None = None
         if writable:
             self.array = np.zeros([n + 1 for n in array.shape], array.dtype)
-            self.data = self.array[tuple(slice(0, n) for n in array.shape)]
+            # The Ellipsis keeps a rank-0 tensor a view (a[()] would copy it out).
+            self.data = self.array[(*(slice(0, n) for n in array.shape), Ellipsis)]
             if cores is not None:  # the race checks: which core wrote each element last
                 self.writers = np.full(self.array.shape, -1, _core_dtype(cores))
         else:
@@ -252,6 +255,11 @@ class _Box:
         self.trash: list[np.ndarray] = []  # per varying dim: out of range -> the trash
         self.valid: list[np.ndarray | None] = []  # per varying dim: None when all valid
         self.offsets: list[np.ndarray] = []  # per dim: [cores] offsets, for messages
+        # When every box lies inside the tensor and each varying dim's offset is
+        # first + high * (core // r) + low * (core % r) (steps >= 0), the boxes are one
+        # strided view of the tensor: (r, {dim: (first, high, low)}), see `_core_grid`.
+        self.grid: tuple[int, dict[int, tuple[int, int, int]]] | None = None
+        starts: dict[int, np.ndarray] = {}
         for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
             self.offsets.append(np.broadcast_to(np.asarray(o, dtype=np.int64), (cores,)))
             u = _uniform(o)
@@ -274,6 +282,9 @@ class _Box:
             self.valid.append(None if all_valid else valid)
             self.clipped.append(index if all_valid else np.clip(index, 0, max(n - 1, 0)))
             self.trash.append(index if all_valid else np.where(valid, index, n))
+            starts[d] = index[:, 0]
+        if self.varying and all(v is None for v in self.valid):
+            self.grid = _core_grid(starts, cores)
 
     def _advanced(self, indices: list[np.ndarray]) -> tuple[np.ndarray, ...]:
         k = len(indices)
@@ -301,6 +312,21 @@ class _Box:
         if k == 0:
             box = array[tuple(self.src)]
             got = np.broadcast_to(box, (self.cores, *box.shape))
+        elif self.grid is not None:
+            # The boxes of the cores as one strided view of the tensor (read-only),
+            # instead of advanced indexing.
+            r, steps = self.grid
+            src = list(self.src)
+            high = low = 0
+            for d, (first, up, across) in steps.items():
+                src[d] = slice(first, first + self.extents[d])
+                high += up * array.strides[d]
+                low += across * array.strides[d]
+            view = array[tuple(src)]
+            got = np.lib.stride_tricks.as_strided(
+                view, (self.cores // r, r, *view.shape), (high, low, *view.strides),
+                writeable=False,
+            ).reshape(self.cores, *view.shape)
         else:
             got = self._front(array)[self._advanced(self.clipped)]
             if any(v is not None for v in self.valid):
@@ -338,6 +364,30 @@ class _Box:
 
     def element(self, core: int, position: Sequence[int]) -> tuple[int, ...]:
         return tuple(int(self.offsets[d][core]) + int(p) for d, p in enumerate(position))
+
+
+def _core_grid(
+    starts: dict[int, np.ndarray], cores: int
+) -> tuple[int, dict[int, tuple[int, int, int]]] | None:
+    """(r, {dim: (first, high, low)}) with starts[dim][c] = first + high * (c // r) + low
+    * (c % r) for every core c and non-negative steps (r = 1: one step per core; r > 1:
+    cores in groups of r, as a matmul's N groups of K-split cores), or None."""
+    if cores < 2:
+        return None
+    core = np.arange(cores)
+    for r in (1, *(q for q in range(2, cores) if cores % q == 0)):
+        steps = {}
+        for d, o in starts.items():
+            first = int(o[0])
+            up = int(o[r]) - first if r < cores else 0
+            across = int(o[1]) - first if r > 1 else 0
+            expected = first + up * (core // r) + across * (core % r)
+            if up < 0 or across < 0 or not (o == expected).all():
+                break
+            steps[d] = (first, up, across)
+        else:
+            return r, steps
+    return None
 
 
 def round_to_f16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:

@@ -13,7 +13,8 @@ int32/int64. Numerics follow torch eager on CPU:
   * f16/bf16 elementwise ops compute in float32 and round the result once;
   * matmul, sum, mean, cumsum and softmax accumulate half inputs in float32 (cumsum
     of f32 in float64, as torch's CPU kernel does); var, layer_norm and rms_norm
-    compute their statistics in float64; all round once at the end;
+    compute their statistics in float64 (in float32 for half inputs, torch's opmath);
+    all round once at the end;
   * erf (and exact gelu) use Cody's rational approximations in float64
     (`numerics.erf`, ~1e-16 relative), not a per-element Python call.
 Integer semantics where torch would promote to another type (our verifier keeps the
@@ -383,11 +384,17 @@ def _softmax(op: S.SoftmaxOp, x: np.ndarray) -> np.ndarray:
     return to_storage(e / np.sum(e, axis=axis, keepdims=True), name)
 
 
+def _norm_dtype(name: str) -> type:
+    # torch's "opmath": half inputs (and the card, which accumulates in fp32) compute
+    # norms in float32; float32 inputs get float64 statistics, as torch's CPU kernels.
+    return np.float32 if name in ("f16", "bf16") else np.float64
+
+
 def _affine(y: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None) -> np.ndarray:
     if weight is not None:
-        y = y * weight.astype(np.float64)
+        y = y * weight.astype(y.dtype)
     if bias is not None:
-        y = y + bias.astype(np.float64)
+        y = y + bias.astype(y.dtype)
     return y
 
 
@@ -395,8 +402,8 @@ def _affine(y: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None) -
 def _layer_norm(op: S.LayerNormOp, *operands: np.ndarray) -> np.ndarray:
     x, weight, bias = _norm_operands(op, operands)
     axes = tuple(range(x.ndim - op.axes_count, x.ndim))
-    x64 = x.astype(np.float64)
-    centered = x64 - np.mean(x64, axis=axes, keepdims=True)
+    xc = x.astype(_norm_dtype(_elt(op.result)))
+    centered = xc - np.mean(xc, axis=axes, keepdims=True)
     var = np.mean(centered * centered, axis=axes, keepdims=True)
     y = centered / np.sqrt(var + op.eps.value.data)
     return to_storage(_affine(y, weight, bias), _elt(op.result))
@@ -405,9 +412,9 @@ def _layer_norm(op: S.LayerNormOp, *operands: np.ndarray) -> np.ndarray:
 @implements(S.RmsNormOp)
 def _rms_norm(op: S.RmsNormOp, *operands: np.ndarray) -> np.ndarray:
     x, weight, _ = _norm_operands(op, operands)
-    x64 = x.astype(np.float64)
-    ms = np.mean(x64 * x64, axis=-1, keepdims=True)
-    y = x64 / np.sqrt(ms + op.eps.value.data)
+    xc = x.astype(_norm_dtype(_elt(op.result)))
+    ms = np.mean(xc * xc, axis=-1, keepdims=True)
+    y = xc / np.sqrt(ms + op.eps.value.data, dtype=xc.dtype)
     return to_storage(_affine(y, weight, None), _elt(op.result))
 
 

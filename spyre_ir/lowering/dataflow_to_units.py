@@ -165,6 +165,15 @@ def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
     return units
 
 
+def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
+    """The values (the buffer or `dataflow.slot` views of it) through which `op`
+    accesses `buffer`."""
+    return {
+        v for v in op.operands
+        if isinstance(v.type, dataflow.LxType) and root_buffer(v) == buffer
+    }  # fmt: skip
+
+
 def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Queues) -> SyncPlan:
     body = kernel.body.block
     order = [op for op in kernel.walk() if op in units]
@@ -182,30 +191,44 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
         for position, (reader, r, _w) in enumerate(uses):
             if not r:
                 continue
-            # The version this read sees: every writer for a multi-buffer (one token per
-            # slot fill), else the nearest write before it.
+            # The version this read sees: the nearest write before it through the same
+            # view (a multi-buffer slot read, modified and read again within one
+            # iteration: an accumulator), else every writer for a multi-buffer (one
+            # token per slot fill), else the nearest write before it.
             earlier = [op for op, _, w in uses[:position] if w]
-            if copies > 1:
+            seen = views(reader, buffer)
+            same_view = [op for op in earlier if views(op, buffer) & seen]
+            if copies > 1 and not same_view:
                 producers = [op for op in writers if units[op] != units[reader]]
             else:
                 if not earlier:
                     raise located_error(reader, "convert-dataflow-to-units: a buffer is read before it "
                                                 "is written")  # fmt: skip
-                producers = [earlier[-1]] if units[earlier[-1]] != units[reader] else []
+                latest = same_view[-1] if copies > 1 else earlier[-1]
+                producers = [latest] if units[latest] != units[reader] else []
             for w in producers:
                 src, dst = units[w], units[reader]
                 q = queues.get(src, dst, buffer, copies, 0)
                 w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
-                if copies > 1:
-                    r_at = reader  # every iteration reads a fresh slot: one token each
+                if copies > 1 and not same_view:
+                    # Every iteration reads a fresh slot: one token each, pushed once
+                    # per write (placed for the unit's first read of the buffer).
+                    first = next(op for op, r, _ in uses if r and units[op] == dst)
+                    w_at, r_at = hoist(w, first, body), reader
                 sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
-                # One pop per version and consumer unit: before its first read of it.
-                version = q if copies > 1 else (q, w)
+                # One pop per version and consumer unit: before its first read of it
+                # (of a multi-buffer: in each block that reads a slot).
+                multi = copies > 1 and not same_view
+                version = (q, r_at.parent_block()) if multi else (q, w)
                 sync.before(r_at, core.PopOp(q), dst, ("pop", version))
         # Credits: each pure reader unit returns a token per version to each writer unit.
         pure_readers = [op for op, r, w in uses if r and not w]
         for reader_unit in dict.fromkeys(units[op] for op in pure_readers):
-            last_read = [op for op in pure_readers if units[op] == reader_unit][-1]
+            unit_reads = [op for op in pure_readers if units[op] == reader_unit]
+            last_read = unit_reads[-1]
+            # A multi-buffer slot is handed back after the last read of each block that
+            # reads one (a loop body, and the drain of the last slot after the loop).
+            handbacks = list({op.parent_block(): op for op in unit_reads}.values())
             for writer_unit in dict.fromkeys(units[op] for op in writers):
                 if writer_unit == reader_unit:
                     continue
@@ -213,12 +236,20 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 first_writes = [op for op in writers if units[op] == writer_unit]
                 if copies == 1:
                     first_writes = first_writes[:1]
+                else:  # a write through the view of an earlier one updates its version
+                    first_writes = [
+                        op for i, op in enumerate(first_writes)
+                        if not any(views(op, buffer) & views(e, buffer) for e in first_writes[:i])
+                    ]  # fmt: skip
                 for w in first_writes:
-                    w_at, r_at = hoist(w, last_read, body), hoist(last_read, w, body)
-                    if copies > 1:
-                        r_at = last_read  # a slot is handed back every iteration
+                    if copies > 1:  # a slot is taken and handed back every iteration
+                        w_at = hoist(w, unit_reads[0], body)
+                        for r_at in handbacks:
+                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
+                    else:
+                        w_at, r_at = hoist(w, last_read, body), hoist(last_read, w, body)
+                        sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
-                    sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
     return sync
 
 

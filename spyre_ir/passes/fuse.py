@@ -2,9 +2,17 @@
 
 Fusion keeps intermediates in LX: an elementwise chain, a softmax or normalisation
 pattern, or a matmul with its epilogue becomes one group, so only group inputs and
-results travel through LPDDR5. Ops join the open group while the group stays tileable
-by rows (see row_model) with no fewer row dims than it had, and while one row of every
-value fits in half the scratchpad (the other half is for double buffering).
+results travel through LPDDR5. A matmul also takes in the weight transposes and the
+restickifies that feed only it: its tile loads read through them. Ops join the open
+group while the group stays tileable by rows (see row_model) with no fewer row dims
+than it had, and while one row of every value fits in half the scratchpad (the other
+half is for double buffering).
+
+A lone `spyre.concat` or `spyre.restickify` whose single row does not fit (a concat
+along its outermost dim, the restickify of a flattening reshape) becomes a "copy"
+group instead: pure data movement in boxes of any shape (passes/tile_copy.py), split
+over the cores. Its `dataflow.row_dims` is 1 so that spyre-partition-cores offers it
+min(cores, outermost dim) cores.
 
 Reshapes that no group can take stay between groups as free views; rank-0 constants
 are copied into every group that uses them.
@@ -25,6 +33,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.passes import row_model
+from spyre_ir.passes.tile_copy import COPY_OPS
 
 
 def is_scalar_constant(op: Operation) -> bool:
@@ -44,7 +53,7 @@ def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
 class Candidate:
     """A group being formed: its ops in program order and its kind."""
 
-    kind: str  # "rows", "matmul" or "gather"
+    kind: str  # "rows", "matmul", "gather" or "copy"
     ops: list[Operation] = field(default_factory=list)
     row_dims: int = 0
 
@@ -80,8 +89,27 @@ def operand_transposes(op: Operation) -> list[Operation]:
     return found
 
 
+def operand_restickifies(op: Operation) -> list[Operation]:
+    """Restickifies feeding only this matmul: its tile loads read their input's bytes
+    instead of a kernel that only moves them (a layout change happens between LPDDR5
+    and LX, as in row kernels) - the [b, s, d] -> [b * s, d] before every nn.Linear."""
+    if not isinstance(op, spyre.MatmulOp):
+        return []
+    found = []
+    for operand in (op.lhs, op.rhs):
+        owner = operand.owner
+        if isinstance(owner, spyre.RestickifyOp) and operand.has_one_use() and owner not in found:
+            found.append(owner)
+    return found
+
+
+def folded_operands(op: Operation) -> list[Operation]:
+    """The ops a matmul group reads through instead of running them."""
+    return [*operand_transposes(op), *operand_restickifies(op)]
+
+
 def _anchor(candidate: Candidate) -> Operation | None:
-    if candidate.kind == "rows":
+    if candidate.kind in ("rows", "copy"):
         return None
     return next(
         op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp))
@@ -104,6 +132,8 @@ class Fuser:
         return need <= self.lx_bytes // 2
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
+        if candidate.kind == "copy":
+            return False
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
         if not outputs:
@@ -119,7 +149,7 @@ class Fuser:
         if not isinstance(op, row_model.ELEMENTWISE):
             return False
         anchor = _anchor(candidate)
-        folded = operand_transposes(anchor)
+        folded = folded_operands(anchor)
         epilogue = [o for o in ops if o is not anchor and o not in folded]
         p = candidate.row_dims
         if all(
@@ -133,20 +163,23 @@ class Fuser:
     def start(self, op: Operation) -> Candidate:
         rank = len(row_model.shape(op.results[0]))
         if isinstance(op, spyre.MatmulOp):
-            return Candidate("matmul", [*operand_transposes(op), op], max(rank - 1, 0))
+            return Candidate("matmul", [*folded_operands(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
-            if self.fits([op], candidate.outputs(), p) or p == 0:
+            if self.fits([op], candidate.outputs(), p):
                 candidate.row_dims = p
-                break
+                return candidate
+        if isinstance(op, COPY_OPS):
+            # No row fits in LX: move the bytes in boxes of any shape (tile_copy).
+            return Candidate("copy", [op], 1)
         return candidate
 
     def plan_groups(self, ops: Sequence[Operation]) -> list[Candidate]:
         groups: list[Candidate] = []
         current: Candidate | None = None
-        folded = {t for op in ops for t in operand_transposes(op)}
+        folded = {t for op in ops for t in folded_operands(op)}
         for op in ops:
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue

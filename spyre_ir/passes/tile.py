@@ -80,6 +80,9 @@ class BodyBuilder:
             b = self.const(b)
         return self.emit(arith.AddiOp(a, b)).results[0]
 
+    def sub(self, a: SSAValue, b: int) -> SSAValue:
+        return self.emit(arith.SubiOp(a, self.const(b))).results[0]
+
     def div(self, a: SSAValue, b: int) -> SSAValue:
         return self.emit(arith.DivUIOp(a, self.const(b))).results[0]
 
@@ -99,6 +102,15 @@ class BodyBuilder:
         inner = BodyBuilder(Builder(InsertPoint.before(body.last_op)), self.entry,
                             self.constants)  # fmt: skip
         return body.args[0], inner
+
+    def when_positive(self, value: SSAValue) -> BodyBuilder:
+        """An scf.if running when index `value` > 0; returns a builder for its body."""
+        cond = self.emit(arith.CmpiOp(value, self.const(0), "ugt")).results[0]
+        body = Block()
+        self.emit(scf.IfOp(cond, [], Region(body)))
+        body.add_op(scf.YieldOp())
+        inner = Builder(InsertPoint.before(body.last_op))
+        return BodyBuilder(inner, self.entry, self.constants)
 
     def compute(self, op: Operation, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
                 offsets: Sequence[SSAValue] = (), accumulate: bool = False) -> None:  # fmt: skip
@@ -315,7 +327,11 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     sm, sn, sk = plan["split"]
     # Transposes folded into the matmul: their operand is read through `perm` loads.
     folded = {v: v.owner for v in (mm.lhs, mm.rhs) if v.owner in ops and swaps_last_two(v.owner)}
-    epilogue = [op for op in ops if op is not mm and op not in folded.values()]
+    # Restickifies folded into it (spyre-fuse): its tile loads read their input's bytes.
+    resticked = {v: v.owner.input for v in (mm.lhs, mm.rhs)
+                 if v.owner in ops and isinstance(v.owner, spyre.RestickifyOp)}  # fmt: skip
+    epilogue = [op for op in ops if op is not mm and op not in folded.values()
+                and not any(r in resticked for r in op.results)]  # fmt: skip
     try:
         mp = cost_model.plan_matmul(batch, m, n, k, elem, DEFAULT_CONFIG, plan["cores"],
                                     2 * elem * len(epilogue), (sm, sn, sk), lx_bytes)  # fmt: skip
@@ -334,6 +350,8 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     ck, cn, cm = b.rem(core, sk), b.rem(b.div(core, sk), sn), b.div(core, sk * sn)
 
     def memory_of(value: SSAValue) -> SSAValue:
+        if value in resticked:
+            return shell.memory[resticked[value]]
         return shell.memory[folded[value].input] if value in folded else shell.memory[value]
 
     lhs_mem, rhs_mem = memory_of(mm.lhs), memory_of(mm.rhs)
@@ -345,7 +363,14 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     a_buf = b.alloc([1] * (lhs_rank - 2) + [tm, tk], spyre.element_of(mm.lhs))
     b_bufs = [b.alloc([1] * (rhs_rank - 2) + [tk, th], spyre.element_of(mm.rhs))
               for _ in range(halves)]  # fmt: skip
-    accs = [b.alloc([1] * (rank - 2) + [tm, th], Float32Type()) for _ in range(halves)]
+    # Split-K with one K step per output tile and no epilogue: the cores of a K group
+    # each store tm / sk rows of the reduced tile, so the tile is computed stacked as
+    # [sk, tm / sk, th] (the resident A tile reshaped once) and a core stores its slot.
+    stacked = (k_per == 1 and sk > 1 and not epilogue and rank == 2 and lhs_rank == 2
+               and list(yielded.values) == [mm.result])  # fmt: skip
+    rows_per_core = tm // sk
+    acc_shape = [sk, rows_per_core, th] if stacked else [1] * (rank - 2) + [tm, th]
+    accs = [b.alloc(acc_shape, Float32Type()) for _ in range(halves)]
     share_a = mp.shares_a and lhs_rank == 2 and mm.lhs not in folded
     a_part = b.alloc([tm // sn, tk], spyre.element_of(mm.lhs)) if share_a else None
 
@@ -357,7 +382,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     values = list(dict.fromkeys([mm.result, *(o for op in epilogue for o in op.operands),
                                  *(r for op in epilogue for r in op.results)]))  # fmt: skip
     buffers: list[dict[SSAValue, SSAValue]] = []
-    for _ in range(halves):
+    for _ in range(0 if stacked else halves):  # stacked tiles have their own (below)
         half: dict[SSAValue, SSAValue] = {}
         for v in values:
             if isinstance(v.owner, spyre.RestickifyOp):
@@ -370,30 +395,63 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     item = lb.add(lb.mul(cm, m_per), mi)
     m0 = lb.mul(lb.rem(item, m_chunks), tm)
     batch_index = split_index(lb, lb.div(item, m_chunks), batch_dims) if batch_dims else []
+    a_batch = batch_index[len(batch_index) - (lhs_rank - 2):] if lhs_rank > 2 else []
+    b_batch = batch_index[len(batch_index) - (rhs_rank - 2):] if rhs_rank > 2 else []
+
+    def load_a(kb: BodyBuilder, k0: SSAValue) -> None:
+        lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
+        if share_a:
+            # Each core of an N group loads its slice of the A tile; the ring completes it.
+            rows = tm // sn
+            kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
+        else:
+            kb.emit(transposed_load(lhs_mem, [*lhs_b, m0, k0], a_buf, mm.lhs in folded))
+
+    def load_b(kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue]) -> None:
+        rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
+        for h in range(halves):
+            kb.emit(transposed_load(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h],
+                                    mm.rhs in folded))  # fmt: skip
+
+    def zero_accumulators(nb: BodyBuilder) -> None:
+        for acc in accs:
+            nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
+
+    # Loads first in each loop body, so spyre-double-buffer can prefetch them all.
+    resident = k_per == 1
+    a_operand = a_buf
+    if resident:
+        # One K step per output tile: the A tile is the same for every N tile of this
+        # M tile, so it is loaded once, and the N loop streams B tiles.
+        k0 = lb.mul(ck, tk)
+        load_a(lb, k0)
+        if share_a:
+            lb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
+        if stacked:
+            a_rows = b.alloc([sk, rows_per_core, tk], spyre.element_of(mm.lhs))
+            lb.compute_named("spyre.reshape", [a_buf], [a_rows])
+            a_operand = a_rows
     nj, nb = lb.loop(n_per)
     n0 = nb.add(nb.mul(cn, n_per * tn), nb.mul(nj, tn))
     n_half = [nb.add(n0, h * th) for h in range(halves)]
-    for acc in accs:
-        nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
-    kk, kb = nb.loop(k_per)
-    k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
-    a_batch = batch_index[len(batch_index) - (lhs_rank - 2):] if lhs_rank > 2 else []
-    b_batch = batch_index[len(batch_index) - (rhs_rank - 2):] if rhs_rank > 2 else []
-    lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
-    rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
-    # Loads first, so spyre-double-buffer can prefetch them all.
-    if share_a:
-        # Each core of an N group loads its slice of the A tile; the ring completes it.
-        rows = tm // sn
-        kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
+    if resident:
+        load_b(nb, k0, n_half)
+        zero_accumulators(nb)
+        kb = nb
     else:
-        kb.emit(transposed_load(lhs_mem, [*lhs_b, m0, k0], a_buf, mm.lhs in folded))
+        zero_accumulators(nb)
+        kk, kb = nb.loop(k_per)
+        k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
+        load_a(kb, k0)
+        load_b(kb, k0, n_half)
+        if share_a:
+            kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
     for h in range(halves):
-        kb.emit(transposed_load(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h], mm.rhs in folded))
-    if share_a:
-        kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
-    for h in range(halves):
-        kb.compute(mm, [a_buf, b_bufs[h]], [accs[h]], accumulate=True)
+        kb.compute(mm, [a_operand, b_bufs[h]], [accs[h]], accumulate=True)
+    if stacked:
+        store_stacked(nb, lb, nj, accs, shell.memory[mm.result], sk, (cn, ck, m0),
+                      (n_per, tn, th), rows_per_core)  # fmt: skip
+        return shell.kernel
     for h in range(halves):
         if sk > 1:
             nb.emit(dataflow.RingAllreduceOp(accs[h], "add", sk))
@@ -410,9 +468,51 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
             nb.compute(op, [buffers[h][o] for o in op.operands],
                        [buffers[h][r] for r in op.results])  # fmt: skip
         for value in ep_outputs:
-            offsets = box_offsets(nb, value, analysis.axes[value], row_offsets)
-            nb.emit(dataflow.StoreOp(buffers[h][value], shell.memory[value], offsets))
+            tile, at = buffers[h][value], row_offsets
+            if sk > 1 and analysis.axes[value] == tuple(range(rank)) and \
+                    list(analysis.tile_shape(value, extents)) == extents:  # fmt: skip
+                # The cores of a K group hold the same reduced tile: each stores its
+                # tm / sk rows, picked from the tile reshaped to [sk, .., tm / sk, th].
+                rows = tm // sk
+                blocks = b.alloc([sk, *extents[:-2], rows, th], spyre.element_of(value))
+                nb.compute_named("spyre.reshape", [tile], [blocks])
+                tile = nb.emit(dataflow.SlotOp(blocks, ck)).results[0]
+                at = [*batch_index, nb.add(m0, nb.mul(ck, rows)), n_half[h]]
+            offsets = box_offsets(nb, value, analysis.axes[value], at)
+            nb.emit(dataflow.StoreOp(tile, shell.memory[value], offsets))
     return shell.kernel
+
+
+def store_stacked(nb: BodyBuilder, lb: BodyBuilder, nj: SSAValue, accs: Sequence[SSAValue],
+                  out: SSAValue, sk: int, where: tuple[SSAValue, SSAValue, SSAValue],
+                  widths: tuple[int, int, int], rows: int) -> None:  # fmt: skip
+    """Reduce, cast and store the stacked [sk, rows, th] tiles of a split-K matmul into
+    `out`: each core of a K group stores its `rows` rows. A tile's cast goes to one of
+    two slots and its store waits for the next iteration of the N loop (`nb`; the last
+    tile's follows the loop, in `lb`), so the load/store unit never waits for a cast:
+    its pushes wait for every move issued before them, which includes the prefetch of
+    the next B tile."""
+    cn, ck, m0 = where
+    n_per, tn, th = widths
+    element = out.type.element_type
+    slots = [nb.alloc([2, sk, rows, th], element) for _ in accs]
+    parity = nb.rem(nj, 2)
+    for acc, buffer in zip(accs, slots):
+        nb.emit(dataflow.RingAllreduceOp(acc, "add", sk))
+        current = nb.emit(dataflow.SlotOp(buffer, parity)).results[0]
+        nb.compute_named("spyre.cast", [acc], [current])
+
+    def store(b: BodyBuilder, slot: SSAValue, tile: SSAValue) -> None:
+        row = b.add(m0, b.mul(ck, rows))
+        base = b.add(b.mul(cn, n_per * tn), b.mul(tile, tn))
+        for h, buffer in enumerate(slots):
+            view = b.emit(dataflow.SlotOp(buffer, slot)).results[0]
+            mine = b.emit(dataflow.SlotOp(view, ck)).results[0]
+            b.emit(dataflow.StoreOp(mine, out, [row, b.add(base, h * th)]))
+
+    later = nb.when_positive(nj)
+    store(later, later.rem(later.add(nj, 1), 2), later.sub(nj, 1))
+    store(lb, lb.const((n_per - 1) % 2), lb.const(n_per - 1))
 
 
 @dataclass(frozen=True)
@@ -432,6 +532,10 @@ class SpyreTile(ModulePass):
             group_kind(group)
             if plan["kind"] == "matmul":
                 kernel = tile_matmul_group(group, plan, self.lx_bytes)
+            elif plan["kind"] == "copy":
+                from spyre_ir.passes.tile_copy import tile_copy_group
+
+                kernel = tile_copy_group(group, plan, self.lx_bytes)
             else:
                 kernel = tile_rows_group(group, plan, self.lx_bytes)
             hoist_definitions(kernel)

@@ -19,9 +19,27 @@ Road of one FX graph from dynamo:
    node stays in the outer graph as CPU code, with one warning per op kind per process
    (``SPYRE_STRICT=1``: :class:`SpyreUnsupportedError` instead).
 3. Each supported partition is imported to the ``spyre`` tensor dialect
-   (``fx_importer.import_graph``), lowered through the levels in ``LOWERINGS`` (dataflow, units),
+   (``fx_importer.import_graph``), compiled for the executor chosen by ``SPYRE_EXECUTOR``,
    dumped when ``SPYRE_IR_DUMP=DIR`` is set, and replaced in the outer graph by a
-   :class:`SpyrePartition` that runs it on the executor chosen by ``SPYRE_EXECUTOR``.
+   :class:`SpyrePartition` that runs it. Executors:
+
+   * ``card`` (the default): the whole road. ``runtime.artifact.compile_artifact`` lowers
+     the graph to an artifact (L3 programs + recipe plan, cached on disk), which is
+     prepared once into a ``runtime.recipe.PreparedRecipe``; each call launches it on the
+     simulated card's current stream (inputs H2D, compute on the simulator, outputs D2H)
+     and synchronizes.
+   * ``reference`` (the L1 interpreter), ``dataflow`` (the L2 interpreter) and
+     ``simulator`` (the L3 module run on the simulator directly, no runtime): the levels
+     in ``LOWERINGS`` as far as the executor needs.
+
+   Every compiled partition reports a ``telemetry.CompileRecord`` (seconds per stage, ops
+   per IR level, kernels).
+
+float32 on the card: the card has no fp32 compute (fp32 tensors are converted; see
+docs/spyre-hardware.md), so the ``card`` executor compiles an f32 graph in f16
+(``passes/compute_in_f16.py``) and converts the data at the transfer boundary, with one
+warning per process. ``SPYRE_EXACT_F32=1`` (or ``options={"exact_f32": True}``) keeps the
+graph in f32 on the simulator instead: exact numbers for debugging, not what a card does.
 
 Data crossing the numpy boundary: f32, f16, int64, int32 and bool tensors go as the numpy
 dtype of the same name; bf16 (not a numpy dtype) goes as float32 holding exactly the bf16
@@ -89,29 +107,32 @@ _TRUE = {"1", "true", "yes", "on"}
 class Settings:
     strict: bool = False
     dump_dir: Path | None = None
-    executor: str = "reference"
+    executor: str = "card"
+    exact_f32: bool = False
 
     @classmethod
     def resolve(cls, options: dict[str, Any] | None = None) -> Settings:
         """Environment first, then ``torch.compile(..., options={...})`` on top."""
         env = os.environ
         opts = dict(options or {})
-        unknown = set(opts) - {"strict", "ir_dump", "executor"}
+        unknown = set(opts) - {"strict", "ir_dump", "executor", "exact_f32"}
         if unknown:
             raise SpyreConfigError(
-                f"spyre: unknown backend option(s) {sorted(unknown)}; known: executor, ir_dump, strict"
+                f"spyre: unknown backend option(s) {sorted(unknown)}; "
+                "known: exact_f32, executor, ir_dump, strict"
             )
         strict = opts.get("strict", env.get("SPYRE_STRICT", "").strip().lower() in _TRUE)
         dump = opts.get("ir_dump", env.get("SPYRE_IR_DUMP") or None)
-        executor = opts.get("executor", env.get("SPYRE_EXECUTOR") or "reference")
+        executor = opts.get("executor", env.get("SPYRE_EXECUTOR") or "card")
+        exact = opts.get("exact_f32", env.get("SPYRE_EXACT_F32", "").strip().lower() in _TRUE)
         get_executor(executor)  # fail at compile time on a bad name
-        return cls(bool(strict), Path(dump) if dump else None, executor)
+        return cls(bool(strict), Path(dump) if dump else None, executor, bool(exact))
 
 
 # ---------------------------------------------------------------------------- executors
-# An executor factory takes the IR of one partition ({level name: module}, in lowering
-# order) and returns a function from numpy inputs to numpy outputs. ``level`` names the IR
-# level it consumes; later executors (simulator, device) will consume later levels.
+# An executor factory takes the IR of one partition at the level it consumes (``level``:
+# a module, or for "recipe" the compiled Artifact) and returns a function from numpy
+# inputs to numpy outputs.
 Runner = Callable[[list[np.ndarray]], list[np.ndarray]]
 
 
@@ -140,7 +161,22 @@ def _simulator(module: Any) -> Runner:
     return lambda arrays: list(simulate(module, arrays, entry="main").outputs)
 
 
+def _card(artifact: Any) -> Runner:
+    from spyre_ir.runtime.recipe import PreparedRecipe
+
+    recipe = PreparedRecipe.from_artifact(artifact)  # once, at compile time (a cache hit is parsed)
+
+    def run(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        stream = recipe.card.current_stream()
+        outs = recipe.launch_to_host(arrays, stream)
+        stream.synchronize()
+        return outs
+
+    return run
+
+
 EXECUTORS: dict[str, Executor] = {
+    "card": Executor("card", "recipe", _card),
     "reference": Executor("reference", "tensor", _reference),
     "dataflow": Executor("dataflow", "dataflow", _dataflow),
     "simulator": Executor("simulator", "units", _simulator),
@@ -174,9 +210,18 @@ def _to_units(module: Any) -> Any:
     return lowered
 
 
+def _to_recipe(module: Any) -> Any:
+    from spyre_ir.lowering.units_to_recipe import plan_module
+
+    lowered = module.clone()
+    plan_module(lowered)
+    return lowered
+
+
 LOWERINGS: list[tuple[str, Callable[[Any], Any]]] = [
     ("dataflow", _to_dataflow),
     ("units", _to_units),
+    ("recipe", _to_recipe),
 ]
 
 
@@ -269,6 +314,13 @@ def reset_warnings() -> None:
     _WARNED.clear()
 
 
+def warn_f32_as_f16() -> None:
+    """Once per process: float32 work runs in float16 on the card (compiled graphs and
+    eager ops alike)."""
+    _warn_once("f32-as-f16", "spyre: float32 tensors are computed in float16 on the card, "
+               "which has no fp32 compute; set SPYRE_EXACT_F32=1 for exact float32 (debugging)")  # fmt: skip
+
+
 def _warn_once(key: str, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
@@ -318,11 +370,15 @@ class SpyrePartition(torch.nn.Module):
     def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self.failed:
             try:
+                if self.settings.executor == "card" and any(a.device.type == "spyre" for a in args):
+                    from spyre_ir.runtime.eager import launch_partition  # inputs stay on the card
+
+                    return launch_partition(self.ir["recipe"], args, self.outputs)
                 outs = self.run([_to_numpy(a) for a in args])
                 if len(outs) != len(self.outputs):
                     raise RuntimeError(f"spyre: got {len(outs)} results, expected {len(self.outputs)}")
                 return tuple(
-                    _to_torch(o, like, f"result {i} of {self.name}")
+                    _to_torch(o, like, f"result {i} of {self.name}").to(like.device)
                     for i, (o, like) in enumerate(zip(outs, self.outputs))
                 )
             except Exception as e:
@@ -350,38 +406,83 @@ def _partition(gm: fx.GraphModule, reasons: dict[fx.Node, str | None]) -> list[s
     return [f"spyre_{i}" for i in range(len(parts))]
 
 
+def _compile_artifact(module: Any, graph: str, settings: Settings, rec: Any) -> dict[str, Any]:
+    """The card's levels: {"dataflow": text, "units": text, "recipe": Artifact}. With an
+    IR dump the disk cache is bypassed, so the intermediate levels exist to be dumped."""
+    from spyre_ir.passes.compute_in_f16 import takes_or_gives_f32
+    from spyre_ir.runtime.artifact import compile_artifact
+
+    if not settings.exact_f32 and takes_or_gives_f32(module):
+        warn_f32_as_f16()
+    dumping = settings.dump_dir is not None
+    artifact = compile_artifact(module, name=graph, exact_f32=settings.exact_f32,
+                                use_cache=not dumping, keep_levels=dumping, record=rec)  # fmt: skip
+    return {**artifact.levels, "recipe": artifact}
+
+
+def _lower(module: Any, ir: dict[str, Any], executor: Executor, graph: str, settings: Settings,
+           rec: Any) -> None:  # fmt: skip
+    """Lower through LOWERINGS up to the executor's level (further only for the dump)."""
+    from spyre_ir.runtime import telemetry
+    from spyre_ir.runtime.artifact import count_ops
+
+    for level, lower in LOWERINGS:
+        if executor.level in ir:
+            if settings.dump_dir is None:
+                break
+            # Levels past the executor's are only dumped: their failure must not
+            # change how the graph runs.
+            try:
+                module = ir[level] = lower(module)
+            except Exception as e:  # noqa: BLE001 - reported, then ignored
+                _warn_once(f"dump:{level}:{type(e).__name__}:{e}",
+                           f"spyre: {graph} could not be lowered to the {level} level "
+                           f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
+                break
+            continue
+        with telemetry.stage(graph, level) as timer:
+            module = ir[level] = lower(module)
+        rec.stage_seconds[level] = timer.seconds
+        rec.ir_ops[level] = count_ops(module)
+
+
+def _dump_text(ir: Any) -> str:
+    from spyre_ir.runtime.artifact import Artifact
+
+    return ir if isinstance(ir, str) else ir.text if isinstance(ir, Artifact) else print_ir(ir)
+
+
 def _compile_partition(gm: fx.GraphModule, name: str, graph: str, settings: Settings) -> None:
-    """Import one fused partition, lower it as far as needed, dump it, and swap the FX
+    """Import one fused partition, compile it for the executor, dump it, and swap the FX
     submodule for a SpyrePartition. Any failure leaves the partition as CPU code."""
     from spyre_ir.lowering.fx_importer import import_graph
+    from spyre_ir.runtime import telemetry
+    from spyre_ir.runtime.artifact import count_ops
 
     sub: fx.GraphModule = getattr(gm, name)
     executor = get_executor(settings.executor)
-    ir: dict[str, Any] = {}  # level -> module, in lowering order
+    ir: dict[str, Any] = {}  # level -> module (text, Artifact), in lowering order
+    fx_ops = sum(n.op == "call_function" for n in sub.graph.nodes)
+    rec = telemetry.CompileRecord(graph=graph, ir_ops={"fx": fx_ops})
     try:
         try:
-            module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
-            for level, lower in LOWERINGS:
-                if executor.level in ir:
-                    if settings.dump_dir is None:
-                        break
-                    # Levels past the executor's are only dumped: their failure must not
-                    # change how the graph runs.
-                    try:
-                        module = ir[level] = lower(module)
-                    except Exception as e:  # noqa: BLE001 - reported, then ignored
-                        _warn_once(f"dump:{level}:{type(e).__name__}:{e}",
-                                   f"spyre: {graph} could not be lowered to the {level} level "
-                                   f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
-                        break
-                    continue
-                module = ir[level] = lower(module)
+            with telemetry.stage(graph, "import") as timer:
+                module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
+            rec.stage_seconds["import"] = timer.seconds
+            rec.ir_ops["tensor"] = count_ops(module)
+            if executor.level == "recipe":
+                ir.update(_compile_artifact(module, graph, settings, rec))
+            else:
+                _lower(module, ir, executor, graph, settings, rec)
         finally:
             if settings.dump_dir is not None and ir:
                 settings.dump_dir.mkdir(parents=True, exist_ok=True)
                 for level, mod in ir.items():
-                    (settings.dump_dir / f"{graph}.{level}.mlir").write_text(print_ir(mod))
-        part = SpyrePartition(graph, sub, ir, settings)
+                    (settings.dump_dir / f"{graph}.{level}.mlir").write_text(_dump_text(mod))
+        with telemetry.stage(graph, "prepare") as timer:
+            part = SpyrePartition(graph, sub, ir, settings)
+        rec.stage_seconds["prepare"] = timer.seconds
+        telemetry.record_compile(rec)
     except Exception as e:
         if settings.strict:
             raise
@@ -395,11 +496,14 @@ def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], settings: S
     """Forward / inference compiler: partition, import and wire one decomposed ATen graph."""
     from torch._functorch.aot_autograd import make_boxed_func
 
-    reasons = _check_support(gm, settings)
-    graph_id = next(_graph_ids)
-    names = _partition(gm, reasons)
-    for n, name in enumerate(names):
-        _compile_partition(gm, name, f"graph{graph_id}_{n}", settings)
+    from spyre_ir.runtime.artifact import gc_paused
+
+    with gc_paused():  # see gc_paused: collections would rescan torch's objects often
+        reasons = _check_support(gm, settings)
+        graph_id = next(_graph_ids)
+        names = _partition(gm, reasons)
+        for n, name in enumerate(names):
+            _compile_partition(gm, name, f"graph{graph_id}_{n}", settings)
     gm.recompile()
     return make_boxed_func(gm)
 
@@ -416,8 +520,8 @@ def spyre_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: A
     """Dynamo backend entry point (``torch.compile(m, backend="spyre")``).
 
     ``kwargs`` are what ``torch.compile`` forwards: ``options`` (keys ``strict``,
-    ``ir_dump``, ``executor`` override SPYRE_STRICT / SPYRE_IR_DUMP / SPYRE_EXECUTOR) and
-    ``mode`` (ignored).
+    ``ir_dump``, ``executor``, ``exact_f32`` override SPYRE_STRICT / SPYRE_IR_DUMP /
+    SPYRE_EXECUTOR / SPYRE_EXACT_F32) and ``mode`` (ignored).
     """
     from torch._dynamo.backends.common import aot_autograd
 

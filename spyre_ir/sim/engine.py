@@ -645,11 +645,11 @@ class _Program(_Kernel):
             stick = config.stick_bytes
 
             def move(op: Operation, operands: list) -> tuple:
-                per_core = _box_sticks_per_core(
+                largest, total = _box_sticks_per_core(
                     operands[offsets], extents, shape, stick_dim, per_stick, cores
                 )
-                most = max(nominal, int(per_core.max()))
-                self.lpddr_bytes += int(per_core.sum()) * stick
+                most = max(nominal, largest)
+                self.lpddr_bytes += total * stick
                 cycles = cm.lpddr_transfer_cycles(most * stick, cores, config)
                 if load:
                     return (_INSTR, cycles, latency, info, (), (self._region(operands[-1]),))
@@ -824,18 +824,33 @@ def _box_sticks_per_core(
     stick_dim: int,
     per_stick: int,
     cores: int,
-) -> np.ndarray:
-    """[cores]: the sticks inside the tensor that each core's box touches."""
-    count: object = 1
+) -> tuple[int, int]:
+    """(the most any core moves, the sum over cores): the sticks inside the tensor that
+    each core's box touches. Offsets the same on every core (0-d) are counted in Python,
+    the others as [cores] arrays."""
+    uniform, varying = 1, []
     for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
-        o = np.asarray(o, dtype=np.int64)
-        lo, hi = np.clip(o, 0, n), np.clip(o + e, 0, n)
+        if isinstance(o, np.ndarray) and o.ndim:
+            varying.append((d, o, e, n))
+            continue
+        o = int(o)
+        lo, hi = min(max(o, 0), n), min(max(o + e, 0), n)
+        if d == stick_dim:
+            uniform *= -(-hi // per_stick) - lo // per_stick if hi > lo else 0
+        else:
+            uniform *= hi - lo
+    if not varying:
+        return uniform, uniform * cores
+    count: object = uniform
+    for d, o, e, n in varying:
+        lo, hi = np.minimum(np.maximum(o, 0), n), np.minimum(np.maximum(o + e, 0), n)
         if d == stick_dim:
             inside = np.where(hi > lo, -(-hi // per_stick) - lo // per_stick, 0)
         else:
             inside = hi - lo
         count = count * inside
-    return np.broadcast_to(np.asarray(count, dtype=np.int64), (cores,))
+    counts = np.broadcast_to(np.asarray(count, dtype=np.int64), (cores,))
+    return int(counts.max()), int(counts.sum())
 
 
 def _tensor_bytes(memory: object, config: SpyreConfig) -> int:

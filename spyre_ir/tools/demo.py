@@ -1,163 +1,435 @@
-"""`make demo`: a tour of spyre-ir on built-in defaults, with nothing downloaded.
+"""`make demo`: a Llama-style decoder compiled for IBM Spyre and run on the simulated card.
 
-1. the card's machine model;
-2. a hand-written attention block (examples/attention_block.mlir) through every level,
-   with op counts, and each level's interpreter checked against the tensor level;
-3. a small transformer block compiled with torch.compile(backend="spyre"), run on the
-   simulated card and compared with eager PyTorch, its IR dumped per level and the
-   card's report for it.
+Built-in defaults, nothing downloaded: a LlamaForCausalLM with random weights, built from a
+LlamaConfig as users do (2 layers, hidden 512, 8 heads, 2 KV heads, FFN 1408, f16), gets a
+prompt of 128 tokens through ``torch.compile(model, backend="spyre")`` on the simulated card,
+and its logits are checked against eager PyTorch; then the model moves to the ``spyre``
+device and runs again with its weights on the card. The compile and kernel figures come from
+``spyre_ir.runtime.telemetry`` (what the backend recorded for each compiled graph and each
+launch), the end-to-end latencies from events on the card's stream (simulated time). The
+report (stdout) gives the IR size per level, the compile time per stage, the kernels, the
+simulated latency and tokens/s, and each kernel's roofline fraction and bottleneck. The
+output directory gets:
+
+* ``trace.json``: the card's Perfetto trace (validated before it is written);
+* ``utilization.png``: busy share of each unit over simulated time, kernels on top;
+* ``kernels.csv``: every kernel's numbers.
+
+    python -m spyre_ir.tools.demo [--out DIR] [--layers N] [--seq N] [--hidden N] ...
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import os
+import re
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from pathlib import Path
 
-import numpy as np
+from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.runtime import telemetry
+from spyre_ir.tools.demo_trace import merge_traces, plot_utilization, validate_trace, write_json
 
-ROOT = Path(__file__).resolve().parents[2]
+# Never let huggingface_hub / transformers reach the network: the model is built from a config.
+for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_var, "1")
+
+# f16 logits against eager f16: both round intermediates to f16, in different orders, and
+# the card also computes the model's f32 parts (RMSNorm statistics, rotary angles) in f16.
+ATOL = RTOL = 2e-2
 
 
+@dataclass(frozen=True)
+class ModelShape:
+    layers: int = 2
+    hidden: int = 512
+    heads: int = 8
+    kv_heads: int = 2
+    ffn: int = 1408
+    seq: int = 128
+    vocab: int = 1024
+
+    def check(self) -> str | None:
+        """Why this shape is not a valid Llama, or None."""
+        if self.hidden % self.heads:
+            return f"--hidden {self.hidden} is not a multiple of --heads {self.heads}"
+        if self.heads % self.kv_heads:
+            return f"--heads {self.heads} is not a multiple of --kv-heads {self.kv_heads}"
+        if (self.hidden // self.heads) % 2:
+            return f"the head size {self.hidden // self.heads} must be even (rotary embeddings)"
+        return None
+
+
+# ------------------------------------------------------------------------------ options
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m spyre_ir.tools.demo",
+        description="Compile a random-weight Llama-style decoder for Spyre, run it on the "
+        "simulated card, check it against eager PyTorch and report.",
+    )
+    parser.add_argument("--out", type=Path, default=Path("demo-out"),
+                        help="directory for trace.json, utilization.png, kernels.csv "
+                             "(default: %(default)s)")  # fmt: skip
+    for f in fields(ModelShape):
+        parser.add_argument(f"--{f.name.replace('_', '-')}", type=_positive, default=f.default,
+                            help=f"default: {f.default}")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="weights and prompt (default: 0)")
+    parser.add_argument("--top", type=_positive, default=10,
+                        help="slowest kernels listed (default: %(default)s)")  # fmt: skip
+    args = parser.parse_args(argv)
+    args.shape = ModelShape(**{f.name: getattr(args, f.name) for f in fields(ModelShape)})
+    problem = args.shape.check()
+    if problem:
+        parser.error(problem)
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: exists and is not a directory")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        parser.error(f"--out {args.out}: cannot create the directory ({e.strerror})")
+    if not os.access(args.out, os.W_OK):
+        parser.error(f"--out {args.out}: the directory is not writable")
+    return args
+
+
+# ---------------------------------------------------------------------------- the run
+@dataclass
+class Run:
+    logits: object  # torch.Tensor from the card
+    eager: object  # torch.Tensor from eager PyTorch
+    parameters: int
+    compiles: list[telemetry.CompileRecord]
+    launches: list[telemetry.LaunchRecord]
+    warnings: list[str]  # the backend's warnings (CPU fallbacks, f32 computed in f16, ...)
+    first_call_s: float  # torch.compile: trace, compile, run
+    end_to_end_us: float  # simulated time of the call: transfers in, compute, transfers out
+    resident: Resident  # the same model run again with its weights on the card
+
+
+@dataclass
+class Resident:
+    """The model moved to the ``spyre`` device (``model.to("spyre")``) and run again: the
+    weights stay on the card, only the token ids cross the link."""
+
+    logits: object  # torch.Tensor, back on the host
+    end_to_end_us: float
+    compute_us: float
+
+
+def run_llama(shape: ModelShape, seed: int) -> Run:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from spyre_ir.runtime.streams import Event
+
+    config = LlamaConfig(
+        vocab_size=shape.vocab, hidden_size=shape.hidden, intermediate_size=shape.ffn,
+        num_hidden_layers=shape.layers, num_attention_heads=shape.heads,
+        num_key_value_heads=shape.kv_heads, max_position_embeddings=shape.seq,
+        use_cache=False, tie_word_embeddings=False,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).to(torch.float16).eval()
+    ids = torch.randint(0, shape.vocab, (1, shape.seq), generator=torch.Generator().manual_seed(seed))
+    torch._dynamo.reset()  # a fresh compile even if this process compiled the model before
+    with torch.no_grad(), _fresh_artifact_cache():
+        eager = model(ids).logits
+        compiled = torch.compile(model, backend="spyre", dynamic=False, options={"executor": "card"})
+        with warnings.catch_warnings(record=True) as caught, telemetry.recording(trace=True) as rec:
+            warnings.simplefilter("always")
+            begin, end = Event(), Event()
+            begin.record()
+            start = time.perf_counter()
+            with telemetry.progress("torch.compile + the simulated card"):
+                logits = compiled(ids).logits
+            first_call = time.perf_counter() - start
+            end.record()
+            end.synchronize()
+        with telemetry.progress("the model on the spyre device"):
+            resident = _run_resident(model, ids)
+    notes = [str(w.message).removeprefix("spyre: ") for w in caught if str(w.message).startswith("spyre:")]
+    return Run(logits, eager, sum(p.numel() for p in model.parameters()), rec.compiles,
+               rec.launches, notes, first_call, 1e3 * begin.elapsed_time(end), resident)  # fmt: skip
+
+
+def _run_resident(model, ids) -> Resident:
+    """Move the model to the card and run it compiled there: the same graph, so the
+    artifact comes from the cache the first run filled. Recorded apart, so the report's
+    compile and kernel figures stay those of the first run."""
+    import torch
+
+    from spyre_ir.runtime import device
+    from spyre_ir.runtime.streams import Event
+
+    device.setup()
+    model.to("spyre")
+    compiled = torch.compile(model, backend="spyre", dynamic=False, options={"executor": "card"})
+    with warnings.catch_warnings(), telemetry.recording() as rec:
+        warnings.simplefilter("ignore")  # the first run reported the backend's warnings
+        begin, end = Event(), Event()
+        begin.record()
+        logits = compiled(ids.to("spyre")).logits.cpu()
+        end.record()
+        end.synchronize()
+    compute = sum(x.report["simulated_us"] for x in rec.launches)
+    return Resident(logits, 1e3 * begin.elapsed_time(end), compute)
+
+
+@contextmanager
+def _fresh_artifact_cache() -> Iterator[None]:
+    """Compile for real, in an empty artifact cache: a cache hit would skip the stages the
+    report is about (and this run's artifact is not worth keeping)."""
+    saved = os.environ.get("SPYRE_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="spyre-demo-cache-") as cache:
+        os.environ["SPYRE_CACHE_DIR"] = cache
+        try:
+            yield
+        finally:
+            if saved is None:
+                del os.environ["SPYRE_CACHE_DIR"]
+            else:
+                os.environ["SPYRE_CACHE_DIR"] = saved
+
+
+# ------------------------------------------------------------------------- the report
 def banner(text: str) -> None:
     print(f"\n== {text} " + "=" * max(0, 74 - len(text)))
 
 
-def show_machine() -> None:
-    from spyre_ir.hardware import DEFAULT_CONFIG as c
-
-    banner("the card (spyre_ir/hardware.py)")
-    print(f"{c.cores} cores x {c.corelets_per_core} corelets, {c.lx_bytes // 2**20} MiB LX per core "
-          f"({c.lx_total_bytes // 2**20} MiB on chip), {c.lpddr_bandwidth / 1e9:.1f} GB/s LPDDR5")
-    print(f"fp16 peak {c.fp16_peak_flops / 1e12:.3f} TFLOP/s at {c.clock_hz / 1e9:.1f} GHz, "
-          f"{c.stick_bytes}-byte sticks ({c.elements_per_stick('f16')} x f16)")
+def kind_of(kernel: str) -> str:
+    """The kernel's kind from its name (``matmul_4`` -> ``matmul``)."""
+    return re.sub(r"_\d+$", "", kernel)
 
 
-def count_ops(module) -> int:
-    return sum(1 for _ in module.walk())
+def show_card() -> None:
+    c = DEFAULT_CONFIG
+    banner("the simulated card (spyre_ir/hardware.py)")
+    print(f"{c.cores} cores x {c.corelets_per_core} corelets at {c.clock_hz / 1e9:.1f} GHz, "
+          f"fp16 peak {c.fp16_peak_flops / 1e12:.1f} TFLOP/s; {c.lx_bytes // 2**20} MiB LX "
+          f"scratchpad per core; LPDDR5 {c.lpddr_bandwidth / 1e9:.1f} GB/s")  # fmt: skip
 
 
-def tour_levels() -> None:
-    from spyre_ir import registry
-    from spyre_ir.diagnostics import parse_file
-    from spyre_ir.dialects import core, dataflow
-    from spyre_ir.interp import dataflow as l2
-    from spyre_ir.interp import tensor as l1
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.pipelines import lower_to_dataflow
+def show_model(shape: ModelShape, run: Run) -> None:
+    import transformers
 
-    banner("examples/attention_block.mlir through the levels")
-    ctx = registry.make_context()
-    path = ROOT / "examples" / "attention_block.mlir"
-    module = parse_file(ctx, str(path))
-    rng = np.random.default_rng(0)
-    fn = next(op for op in module.walk() if op.name == "func.func")
-    args = [
-        (rng.standard_normal(t.get_shape()) * 0.1).astype(np.float16)
-        for t in fn.function_type.inputs.data
-    ]
-    reference = l1.run_module(module, args)
-    print(f"L1 spyre     {count_ops(module):5d} ops   (tensor ops with torch semantics)")
-
-    start = time.perf_counter()
-    lower_to_dataflow(module)
-    kernels = [k for k in module.walk() if isinstance(k, dataflow.KernelOp)]
-    elapsed = time.perf_counter() - start
-    got = l2.run_module(module, args, check_races=True)
-    err = max(float(np.max(np.abs(g.astype(np.float32) - r.astype(np.float32))))
-              for g, r in zip(got, reference))  # fmt: skip
-    print(f"L2 dataflow  {count_ops(module):5d} ops   {len(kernels)} kernels, "
-          f"lowered in {elapsed:.2f} s; interpreter vs L1: max |error| {err:.1e}")
-    for k in kernels:
-        plan = k.plan.data if k.plan else {}
-        kind = plan.get("kind")
-        print(f"    @{k.sym_name.data:12} {kind.data if kind else '':7} cores {k.core_count:2d}   "
-              f"LX peak {k.lx_peak_bytes.value.data:8d} bytes of {k.capacity}")
-
-    ConvertDataflowToUnits().apply(ctx, module)
-    module.verify()
-    programs = [p for p in module.walk() if isinstance(p, core.ProgramOp)]
-    units = sorted({u for p in programs for u in p.units()})
-    print(f"L3 units     {count_ops(module):5d} ops   {len(programs)} core programs over units "
-          f"{', '.join(units)}")
-    try:
-        from spyre_ir.sim.engine import simulate
-    except ImportError:
-        return
-    result = simulate(module, args)
-    err = max(float(np.max(np.abs(g.astype(np.float32) - r.astype(np.float32))))
-              for g, r in zip(result.outputs, reference))  # fmt: skip
-    report = result.report
-    print(f"simulated card: {report['simulated_us']:.1f} us, roofline {report['roofline_us']:.1f} us "
-          f"({100 * report['roofline_fraction']:.0f} %), bottleneck {report['bottleneck']}; "
-          f"vs L1: max |error| {err:.1e}")
+    banner("the model")
+    print(f"LlamaForCausalLM (transformers {transformers.__version__}), random weights, f16: "
+          f"{shape.layers} layers, hidden {shape.hidden}, {shape.heads} heads "
+          f"({shape.kv_heads} KV heads), FFN {shape.ffn}, vocab {shape.vocab}; "
+          f"{run.parameters / 1e6:.1f} M parameters")  # fmt: skip
+    print(f"prompt: 1 x {shape.seq} tokens (prefill, no KV cache)")
 
 
-def tour_torch() -> None:
+def show_compile(run: Run) -> None:
+    banner('compile: torch.compile(model, backend="spyre")')
+    graphs = ", ".join(c.graph for c in run.compiles)
+    print(f"{len(run.compiles)} graph{'' if len(run.compiles) == 1 else 's'} on the card: {graphs}; "
+          f"first call (trace + compile + run) {run.first_call_s:.1f} s")
+    for message in run.warnings:
+        print(f"  backend: {message}")
+    ops: dict[str, int] = {}
+    stages: dict[str, float] = {}
+    for c in run.compiles:
+        for level, n in c.ir_ops.items():
+            ops[level] = ops.get(level, 0) + n
+        for name, s in c.stage_seconds.items():
+            stages[name] = stages.get(name, 0.0) + s
+    levels = [lv for lv in telemetry.LEVELS if lv in ops] + [lv for lv in ops if lv not in telemetry.LEVELS]
+    print("IR size (ops) per level:  " + "  ->  ".join(f"{_LEVEL_NAMES.get(lv, lv)} {ops[lv]:,}"
+                                                       for lv in levels))  # fmt: skip
+    total = sum(stages.values())
+    print(f"compile time per stage ({total:.2f} s in all):")
+    for name, s in stages.items():
+        print(f"  {name:9} {s:7.2f} s  {_bar(s / total if total else 0.0, 24):24}  {_STAGES.get(name, '')}")
+    print(f"kernels: {sum(c.kernels for c in run.compiles)}")
+
+
+# What the backend's stages (telemetry.stage names) do.
+_STAGES = {
+    "import": "FX graph -> L1 spyre ops",
+    "cache": "artifact cache lookup",
+    "f16": "f32 parts of the graph retyped to f16 (the card has no fp32 compute)",
+    "dataflow": "L1 -> L2: stickify, fuse, split over cores, tile, double-buffer, allocate LX",
+    "units": "L2 -> L3: one program per kernel, a stream per unit",
+    "recipe": "L3 -> L4: the recipe plan (slots, transfers, launch steps)",
+    "prepare": "artifact text parsed and verified into a launchable recipe",
+}
+
+_LEVEL_NAMES = {"fx": "FX/ATen", "tensor": "L1 spyre", "dataflow": "L2 dataflow",
+                "units": "L3 units", "recipe": "L4 recipe"}  # fmt: skip
+
+
+def _bar(fraction: float, width: int = 30) -> str:
+    return "#" * round(max(0.0, min(1.0, fraction)) * width)
+
+
+def check_numerics(got: object, want: object) -> tuple[bool, str]:
+    """Whether the card's logits match eager's within f16 tolerance, and a line saying so."""
     import torch
-    import torch.nn as nn
 
-    banner('torch.compile(model, backend="spyre")')
-    torch.manual_seed(0)
-
-    class Block(nn.Module):
-        def __init__(self, dim: int = 256, hidden: int = 512) -> None:
-            super().__init__()
-            self.norm = nn.RMSNorm(dim)
-            self.up = nn.Linear(dim, hidden)
-            self.down = nn.Linear(hidden, dim)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return x + self.down(nn.functional.silu(self.up(self.norm(x))))
-
-    model = Block().half().eval()
-    x = torch.randn(4, 64, 256, dtype=torch.float16)
-    dump = Path(tempfile.mkdtemp(prefix="spyre-demo-"))
-    os.environ["SPYRE_IR_DUMP"] = str(dump)
-    os.environ["SPYRE_EXECUTOR"] = "simulator"
-    with torch.no_grad():
-        eager = model(x)
-        start = time.perf_counter()
-        compiled = torch.compile(model, backend="spyre")(x)
-        elapsed = time.perf_counter() - start
-    err = float((compiled.float() - eager.float()).abs().max())
-    print(f"RMSNorm + SiLU MLP block, f16 [4, 64, 256]: compiled and run in {elapsed:.1f} s on "
-          f"the simulated card; max |error| vs eager {err:.1e}")
-    for f in sorted(dump.iterdir()):
-        print(f"    IR dump {f.name:32} {f.stat().st_size:8d} bytes")
-    report_units(next(dump.glob("*.units.mlir")))
-    print(f"(re-run a dump: .venv/bin/spyre-run {dump}/<file>.mlir --report text)")
+    got, want = got.float(), want.float()
+    if got.shape != want.shape:
+        return False, f"logits have shape {tuple(got.shape)}, eager {tuple(want.shape)} MISMATCH"
+    err = (got - want).abs()
+    bad = int((err > ATOL + RTOL * want.abs()).sum())
+    finite = bool(torch.isfinite(got).all())
+    line = (f"logits {tuple(got.shape)} vs eager: max |error| {float(err.max()):.1e} "
+            f"(largest |logit| {float(want.abs().max()):.2f}; f16 tolerance atol {ATOL:g} + "
+            f"rtol {RTOL:g})")  # fmt: skip
+    ok = bad == 0 and finite
+    return ok, line + (" OK" if ok else f" MISMATCH: {bad} element(s) out of tolerance"
+                       + ("" if finite else ", non-finite values"))  # fmt: skip
 
 
-def report_units(path: Path) -> None:
-    """The simulated card's report for a dumped L3 file (timing does not depend on the
-    values, so random inputs of the right types do)."""
-    from spyre_ir import registry
-    from spyre_ir.diagnostics import parse_file
-    from spyre_ir.interp.numerics import storage_dtype
-    from spyre_ir.sim.engine import simulate
-
-    module = parse_file(registry.make_context(), str(path))
-    fn = next(op for op in module.walk() if op.name == "func.func")
-    rng = np.random.default_rng(0)
-    args = [rng.standard_normal(t.get_shape()).astype(storage_dtype(t.element_type))
-            for t in fn.function_type.inputs.data]  # fmt: skip
-    report = simulate(module, args).report
-    print(f"    simulated {report['simulated_us']:.1f} us, roofline {report['roofline_us']:.1f} us "
-          f"({100 * report['roofline_fraction']:.0f} %), bottleneck {report['bottleneck']}")
-    for k in report["kernels"]:
-        print(f"      {k['name']:14} {k['simulated_us']:7.2f} us  "
-              f"{100 * k['roofline_fraction']:3.0f} % of roofline  {k['bottleneck']}")
+def launch_kernels(run: Run) -> list[dict]:
+    return [k for launch in run.launches for k in launch.report.get("kernels", [])]
 
 
-def main() -> int:
-    print("spyre-ir demo: an MLIR-style compiler and simulated card for IBM Spyre")
-    show_machine()
-    tour_levels()
-    tour_torch()
-    print("\nnext: README.md, docs/architecture.md, docs/passes.md")
+def show_card_run(shape: ModelShape, run: Run, numerics: str, resident_numerics: str) -> None:
+    banner("run on the simulated card")
+    print(numerics)
+    sim_us = sum(x.report["simulated_us"] for x in run.launches)
+    roof_us = sum(x.report["roofline_us"] for x in run.launches)
+    wall = sum(x.wall_seconds for x in run.launches)
+    transfers = run.end_to_end_us - sim_us
+    print(f"simulated latency of the {shape.seq}-token prefill: {run.end_to_end_us:,.1f} us end to end "
+          f"= {sim_us:,.1f} us compute on the card + {transfers:,.1f} us host <-> card transfers "
+          "(the inputs, weights included, and the logits)")
+    print(f"tokens/s: {shape.seq / (run.end_to_end_us * 1e-6):,.0f} end to end, "
+          f"{shape.seq / (sim_us * 1e-6):,.0f} compute only; host time simulating the compute "
+          f"{wall:.1f} s")  # fmt: skip
+    res = run.resident
+    print(f'weights on the card (model.to("spyre"), same graph): {res.end_to_end_us:,.1f} us end to end '
+          f"= {res.compute_us:,.1f} us compute + {res.end_to_end_us - res.compute_us:,.1f} us moving "
+          f"data (token ids in, weights re-laid out on the card, logits out); "
+          f"{shape.seq / (res.end_to_end_us * 1e-6):,.0f} tokens/s")  # fmt: skip
+    print(f"  {resident_numerics}")
+    kernels = launch_kernels(run)
+    busy: dict[str, float] = {}
+    for k in kernels:
+        busy[k["bottleneck"]] = busy.get(k["bottleneck"], 0.0) + k["simulated_us"]
+    share = ", ".join(f"{r} {100 * t / sim_us:.0f} %" for r, t in sorted(busy.items(), key=lambda x: -x[1])
+                      if t >= 0.005 * sim_us)  # fmt: skip
+    print(f"roofline {roof_us:,.1f} us: {100 * roof_us / sim_us:.0f} % of the roofline; "
+          f"time by bottleneck: {share}")
+    util = _weighted_utilization(kernels)
+    print("unit utilisation (busy share of the run): "
+          + ", ".join(f"{u} {100 * util[u]:.0f} %" for u in ("lpddr", "ring", "pe0", "pe1", "sfp0", "sfp1")
+                      if u in util))  # fmt: skip
+
+
+def _weighted_utilization(kernels: list[dict]) -> dict[str, float]:
+    total = sum(k["simulated_us"] for k in kernels)
+    util: dict[str, float] = {}
+    for k in kernels:
+        for unit, u in k["utilization"].items():
+            util[unit] = util.get(unit, 0.0) + u * k["simulated_us"] / total
+    return util
+
+
+def show_kernels(run: Run, top: int) -> None:
+    kernels = launch_kernels(run)
+    total = sum(k["simulated_us"] for k in kernels)
+    banner(f"kernels ({len(kernels)})")
+    kinds: dict[str, list[dict]] = {}
+    for k in kernels:
+        kinds.setdefault(kind_of(k["name"]), []).append(k)
+    print(f"{'kind':10} {'count':>5} {'time us':>9} {'share':>6} {'roofline':>9}  bottlenecks")
+    for kind, ks in sorted(kinds.items(), key=lambda kv: -sum(k["simulated_us"] for k in kv[1])):
+        t = sum(k["simulated_us"] for k in ks)
+        roof = sum(k["roofline_us"] for k in ks)
+        necks: dict[str, int] = {}
+        for k in ks:
+            necks[k["bottleneck"]] = necks.get(k["bottleneck"], 0) + 1
+        print(f"{kind:10} {len(ks):5d} {t:9.1f} {100 * t / total:5.0f}% {100 * roof / t:8.0f}%  "
+              + ", ".join(f"{n} x{c}" for n, c in sorted(necks.items(), key=lambda x: -x[1])))
+    print(f"\nslowest {min(top, len(kernels))} (all in kernels.csv):")
+    print(f"{'kernel':14} {'cores':>5} {'time us':>9} {'share':>6} {'roofline':>9}  "
+          f"{'bottleneck':10} {'GFLOP':>7} {'LPDDR MB':>9}")
+    for k in sorted(kernels, key=lambda k: -k["simulated_us"])[:top]:
+        print(f"{k['name']:14} {k['cores']:5d} {k['simulated_us']:9.1f} "
+              f"{100 * k['simulated_us'] / total:5.0f}% {100 * k['roofline_fraction']:8.0f}%  "
+              f"{k['bottleneck']:10} {k['flops'] / 1e9:7.3f} {k['lpddr_bytes'] / 1e6:9.2f}")
+
+
+KERNEL_COLUMNS = ("name", "cores", "simulated_us", "roofline_us", "roofline_fraction", "bottleneck",
+                  "flops", "lpddr_bytes", "ring_bytes", "lx_peak_bytes")  # fmt: skip
+
+
+def write_kernels_csv(run: Run, path: Path) -> None:
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(KERNEL_COLUMNS)
+        for k in launch_kernels(run):
+            out.writerow([k[c] for c in KERNEL_COLUMNS])
+
+
+# --------------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    shape: ModelShape = args.shape
+    start = time.perf_counter()
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        print("demo: error: the demo builds its model with Hugging Face transformers, which is not "
+              "installed here; `make demo` installs it (pip install -e '.[test]')", file=sys.stderr)  # fmt: skip
+        return 2
+    print("spyre-ir demo: a Llama-style decoder compiled for IBM Spyre, run on the simulated card")
+    run = run_llama(shape, args.seed)
+    if not run.compiles or not run.launches:
+        print(f"demo: error: nothing ran on the card ({len(run.compiles)} graph(s) compiled, "
+              f"{len(run.launches)} launch(es))", file=sys.stderr)  # fmt: skip
+        for message in run.warnings:
+            print(f"  {message}", file=sys.stderr)
+        return 1
+    ok, numerics = check_numerics(run.logits, run.eager)
+    resident_ok, resident_numerics = check_numerics(run.resident.logits, run.eager)
+    show_card()
+    show_model(shape, run)
+    show_compile(run)
+    show_card_run(shape, run, numerics, resident_numerics)
+    show_kernels(run, args.top)
+
+    banner(f"files in {args.out}")
+    traces = [x.trace for x in run.launches if x.trace is not None]
+    if len(traces) != len(run.launches):
+        print("demo: error: a launch has no trace although the demo asked for one", file=sys.stderr)
+        return 1
+    trace = merge_traces([(x.graph, x.trace) for x in run.launches])
+    validate_trace(trace)
+    write_json(trace, args.out / "trace.json")
+    events = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")
+    print(f"trace.json        Perfetto trace, {events:,} events (open it at https://ui.perfetto.dev; "
+          "see docs/reading-a-trace.md)")
+    with telemetry.progress("drawing utilization.png"):
+        plot_utilization(trace, args.out / "utilization.png", cores=DEFAULT_CONFIG.cores,
+                         title=f"Llama {shape.layers} layers, {shape.seq} tokens on the simulated card")
+    print("utilization.png   busy share of each unit over simulated time, kernels on top")
+    write_kernels_csv(run, args.out / "kernels.csv")
+    print("kernels.csv       every kernel: time, roofline, bottleneck, flops, bytes")
+    print(f"\ndemo took {time.perf_counter() - start:.1f} s; next: README.md, docs/architecture.md, "
+          "docs/reading-a-trace.md")
+    if not (ok and resident_ok):
+        print("demo: error: the card's logits do not match eager PyTorch", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -75,3 +75,36 @@ func.func @linear(%x: tensor<64x256xf16>, %w: tensor<512x256xf16>) -> tensor<64x
   %y = spyre.matmul %x, %wt : tensor<64x256xf16>, tensor<256x512xf16> -> tensor<64x512xf16>
   func.return %y : tensor<64x512xf16>
 }
+
+// -----
+
+// N = 200 sticks does not divide over 32 cores, so K is split 16 ways: each core's K
+// range is one tile, so there is no K loop; the A tile is loaded once (half per core of
+// an N pair, all-gathered) and reshaped to 16 stacked blocks of 32 rows; the N loop
+// streams B tiles, all-reduces the stacked tile and casts it into one of two slots; each
+// core stores its 32-row block of the previous tile, and of the last one after the loop.
+// CHECK-LABEL: func.func @split_k
+// CHECK:       dataflow.kernel @matmul_0 cores(32) {{.*}}split = [1 : i64, 2 : i64, 16 : i64]
+// CHECK:         %[[OUT:.*]] = dataflow.alloc_lx : !dataflow.lx<2x16x32x64xf16>
+// CHECK:         scf.for
+// CHECK:           dataflow.load {{.*}} : !dataflow.ddr<512x4096xf16>, !dataflow.lx<256x256xf16>
+// CHECK:           dataflow.ring_allgather {{.*}} {group_size = 2 : i64, stride = 16 : i64}
+// CHECK:           dataflow.compute "spyre.reshape" on "ls"(%{{.*}}) -> (%[[A:.*]]) : (!dataflow.lx<512x256xf16>) -> !dataflow.lx<16x32x256xf16>
+// CHECK:           scf.for
+// CHECK:             dataflow.load {{.*}} : !dataflow.ddr<4096x12800xf16>, !dataflow.lx<256x64xf16>
+// CHECK-NOT:         scf.for
+// CHECK:             dataflow.compute "spyre.matmul" on "pe"(%[[A]], %{{.*}}) -> (%[[ACC:.*]]) {accumulate} : (!dataflow.lx<16x32x256xf16>, !dataflow.lx<256x64xf16>) -> !dataflow.lx<16x32x64xf32>
+// CHECK:             dataflow.ring_allreduce %[[ACC]] {kind = "add", group_size = 16 : i64}
+// CHECK:             %[[NOW:.*]] = dataflow.slot %[[OUT]][%{{.*}}]
+// CHECK:             dataflow.compute "spyre.cast" on "sfp"(%[[ACC]]) -> (%[[NOW]])
+// CHECK:             scf.if
+// CHECK:               %[[BEFORE:.*]] = dataflow.slot %[[OUT]][%{{.*}}]
+// CHECK:               %[[MINE:.*]] = dataflow.slot %[[BEFORE]][%{{.*}}] : !dataflow.lx<16x32x64xf16> -> !dataflow.lx<32x64xf16>
+// CHECK:               dataflow.store %[[MINE]] into
+// CHECK:           %[[LAST:.*]] = dataflow.slot %[[OUT]][%{{.*}}]
+// CHECK:           %[[LASTMINE:.*]] = dataflow.slot %[[LAST]][%{{.*}}]
+// CHECK:           dataflow.store %[[LASTMINE]] into
+func.func @split_k(%a: tensor<512x4096xf16>, %b: tensor<4096x12800xf16>) -> tensor<512x12800xf16> {
+  %m = spyre.matmul %a, %b : tensor<512x4096xf16>, tensor<4096x12800xf16> -> tensor<512x12800xf16>
+  func.return %m : tensor<512x12800xf16>
+}

@@ -1,0 +1,373 @@
+"""Eager ATen ops on spyre tensors: one op -> a small graph -> the spyre compiler -> a launch.
+
+The device's fallback kernel (:mod:`spyre_ir.runtime.device`) sends every compute op here.
+An op is traced once per *signature* -- the op, and for each argument its shape, strides and
+dtype (tensors) or its value (scalars, lists, dtypes) -- with ``make_fx`` on fake tensors and
+the same decomposition table as ``torch.compile(backend="spyre")``. The graph is imported to
+the ``spyre`` dialect and compiled by ``compile_artifact`` (``spyre-compile``, with its disk
+cache), then prepared once. Later calls with the same signature only build the key and launch
+the prepared recipe with the tensors' ``DeviceArray`` views on the current stream; the
+results are new spyre tensors that own the recipe's output blocks.
+
+An op whose graph the compiler cannot take (no lowering, a dtype numpy lacks, dynamic
+shapes, a compile failure) runs on CPU copies of its device arguments instead, with one
+:class:`SpyreCpuFallbackWarning` per op per process; what it mutates is copied back and new
+results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
+functional twin (``add.Tensor``) and put its result in place.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+from spyre_ir.runtime import device
+from spyre_ir.runtime.recipe import LaunchError
+
+__all__ = [
+    "SpyreCpuFallbackWarning", "cache_info", "clear_cache", "launch_on_device", "launch_partition",
+    "run", "run_on_cpu",
+]  # fmt: skip
+
+
+class SpyreCpuFallbackWarning(UserWarning):
+    """An eager op on spyre tensors ran on CPU copies (once per op per process)."""
+
+
+@dataclass
+class _Kernel:
+    """A compiled signature: the prepared recipe and how to rebuild the op's results."""
+
+    prepared: Any
+    tensor_slots: list[int]  # positions of tensor arguments among the flattened args
+    out_spec: Any  # pytree spec of the op's result
+    out_meta: list[tuple[tuple[int, ...], torch.dtype]]  # shape, dtype per flat result
+
+
+_cache: dict[tuple, _Kernel | str] = {}  # signature -> kernel, or why it runs on CPU
+_cache_card: Any = None  # the card the cached kernels were prepared for
+_warned: set[str] = set()
+_lock = threading.Lock()
+_stats = {"hits": 0, "compiles": 0, "cpu_fallbacks": 0}
+
+
+def clear_cache() -> None:
+    """Forget compiled signatures and warnings (tests; the disk cache stays)."""
+    with _lock:
+        _cache.clear()
+        _warned.clear()
+        for k in _stats:
+            _stats[k] = 0
+
+
+def cache_info() -> dict[str, int]:
+    """Counters: cached-signature hits, compiles, CPU fallback runs, cache entries."""
+    return {**_stats, "entries": len(_cache)}
+
+
+# ---------------------------------------------------------------------------- signature
+def _describe(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return ("T", value.device.type, tuple(value.shape), tuple(value.stride()), value.dtype)
+    if isinstance(value, float):
+        return ("f", repr(value))  # repr keeps -0.0 and nan apart from 0.0
+    return (type(value).__name__, value)
+
+
+def _signature(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> tuple:
+    """`spec` (the arguments' nesting) tells `sum(x, [0, 1])` from `f(x, 0, 1)`."""
+    return (op, spec, *(_describe(v) for v in flat))
+
+
+# ------------------------------------------------------------------------------- running
+def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+    """Run `op` on spyre tensors: compiled and launched if possible, else on CPU."""
+    global _cache_card
+    if op._schema.is_mutable:
+        return _run_mutating(op, args, kwargs)
+    card = device._card()
+    if card is not _cache_card:  # prepared recipes belong to one card (reset_card makes another)
+        with _lock:
+            _cache.clear()
+            _cache_card = card
+    flat, spec = tree_flatten((args, kwargs))
+    if any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in flat):
+        return run_on_cpu(op, args, kwargs, warn=False)  # no elements: nothing for the card to do
+    key = _signature(op, flat, spec)
+    kernel = _cache.get(key)
+    if kernel is None:
+        kernel = _build(op, flat, spec)
+        with _lock:
+            _cache[key] = kernel
+    if isinstance(kernel, str):
+        return run_on_cpu(op, args, kwargs, reason=kernel)
+    _stats["hits"] += 1
+    try:
+        return _launch(kernel, flat)
+    except LaunchError as error:  # the recipe refused these arguments: CPU from now on
+        reason = f"its launch failed ({error})"
+        with _lock:
+            _cache[key] = reason
+        return run_on_cpu(op, args, kwargs, reason=reason)
+
+
+def _run_mutating(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+    """`add_` / `add.out` (what torch's structured kernels call for `add` on a backend
+    without its own kernel): run the functional twin, then put its results in place."""
+    twin = _functional_twin(op)
+    if twin is None:
+        return run_on_cpu(op, args, kwargs, reason="it mutates its arguments")
+    names = [a.name for a in op._schema.arguments]
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    targets = _written_arguments(op, args, kwargs)
+    if not op._schema.name.endswith("_"):  # an out= variant: next time, come straight here
+        device.register_direct(twin)
+    twin_kwargs = {a.name: bound[a.name] for a in twin._schema.arguments if a.name in bound}
+    twin_args = [twin_kwargs.pop(a.name) for a in twin._schema.arguments
+                 if not a.kwarg_only and a.name in twin_kwargs]  # fmt: skip
+    result = run(twin, tuple(twin_args), twin_kwargs)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    if len(results) != len(targets):
+        return run_on_cpu(op, args, kwargs, reason="its results do not match its out= arguments")
+    for target, value in zip(targets, results):
+        device.assign(target, value)
+    return targets[0] if len(op._schema.returns) == 1 else tuple(targets)
+
+
+_twins: dict[torch._ops.OpOverload, torch._ops.OpOverload | None] = {}
+
+
+def _functional_twin(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The non-mutating overload computing what `op` writes: `aten.add.Tensor` for
+    `aten.add_.Tensor` (same arguments) and for `aten.add.out` (arguments minus `out`)."""
+    if op in _twins:
+        return _twins[op]
+    schema = op._schema
+    written = {a.name for a in schema.arguments if a.alias_info and a.alias_info.is_write}
+    everything = [(a.name, str(a.type)) for a in schema.arguments]
+    inputs = [(a.name, str(a.type)) for a in schema.arguments if a.name not in written]
+    base = schema.name.split("::")[-1]
+    found = None
+    for packet_name in dict.fromkeys((base.rstrip("_"), base)):
+        packet = getattr(torch.ops.aten, packet_name, None)
+        for overload_name in packet.overloads() if packet is not None else ():
+            candidate = getattr(packet, overload_name)
+            if candidate._schema.is_mutable:
+                continue
+            names = [(a.name, str(a.type)) for a in candidate._schema.arguments]
+            if names in (everything, inputs) and len(candidate._schema.returns) == len(written):
+                found = candidate
+                break
+        if found is not None:
+            break
+    _twins[op] = found
+    return found
+
+
+@functools.cache
+def _decompositions() -> dict[Any, Any]:
+    """torch.compile's table, plus ops torch's composite kernels call on a backend that
+    Inductor keeps whole (e.g. math_native_layer_norm's addcmul)."""
+    from torch._decomp import get_decompositions
+
+    from spyre_ir.runtime.backend import spyre_decompositions
+
+    aten = torch.ops.aten
+    return {**spyre_decompositions(), **get_decompositions([aten.addcmul, aten.addcdiv, aten.lerp])}
+
+
+def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | str:
+    """Trace, import and compile one signature; a string says why it cannot run on spyre."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from spyre_ir.lowering.fx_importer import UnsupportedNode, import_graph, unsupported_reason
+
+    slots = [i for i, v in enumerate(flat) if isinstance(v, torch.Tensor)]
+    if not slots:
+        return "it has no tensor arguments"
+    for i in slots:
+        if flat[i].dtype not in device.TORCH_TO_NUMPY and flat[i].dtype != torch.bfloat16:
+            return f"{flat[i].dtype} tensors are not supported by the runtime"
+    cpu_flat = [torch.device("cpu") if isinstance(v, torch.device) else v for v in flat]
+    out_spec: list[Any] = []
+    out_shapes: list[list[Any]] = []
+
+    def one_op(*tensors: torch.Tensor) -> Any:
+        values = list(cpu_flat)
+        for i, t in zip(slots, tensors):
+            values[i] = t
+        args, kwargs = tree_unflatten(values, spec)
+        result = op(*args, **kwargs)
+        results, structure = tree_flatten(result)
+        out_spec.append(structure)
+        out_shapes.append([tuple(r.shape) if isinstance(r, torch.Tensor) else None for r in results])
+        return results
+
+    examples = [torch.empty_strided(flat[i].shape, flat[i].stride(), dtype=flat[i].dtype)
+                for i in slots]  # fmt: skip
+    try:
+        gm = make_fx(one_op, decomposition_table=_decompositions(), tracing_mode="fake")(*examples)
+    except Exception as error:  # noqa: BLE001 - data-dependent ops and the like
+        return f"it cannot be traced ({type(error).__name__}: {error})"
+    gm.graph.eliminate_dead_code()  # decompositions leave unused casts behind
+    gm.recompile()
+    outputs = gm.graph.output_node().args[0]
+    metas = [o.meta.get("val") if isinstance(o, torch.fx.Node) else o for o in outputs]
+    if not metas or not all(isinstance(m, torch.Tensor) for m in metas):
+        return "its results are not all tensors"
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            reason = unsupported_reason(node)
+            if reason is not None:
+                return reason
+    name = f"eager_{op._schema.name.split('::')[-1]}_{len(_cache)}"
+    try:
+        from spyre_ir.passes.compute_in_f16 import takes_or_gives_f32
+        from spyre_ir.runtime.artifact import compile_artifact
+        from spyre_ir.runtime.backend import Settings, warn_f32_as_f16
+        from spyre_ir.runtime.recipe import PreparedRecipe
+
+        card = device._card()
+        module = import_graph(gm)
+        exact_f32 = Settings.resolve().exact_f32
+        in_f16 = not exact_f32 and takes_or_gives_f32(module)
+        artifact = compile_artifact(module, card.config, name, exact_f32=exact_f32)
+        prepared = PreparedRecipe.from_artifact(artifact, card=card)
+    except UnsupportedNode as error:
+        return str(error)
+    except Exception as error:  # noqa: BLE001 - a compiler bug must not break eager code
+        return f"compiling it failed ({type(error).__name__}: {error})"
+    if in_f16:
+        warn_f32_as_f16()
+    _stats["compiles"] += 1
+    out_meta = [(shape, m.dtype) for shape, m in zip(out_shapes[0], metas, strict=True)]
+    return _Kernel(prepared, slots, out_spec[0], out_meta)
+
+
+def _launch(kernel: _Kernel, flat: list[Any]) -> Any:
+    tensors = [flat[i] for i in kernel.tensor_slots]
+    results = launch_on_device(kernel.prepared, tensors, kernel.out_meta)
+    return tree_unflatten(results, kernel.out_spec)
+
+
+def launch_on_device(prepared: Any, tensors: list[torch.Tensor],
+                     out_meta: list[tuple[tuple[int, ...], torch.dtype]]) -> list[torch.Tensor]:  # fmt: skip
+    """Launch a prepared recipe on the current stream with spyre tensors as DeviceArray
+    arguments (CPU tensors are uploaded first); results are spyre tensors of the given
+    shapes and dtypes that own the recipe's output blocks."""
+    arrays = []
+    for t in tensors:
+        if not device.is_spyre(t):
+            t = device.upload(t)
+        arrays.append(device.device_array(t))
+    outs = prepared.launch(arrays, stream=device._card().current_stream())
+    results = []
+    for array, (shape, dtype) in zip(outs, out_meta, strict=True):
+        bits_of_bf16 = dtype == torch.bfloat16 and array.dtype == np.uint16
+        result = device.tensor_from_array(array, torch.bfloat16 if bits_of_bf16 else None)
+        if result.dtype != dtype:  # e.g. an f32 graph computed in f16 returns f16 blocks
+            result = result.to(dtype)
+        if tuple(result.shape) != shape:
+            raise RuntimeError(f"spyre: kernel returned shape {tuple(result.shape)}, expected {shape}")
+        results.append(result)
+    return results
+
+
+# id(artifact) -> (weak reference to it, its PreparedRecipe); an entry goes with its artifact.
+_partitions: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def launch_partition(artifact: Any, args: Sequence[torch.Tensor],
+                     outputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:  # fmt: skip
+    """Run one torch.compile partition (its compiled artifact) on spyre tensors: inputs
+    stay on the card, results are spyre tensors with the strides FX traced (`outputs`
+    are the partition's output fake tensors)."""
+    from spyre_ir.runtime.recipe import PreparedRecipe
+
+    entry = _partitions.get(id(artifact))
+    if entry is None or entry[0]() is not artifact or entry[1].card is not device._card():
+        prepared = PreparedRecipe.from_artifact(artifact, card=device._card())
+        entry = _partitions[id(artifact)] = (weakref.ref(artifact), prepared)
+        weakref.finalize(artifact, _partitions.pop, id(artifact), None)
+    metas = [(tuple(o.shape), o.dtype) for o in outputs]
+    results = launch_on_device(entry[1], [a.detach() for a in args], metas)
+    return tuple(_with_strides(r, like) for r, like in zip(results, outputs))
+
+
+def _with_strides(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    if result.numel() <= 1 or result.stride() == like.stride():
+        return result
+    if 0 in like.stride():  # an expanded view: rebuild it from its distinct elements
+        index = tuple(slice(0, 1) if s == 0 else slice(None) for s in like.stride())
+        return result[index].expand(like.shape)
+    return device.empty_strided(like.shape, like.stride(), like.dtype).copy_(result)
+
+
+# --------------------------------------------------------------------------- CPU fallback
+def _warn_once(op: torch._ops.OpOverload, reason: str) -> None:
+    name = str(op)
+    with _lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    warnings.warn(f"spyre: {name} runs on CPU copies of device memory: {reason}",
+                  SpyreCpuFallbackWarning, stacklevel=3)  # fmt: skip
+
+
+def run_on_cpu(op: torch._ops.OpOverload, args: tuple, kwargs: dict, *, reason: str = "",
+               warn: bool = True) -> Any:  # fmt: skip
+    """Run `op` on host copies of its spyre arguments; copy what it wrote back to the card
+    and upload new results. Results that are (mutated) arguments come back as the original
+    spyre tensors."""
+    originals: dict[int, torch.Tensor] = {}
+
+    def to_cpu(value: Any) -> Any:
+        if device.is_spyre(value):
+            host = device.to_host(value)
+            originals[id(host)] = value
+            return host
+        if isinstance(value, torch.device) and value.type == device.BACKEND:
+            return torch.device("cpu")
+        return value
+
+    cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))
+    result = op(*cpu_args, **cpu_kwargs)  # a user error (bad shapes...) raises torch's own error
+    if warn:  # only now: the op is valid, the device just cannot run it
+        _warn_once(op, reason)
+        _stats["cpu_fallbacks"] += 1
+    for written in _written_arguments(op, cpu_args, cpu_kwargs):
+        original = originals.get(id(written))
+        if original is None:
+            continue
+        if original.shape != written.shape:
+            original.resize_(written.shape)
+        original.copy_(written)
+
+    def back(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        original = originals.get(id(value))
+        return original if original is not None else device.upload(value)
+
+    return tree_map(back, result)
+
+
+def _written_arguments(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    written = []
+    for index, argument in enumerate(op._schema.arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        value = args[index] if index < len(args) else kwargs.get(argument.name)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        written.extend(v for v in values if isinstance(v, torch.Tensor))
+    return written

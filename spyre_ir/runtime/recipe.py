@@ -1,0 +1,387 @@
+"""Prepared recipes: an artifact parsed once into typed steps, launched onto streams.
+
+    recipe = PreparedRecipe.from_artifact(artifact)        # once (parses a cached one)
+    outs = recipe.launch([x, w])                           # enqueue only: DeviceArrays
+    hosts = recipe.launch_to_host([x, w])                  # enqueue only: host arrays
+    card.synchronize()                                     # now the work runs
+
+A launch allocates this launch's device blocks for every slot and enqueues, on one
+stream:
+
+1. the host callback (engine "host") that patches the blocks' addresses into the
+   launch's address table, which the later steps read;
+2. per input: a host array goes over the link ("h2d": stickified, padding slots set
+   to the plan's pad value, converted to the slot's element type - an f32 array for an
+   f16 slot is rounded here); a `DeviceArray` (row-major/strided bytes on the card, as
+   the eager device path holds tensors) is restickified on the card ("dma");
+3. the compute ("compute"): reads each input's stick image at its patched address,
+   runs the L3 entry on the simulator, writes each output's stick image at its address;
+   its duration is the simulator's `simulated_us`, and it reports a
+   `telemetry.LaunchRecord` (with a Perfetto trace when `telemetry.wants_trace()`);
+4. per output: "d2h" into a host array (`launch_to_host`) or an on-card restickify into
+   a new contiguous row-major `DeviceArray` (`launch`, the caller owns it);
+5. a host step that frees the launch's slot blocks, after everything above (a step that
+   fails frees them itself, since the stream cancels the rest of the launch).
+
+Element types on the card: f16 as float16, bf16 as its raw 16 bits (uint16; on the host
+bf16 travels as float32 holding bf16 values, as in the interpreters), f32 / i32 / i64 as
+themselves, i1 as one byte (bool).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from spyre_ir import cost_model
+from spyre_ir.dialects import recipe as R
+from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.interp.numerics import round_to_bf16
+from spyre_ir.layout import StickLayout, validate
+from spyre_ir.runtime import telemetry
+from spyre_ir.runtime.artifact import Artifact, load_artifact
+from spyre_ir.runtime.card import Card, DeviceArray, get_card
+from spyre_ir.runtime.streams import Stream
+
+__all__ = ["Compute", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot", "Transfer"]
+
+# element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
+_DTYPES = {
+    "f16": (np.float16, np.float16),
+    "bf16": (np.uint16, np.float32),
+    "f32": (np.float32, np.float32),
+    "i1": (np.bool_, np.bool_),
+    "i8": (np.int8, np.int8),
+    "i32": (np.int32, np.int32),
+    "i64": (np.int64, np.int64),
+}
+
+
+class LaunchError(ValueError):
+    """Arguments that do not fit the recipe's slots (count, shape, dtype)."""
+
+
+def _bf16_bits(values: np.ndarray) -> np.ndarray:
+    return (round_to_bf16(values.astype(np.float32)).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def _bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@dataclass(frozen=True)
+class _StickMap:
+    """A stick layout as numpy reshapes: pad each host dim to the span its device dims
+    cover, split it into those dims (coarsest first), transpose into device order. No
+    per-element index array: an 8B layer's weights would need gigabytes of them."""
+
+    host_shape: tuple[int, ...]
+    padded_shape: tuple[int, ...]
+    split_shape: tuple[int, ...]
+    to_device: tuple[int, ...]
+    """Axes of the split host array in device-dim order."""
+
+    @classmethod
+    def of(cls, layout: StickLayout) -> _StickMap:
+        problems = validate(layout, layout.host_shape, layout.elem_bytes)
+        if problems:
+            raise LaunchError("invalid stick layout: " + "; ".join(problems))
+        split: list[int] = []  # device dims, host dim by host dim, coarsest first
+        padded = []
+        for h in range(len(layout.host_shape)):
+            walkers = layout.walkers(h)  # finest first, tile factors 1, s0, s0*s1, ...
+            split += reversed(walkers)
+            padded.append(math.prod(layout.device_sizes[j] for j in walkers))
+        return cls(layout.host_shape, tuple(padded), tuple(layout.device_sizes[j] for j in split),
+                   tuple(split.index(j) for j in range(len(split))))  # fmt: skip
+
+    def stickify(self, flat: np.ndarray, fill: object) -> np.ndarray:
+        """Device elements (flat) of host elements `flat` (C order), padding = `fill`."""
+        host = flat.reshape(self.host_shape)
+        if self.padded_shape != self.host_shape:
+            padded = np.full(self.padded_shape, fill, dtype=flat.dtype)
+            padded[tuple(slice(0, n) for n in self.host_shape)] = host
+            host = padded
+        return np.ascontiguousarray(host.reshape(self.split_shape).transpose(self.to_device)).reshape(-1)
+
+    def unstickify(self, device: np.ndarray) -> np.ndarray:
+        """Host elements (host shape) of flat device elements `device`."""
+        device_shape = tuple(self.split_shape[a] for a in self.to_device)
+        split = device.reshape(device_shape).transpose(np.argsort(self.to_device))
+        held = split.reshape(self.padded_shape)[tuple(slice(0, n) for n in self.host_shape)]
+        # a copy, never a view of device memory that a later launch may reuse
+        return held.copy() if np.may_share_memory(held, device) else held
+
+
+@dataclass(frozen=True, eq=False)
+class Slot:
+    """One argument or result of the entry in device memory (a `recipe.slot`)."""
+
+    name: str
+    role: str
+    index: int
+    shape: tuple[int, ...]
+    element: str
+    layout: StickLayout
+    size: int
+    device_dtype: np.dtype
+    host_dtype: np.dtype
+    stick_map: _StickMap
+
+    @classmethod
+    def from_op(cls, op: R.SlotOp) -> Slot:
+        t = op.slot_type
+        element = element_type_name(t.element_type)
+        if element not in _DTYPES:
+            raise LaunchError(f"slot @{op.sym_name.data}: {element} tensors cannot be staged")
+        layout = R.slot_layout(t)
+        device, host = _DTYPES[element]
+        return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
+                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host),
+                   _StickMap.of(layout))  # fmt: skip
+
+    def to_device_elements(self, values: np.ndarray) -> np.ndarray:
+        """Host values (any numeric dtype) as the card stores this slot's elements."""
+        if self.element == "bf16":
+            return _bf16_bits(values)
+        return values.astype(self.device_dtype, copy=False)
+
+    def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
+        """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
+        flat = self.to_device_elements(np.asarray(values).reshape(-1))
+        fill = _bf16_bits(np.float32(pad)) if self.element == "bf16" else pad
+        return self.stick_map.stickify(flat, fill).view(np.uint8)
+
+    def read_image(self, raw: np.ndarray) -> np.ndarray:
+        """The slot's values (simulator dtype) from its device bytes."""
+        elements = self.stick_map.unstickify(raw.view(self.device_dtype)).reshape(self.shape)
+        if self.element == "bf16":
+            return _bf16_values(elements)
+        return elements.astype(self.host_dtype, copy=False)
+
+
+@dataclass(frozen=True)
+class HostCallback:
+    """Patch this launch's slot addresses into its address table."""
+
+    slots: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Transfer:
+    direction: str  # "h2d" | "d2h"
+    slot: Slot
+    pad: float = 0.0
+
+
+@dataclass(frozen=True)
+class Restickify:
+    """On-card: an input's row-major bytes -> stick image, or an output's back."""
+
+    slot: Slot
+
+
+@dataclass(frozen=True)
+class Compute:
+    entry: str
+
+
+class _Launch:
+    """The state of one launch: its blocks and its address table (patched by the host
+    callback when the stream reaches it)."""
+
+    __slots__ = ("card", "blocks", "table")
+
+    def __init__(self, card: Card, blocks: dict) -> None:
+        self.card = card
+        self.blocks = blocks
+        self.table: dict = {}
+
+    def release(self) -> None:
+        """Free the slot blocks (once): by the last step, or by a step that failed, since
+        the stream then cancels the rest of the launch."""
+        blocks, self.blocks = self.blocks, {}
+        for block in blocks.values():
+            self.card.free(block)
+
+    def guarded(self, run: Callable[[], float]) -> Callable[[], float]:
+        def step() -> float:
+            try:
+                return run()
+            except BaseException:
+                self.release()
+                raise
+
+        return step
+
+
+class PreparedRecipe:
+    """An artifact, parsed once, ready to launch any number of times."""
+
+    def __init__(self, name: str, module: ModuleOp, plan: R.PlanOp, card: Card | None = None) -> None:
+        self.name = name
+        self.card = card or get_card()
+        self.entry = plan.entry.root_reference.data
+        slots = {op.sym_name.data: Slot.from_op(op) for op in plan.slots()}
+        self.inputs = sorted((s for s in slots.values() if s.role == "input"), key=lambda s: s.index)
+        self.outputs = sorted((s for s in slots.values() if s.role == "output"), key=lambda s: s.index)
+        self.steps: list[HostCallback | Transfer | Restickify | Compute] = []
+        for op in plan.steps():
+            if isinstance(op, R.PatchAddressesOp):
+                self.steps.append(HostCallback(tuple(s.root_reference.data for s in op.slots.data)))
+            elif isinstance(op, R.TransferOp):
+                pad = op.pad.value.data if op.pad is not None else 0.0
+                self.steps.append(Transfer(op.direction.data, slots[op.slot.root_reference.data], pad))
+            elif isinstance(op, R.RestickifyOp):
+                self.steps.append(Restickify(slots[op.slot.root_reference.data]))
+            elif isinstance(op, R.ComputeOp):
+                self.steps.append(Compute(op.callee.root_reference.data))
+        self.module = module  # read only: recipes prepared from one artifact share it
+
+    @classmethod
+    def from_artifact(cls, artifact: Artifact | str, card: Card | None = None) -> PreparedRecipe:
+        """Prepare an artifact. One this process compiled comes with its module, verified
+        by the compile; any other is parsed, verified and hash-checked here (raises
+        ArtifactError)."""
+        text, name = (artifact.text, artifact.name) if isinstance(artifact, Artifact) else (artifact, "artifact")
+        if isinstance(artifact, Artifact) and artifact.module is not None:
+            module = artifact.module
+        else:
+            module = load_artifact(text, name)
+        plan = next(op for op in module.body.block.ops if isinstance(op, R.PlanOp))
+        return cls(name, module, plan, card)
+
+    # ----------------------------------------------------------------- launching
+    def launch(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[DeviceArray]:
+        """Enqueue one run; results are new contiguous row-major DeviceArrays (the caller
+        frees `.block`), valid once the stream's work has run."""
+        staged, stream = self._check(args), self._stream(stream)
+        outs = [self.card.empty(s.shape, s.device_dtype) for s in self.outputs]
+        self._enqueue(staged, stream, outs)
+        return outs
+
+    def launch_to_host(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[np.ndarray]:
+        """Enqueue one run whose results come back over the link; the returned host arrays
+        (simulator dtypes: bf16 as float32) are filled once the stream's work has run."""
+        staged, stream = self._check(args), self._stream(stream)
+        outs = [np.empty(s.shape, s.host_dtype) for s in self.outputs]
+        self._enqueue(staged, stream, outs)
+        return outs
+
+    def _stream(self, stream: Stream | None) -> Stream:
+        stream = stream or self.card.current_stream()
+        if stream.card is not self.card:
+            raise LaunchError(f"{stream} belongs to another card than recipe {self.name}")
+        return stream
+
+    def _enqueue(self, staged: list[np.ndarray | DeviceArray], stream: Stream,
+                 outs: list[np.ndarray] | list[DeviceArray]) -> None:  # fmt: skip
+        launch = _Launch(self.card, {s.name: self.card.allocate(s.size) for s in (*self.inputs, *self.outputs)})
+        results = dict(zip((s.name for s in self.outputs), outs))
+
+        def enqueue(engine: str, run: Callable[[], float], what: str) -> None:
+            stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}")
+
+        for step in self.steps:
+            if isinstance(step, HostCallback):
+                enqueue("host", self._patch(launch, step), "patch addresses")
+            elif isinstance(step, Compute):
+                enqueue("compute", self._compute(launch, step), f"compute @{step.entry}")
+            elif step.slot.role == "input":
+                arg = staged[step.slot.index]
+                if isinstance(arg, DeviceArray) == isinstance(step, Restickify):
+                    engine = "dma" if isinstance(step, Restickify) else "h2d"
+                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}")
+            else:
+                out = results[step.slot.name]
+                if isinstance(out, DeviceArray) == isinstance(step, Restickify):
+                    engine = "dma" if isinstance(step, Restickify) else "d2h"
+                    enqueue(engine, self._stage_out(launch, step, out), f"{engine} @{step.slot.name}")
+
+        def release() -> float:
+            launch.release()
+            return 0.0
+
+        enqueue("host", release, "free slots")
+
+    def _check(self, args: Sequence[np.ndarray | DeviceArray]) -> list[np.ndarray | DeviceArray]:
+        """Arguments checked against the input slots; host arrays copied (a later change
+        by the caller must not leak into the pending transfer)."""
+        if len(args) != len(self.inputs):
+            raise LaunchError(f"{self.name}: {len(args)} arguments, the recipe takes {len(self.inputs)}")
+        staged: list[np.ndarray | DeviceArray] = []
+        for slot, arg in zip(self.inputs, args):
+            if not isinstance(arg, DeviceArray):
+                arg = np.array(arg, copy=True)
+            shape = tuple(arg.shape)
+            if shape != slot.shape:
+                raise LaunchError(f"{self.name}: argument {slot.index} has shape {list(shape)}, "
+                                  f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
+            kind = np.dtype(arg.dtype).kind
+            if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
+                    slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
+                raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
+                                  f"@{slot.name} holds {slot.element}")  # fmt: skip
+            staged.append(arg)
+        return staged
+
+    # ------------------------------------------------------ the steps' work
+    def _patch(self, launch: _Launch, step: HostCallback):
+        def run() -> float:
+            launch.table.update((name, launch.blocks[name]) for name in step.slots)
+            return 0.0  # host time is real time, not card time; bench/launch.py measures it
+
+        return run
+
+    def _view(self, launch: _Launch, slot: Slot) -> np.ndarray:
+        block = launch.table[slot.name]  # a KeyError here means the patch step did not run
+        return self.card.memory.view(block.region, block.offset, slot.size)
+
+    def _stage_in(self, launch: _Launch, step: Transfer | Restickify, arg: np.ndarray | DeviceArray):
+        config, slot = self.card.config, step.slot
+        pad = step.pad if isinstance(step, Transfer) else 0.0
+
+        def run() -> float:
+            if isinstance(arg, DeviceArray):
+                values = arg.to_host()
+                values = _bf16_values(values) if values.dtype == np.uint16 else values
+                self._view(launch, slot)[:] = slot.stick_image(values, pad)
+                return cost_model.device_copy_s(slot.size, config)
+            self._view(launch, slot)[:] = slot.stick_image(arg, pad)
+            return cost_model.host_transfer_s(slot.size, config)
+
+        return run
+
+    def _compute(self, launch: _Launch, step: Compute):
+        from spyre_ir.sim.engine import simulate
+
+        def run() -> float:
+            start = time.perf_counter()
+            arrays = [slot.read_image(self._view(launch, slot)) for slot in self.inputs]
+            result = simulate(self.module, arrays, step.entry, self.card.config,
+                              trace=telemetry.wants_trace(), blas_threads=1)  # fmt: skip
+            for slot, value in zip(self.outputs, result.outputs):
+                self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
+            telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
+                                                           time.perf_counter() - start))  # fmt: skip
+            return result.report["simulated_us"] * 1e-6
+
+        return run
+
+    def _stage_out(self, launch: _Launch, step: Transfer | Restickify, out: np.ndarray | DeviceArray):
+        config, slot = self.card.config, step.slot
+
+        def run() -> float:
+            values = slot.read_image(self._view(launch, slot))
+            if isinstance(out, DeviceArray):
+                out.write_host(slot.to_device_elements(values).reshape(slot.shape))
+                return cost_model.device_copy_s(slot.size, config)
+            out[...] = values
+            return cost_model.host_transfer_s(slot.size, config)
+
+        return run

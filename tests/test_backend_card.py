@@ -1,0 +1,160 @@
+"""``torch.compile(model, backend="spyre")`` on the card executor (the default): the whole
+road - L1 -> artifact (disk cache) -> prepared recipe -> launches on the simulated card.
+
+Compared with eager: f16 models at rtol = atol = 1e-2; f32 models, which the card
+computes in f16, within 2e-2 of the output's largest magnitude (and exactly as f32 with
+SPYRE_EXACT_F32=1). Also: per-stage compile telemetry, the one-time f32 warning, the
+disk cache (hit, miss, corrupted entry rebuilt) and the IR dump's recipe level.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from spyre_ir.runtime import telemetry
+from spyre_ir.runtime.backend import Settings, reset_warnings
+from spyre_ir.runtime.cache import ArtifactCacheWarning
+
+sys.path.insert(0, str(Path(__file__).parent))
+import models  # noqa: E402
+
+F32, F16 = torch.float32, torch.float16
+F32_AS_F16 = "float32 tensors are computed in float16"
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The card executor with its own artifact cache, strict mode, fresh dynamo and warnings."""
+    for var in ("SPYRE_IR_DUMP", "SPYRE_EXECUTOR", "SPYRE_EXACT_F32"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SPYRE_STRICT", "1")
+    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    reset_warnings()
+    yield monkeypatch
+    torch._dynamo.reset()
+    reset_warnings()
+
+
+def run(model, inputs, **options):
+    """(compiled result, eager result, warnings, telemetry recorder)."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="spyre", dynamic=False, options=options or None)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught, \
+            telemetry.recording() as rec:  # fmt: skip
+        warnings.simplefilter("always")
+        got = compiled(*inputs)
+        want = model(*inputs)
+    leaf = lambda out: out.logits if hasattr(out, "logits") else out  # noqa: E731
+    return leaf(got), leaf(want), [w for w in caught], rec
+
+
+def assert_f32_close(got: torch.Tensor, want: torch.Tensor) -> None:
+    assert got.dtype == want.dtype == F32
+    err = (got - want).abs().max().item()
+    assert err <= 2e-2 * want.abs().max().item(), f"max error {err}, largest |output| {want.abs().max().item()}"
+
+
+MODELS = ["mlp", "rmsnorm_swiglu", "attention_is_causal", "tiny_llama_sdpa"]
+
+
+def test_card_is_the_default_executor(env) -> None:
+    assert Settings.resolve().executor == "card"
+    env.setenv("SPYRE_EXECUTOR", "reference")
+    assert Settings.resolve().executor == "reference"
+
+
+@pytest.mark.parametrize("dtype", [F16, F32], ids=["f16", "f32"])
+@pytest.mark.parametrize("name", MODELS)
+def test_model_on_the_card_matches_eager(name: str, dtype: torch.dtype, env) -> None:
+    model, inputs = models.build(name, dtype)
+    got, want, caught, rec = run(model, inputs)
+    if dtype == F16:
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+    else:
+        assert_f32_close(got, want)
+    assert [str(w.message) for w in caught if F32_AS_F16 not in str(w.message)] == []
+    # It really ran on the card: one compile through every stage, one launch.
+    (compiled,) = rec.compiles
+    assert {"import", "dataflow", "units", "recipe", "prepare"} <= set(compiled.stage_seconds)
+    assert set(compiled.ir_ops) == {"fx", "tensor", "dataflow", "units", "recipe"}
+    assert compiled.kernels >= 1
+    (launch,) = rec.launches
+    assert launch.report["simulated_us"] > 0
+
+
+def test_f32_warning_once_and_exact_f32_opt_out(env) -> None:
+    model, inputs = models.build("mlp", F32)
+    _, _, caught, _ = run(model, inputs)
+    assert [str(w.message) for w in caught if F32_AS_F16 in str(w.message)] != []
+    got, want, caught, _ = run(model, inputs)  # a second graph: no second warning
+    assert not [w for w in caught if F32_AS_F16 in str(w.message)]
+    f16_err = (got - want).abs().max().item()
+
+    reset_warnings()
+    env.setenv("SPYRE_EXACT_F32", "1")
+    got, want, caught, _ = run(model, inputs)
+    assert not caught
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert (got - want).abs().max().item() < f16_err / 10
+
+
+def test_disk_cache_hit_miss_and_corruption(env, tmp_path: Path) -> None:
+    model, inputs = models.build("rmsnorm_swiglu", F16)
+
+    def compile_once():
+        got, want, caught, rec = run(model, inputs)
+        torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+        (record,) = rec.compiles
+        caught = [w for w in caught if F32_AS_F16 not in str(w.message)]  # RMSNorm's f32 statistics
+        return "dataflow" in record.stage_seconds, caught  # compiled, not read from disk
+
+    assert compile_once() == (True, [])  # miss: compiled and stored
+    assert compile_once() == (False, [])  # hit: dynamo's tables cleared, the disk remains
+    (entry,) = (tmp_path / "cache").glob("*.artifact")
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0x20  # one flipped bit in the middle of the artifact
+    entry.write_bytes(bytes(data))
+    compiled, caught = compile_once()
+    assert compiled and [w.category for w in caught] == [ArtifactCacheWarning]
+    assert str(entry) in str(caught[0].message)
+    assert compile_once() == (False, [])  # rebuilt and stored again
+
+
+@pytest.mark.slow  # two fresh Python processes importing torch: ~20 s
+def test_cache_hit_in_a_new_process(env, tmp_path: Path) -> None:
+    script = (
+        "import sys, torch; sys.path.insert(0, %r); import models\n"
+        "from spyre_ir.runtime import telemetry\n"
+        "model, inputs = models.build('mlp', torch.float16)\n"
+        "with torch.no_grad(), telemetry.recording() as rec:\n"
+        "    got = torch.compile(model, backend='spyre', dynamic=False)(*inputs)\n"
+        "torch.testing.assert_close(got, model(*inputs), rtol=1e-2, atol=1e-2)\n"
+        "print(sorted(rec.compiles[0].stage_seconds))\n"
+    ) % str(Path(__file__).parent)
+    first, second = (subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                    timeout=300) for _ in range(2))  # fmt: skip
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert "'dataflow'" in first.stdout and "'dataflow'" not in second.stdout, (first.stdout, second.stdout)
+    assert "'cache'" in second.stdout
+
+
+def test_ir_dump_holds_the_recipe_level(env, tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    env.setenv("SPYRE_IR_DUMP", str(dump))
+    model, inputs = models.build("mlp", F16)
+    got, want, _, _ = run(model, inputs)
+    torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+    files = sorted(p.name for p in dump.glob("*.mlir"))
+    assert [f.split(".")[1] for f in files] == ["dataflow", "recipe", "tensor", "units"], files
+    recipe = next(dump.glob("*.recipe.mlir"))
+    result = subprocess.run([sys.executable, "-m", "spyre_ir.tools.spyre_opt", str(recipe)],
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "recipe.plan @main_recipe for @main" in result.stdout and "core.program" in result.stdout

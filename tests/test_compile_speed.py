@@ -1,0 +1,122 @@
+"""What the compile-time shortcuts must not change.
+
+* A freshly compiled artifact carries its module, so preparing it parses nothing; it must
+  run exactly like the same artifact parsed from its text (a cache hit), and recipes
+  prepared from one artifact share that module without changing it.
+* Slots stage tensors by numpy reshapes of their stick layout instead of an index per
+  element; the bytes must be those of `spyre_ir.layout.stickify` for every layout.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
+
+from spyre_ir.diagnostics import parse_and_verify
+from spyre_ir.dialects.recipe import SlotOp
+from spyre_ir.dialects.stick_layout import StickLayoutAttr
+from spyre_ir.layout import generic_layout, stickify, unstickify
+from spyre_ir.registry import make_context
+from spyre_ir.runtime import recipe as recipe_module
+from spyre_ir.runtime.artifact import compile_artifact, print_module
+from spyre_ir.runtime.cache import ArtifactCache
+from spyre_ir.runtime.card import Card
+from spyre_ir.runtime.recipe import PreparedRecipe, Slot
+
+# A matmul with a padded k (100 -> two sticks), a softmax-like row kernel and a transpose.
+GRAPH = """
+func.func @main(%x: tensor<64x100xf16>, %w: tensor<100x32xf16>) -> (tensor<64x32xf16>, tensor<32x64xf16>) {
+  %y = spyre.matmul %x, %w : tensor<64x100xf16>, tensor<100x32xf16> -> tensor<64x32xf16>
+  %z = spyre.exp %y : tensor<64x32xf16> -> tensor<64x32xf16>
+  %t = spyre.transpose %z perm = [1, 0] : tensor<64x32xf16> -> tensor<32x64xf16>
+  func.return %z, %t : tensor<64x32xf16>, tensor<32x64xf16>
+}
+"""
+
+
+def l1():
+    return parse_and_verify(make_context(), GRAPH, "graph.mlir")
+
+
+def inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    return [(rng.standard_normal((64, 100)) / 10).astype(np.float16),
+            (rng.standard_normal((100, 32)) / 10).astype(np.float16)]  # fmt: skip
+
+
+def run(recipe: PreparedRecipe, card: Card) -> list[np.ndarray]:
+    outs = recipe.launch_to_host(inputs())
+    card.synchronize()
+    return outs
+
+
+def test_fresh_artifact_is_prepared_without_parsing(tmp_path, monkeypatch) -> None:
+    fresh = compile_artifact(l1(), name="g", cache=ArtifactCache(tmp_path))
+    hit = compile_artifact(l1(), name="g", cache=ArtifactCache(tmp_path))
+    assert not fresh.from_cache and fresh.module is not None
+    assert hit.from_cache and hit.module is None and hit.text == fresh.text
+    assert print_module(fresh.module) == fresh.text  # the module is what the text says
+
+    card = Card()
+    parsed = run(PreparedRecipe.from_artifact(hit, card), card)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("a freshly compiled artifact was parsed")
+
+    monkeypatch.setattr(recipe_module, "load_artifact", no_parse)
+    first = PreparedRecipe.from_artifact(fresh, card)
+    second = PreparedRecipe.from_artifact(fresh, card)  # shares the module with `first`
+    for outs in (run(first, card), run(second, card)):
+        for got, want in zip(outs, parsed, strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert print_module(fresh.module) == fresh.text  # preparing and launching changed nothing
+    with pytest.raises(AssertionError, match="was parsed"):
+        PreparedRecipe.from_artifact(fresh.text, card)  # text alone is always parsed
+
+
+def layouts():
+    """Every generic layout (each dim order) of shapes with padded and exact sticks,
+    size-1 dims and ranks 1 to 4."""
+    for shape in [(70,), (64,), (3, 70), (128, 5), (1, 5, 64), (2, 3, 1, 130), (2, 1, 3, 4)]:
+        for order in itertools.permutations(range(len(shape))):
+            yield shape, order
+
+
+@pytest.mark.parametrize("element", [Float16Type(), Float32Type(), IntegerType(1)], ids=str)
+def test_slot_staging_matches_layout_maths_for_every_layout(element) -> None:
+    rng = np.random.default_rng(5)
+    for shape, order in layouts():
+        elem_bytes = 1 if isinstance(element, IntegerType) else element.bitwidth // 8
+        layout = generic_layout(shape, elem_bytes, order)
+        t = TensorType(element, shape, StickLayoutAttr.from_layout(layout))
+        slot = Slot.from_op(SlotOp("in0", "input", 0, t))
+        assert slot.layout == layout
+        values = (rng.standard_normal(shape) * 4).astype(slot.host_dtype)
+        image = slot.stick_image(values, pad=3.0)
+        want = stickify(values.astype(slot.device_dtype), layout, pad_value=3)
+        np.testing.assert_array_equal(image.view(slot.device_dtype), want, err_msg=f"{shape} {order}")
+        read = slot.read_image(image)
+        np.testing.assert_array_equal(read, unstickify(want, layout).reshape(shape))
+        assert not np.may_share_memory(read, image)  # device bytes get reused by later launches
+
+
+def test_gc_paused_restores_the_collector_even_on_error() -> None:
+    import gc
+
+    from spyre_ir.runtime.artifact import gc_paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("a failing compile")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()
