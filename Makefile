@@ -25,8 +25,12 @@ test-slow: $(STAMP)
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv tests/filecheck
 
+# Each benchmark prints its table and writes it as JSON next to itself (bench/*.json).
 bench: $(STAMP)
 	$(BIN)/python bench/kernels.py --json bench/kernels.json
+	$(BIN)/python bench/layer.py --json bench/layer.json
+	$(BIN)/python bench/launch.py --json bench/launch.json
+	$(BIN)/python bench/eager.py --json bench/eager.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
