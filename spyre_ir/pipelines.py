@@ -46,46 +46,38 @@ def build_passes(name: str, **options: object) -> list[ModulePass]:
 
 
 @dataclass(frozen=True)
-class SpyreToDataflow(ModulePass):
+class _Pipeline(ModulePass):
+    """A named pipeline as one pass: its passes from PIPELINES, each given the options
+    it declares."""
+
+    cores: int = DEFAULT_CONFIG.cores
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class SpyreToDataflow(_Pipeline):
     """L1 -> L2: stickify, fuse, partition over `cores`, tile for `lx-bytes` of LX,
     double-buffer, allocate the scratchpad."""
 
     name = "spyre-to-dataflow"
 
-    cores: int = DEFAULT_CONFIG.cores
-    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
-            p.apply(ctx, op)
-
 
 @dataclass(frozen=True)
-class SpyreToUnits(ModulePass):
+class SpyreToUnits(_Pipeline):
     """L1 -> L3: spyre-to-dataflow, then per-unit programs with their queues."""
 
     name = "spyre-to-units"
 
-    cores: int = DEFAULT_CONFIG.cores
-    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
-            p.apply(ctx, op)
-
 
 @dataclass(frozen=True)
-class SpyreCompile(ModulePass):
+class SpyreCompile(_Pipeline):
     """L1 -> L4: spyre-to-units, then the recipe plan that makes the module an artifact."""
 
     name = "spyre-compile"
-
-    cores: int = DEFAULT_CONFIG.cores
-    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
-            p.apply(ctx, op)
 
 
 def lower_to_units(

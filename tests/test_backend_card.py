@@ -127,7 +127,6 @@ def test_disk_cache_hit_miss_and_corruption(env, tmp_path: Path) -> None:
     assert compile_once() == (False, [])  # rebuilt and stored again
 
 
-@pytest.mark.slow  # two fresh Python processes importing torch: ~20 s
 def test_cache_hit_in_a_new_process(env, tmp_path: Path) -> None:
     script = (
         "import sys, torch; sys.path.insert(0, %r); import models\n"

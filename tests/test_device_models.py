@@ -71,7 +71,6 @@ def test_tiny_llama_eager_on_the_card_matches_cpu() -> None:
     torch.testing.assert_close(logits.cpu(), ref, atol=1e-2, rtol=2e-2)
 
 
-@pytest.mark.slow
 def test_tiny_llama_compiled_on_the_card_matches_cpu() -> None:
     model, ids, ref = llama_and_reference()
     with torch.no_grad():

@@ -126,3 +126,20 @@ def test_docs_example_runs() -> None:
     result = run_python(example)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["spyre:0", "torch.Size([4,", "32])", "True", "True"]
+
+
+def test_dynamo_sees_the_users_ops_only_not_the_devices_kernels() -> None:
+    # The device's kernels run below the dispatcher: tracing code on spyre tensors gives
+    # one graph of the user's own three ops, with no graph break inside our Python.
+    import torch._dynamo as dynamo
+
+    def f(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x @ w, dim=-1) * 2
+
+    x = torch.randn(4, 64, dtype=torch.float16, device="spyre")
+    w = torch.randn(64, 32, dtype=torch.float16, device="spyre")
+    explained = dynamo.explain(f)(x, w)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+    calls = [n for n in explained.graphs[0].graph.nodes if n.op == "call_function"]
+    assert len(calls) == 3
+    assert all("spyre_ir" not in str(getattr(n.target, "__module__", "")) for n in calls)

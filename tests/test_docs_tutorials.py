@@ -6,7 +6,7 @@ and removed lines must occur exactly once in the file, as whole lines); `<!-- fi
 before any code block is a new file with that block as its content.
 
 The fast tests check that every edit applies to today's code and every new file is new.
-The slow ones apply a whole tutorial to a copy of the repository and run what it says
+The end-to-end ones (about 20 s) apply a whole tutorial to a copy of the repository and run what it says
 should then work: the tests it adds, its FileCheck test, its pipeline, its example.
 """
 
@@ -106,7 +106,7 @@ def test_named_files_and_functions_exist(doc: Path) -> None:
         assert any((ROOT / c).exists() or c in created for c in candidates), f"{doc.name}: {name}"
 
 
-# ------------------------------------------------------------- whole tutorials (slow)
+# ------------------------------------------------------------- whole tutorials
 def _copy_repo(dest: Path) -> Path:
     for part in ("spyre_ir", "tests", "docs", "examples"):
         shutil.copytree(ROOT / part, dest / part, ignore=shutil.ignore_patterns("__pycache__", "Output"))
@@ -135,7 +135,6 @@ def _lit(root: Path, test: str) -> None:
     _run(root, [str(BIN / "lit"), "-v", str(root / test)])
 
 
-@pytest.mark.slow
 def test_add_an_op_end_to_end(tmp_path: Path) -> None:
     root = _copy_repo(tmp_path)
     apply_tutorial(ADD_AN_OP, root)
@@ -155,7 +154,6 @@ def test_add_an_op_end_to_end(tmp_path: Path) -> None:
     assert re.search(r"\b\d+ passed", out) and "failed" not in out, out
 
 
-@pytest.mark.slow
 def test_write_a_pass_end_to_end(tmp_path: Path) -> None:
     root = _copy_repo(tmp_path)
     apply_tutorial(WRITE_A_PASS, root)
