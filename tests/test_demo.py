@@ -109,10 +109,43 @@ def test_trace_is_valid_and_covers_every_kernel(small_demo) -> None:
     validate_trace(trace)
     programs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("cat") == "program"]
     assert len(programs) == int(_number(r"kernels: (\d+)", out))
-    end = max(e["ts"] + e["dur"] for e in programs)
-    assert end == pytest.approx(_number(r"= ([0-9,.]+) us compute on the card", out), rel=1e-3)
+    compute = _number(r"= ([0-9,.]+) us compute on the card", out)
+    assert sum(e["dur"] for e in programs) == pytest.approx(compute, rel=1e-3)
     busy = unit_busy(trace)
     assert {"pe0", "ls lpddr"} <= set(busy), set(busy)
+
+
+def test_trace_shows_the_streams_on_the_kernels_time_axis(small_demo) -> None:
+    _, out, out_dir, _ = small_demo
+    events = json.loads((out_dir / "trace.json").read_text())["traceEvents"]
+    pid = next(e["pid"] for e in events if e["name"] == "process_name" and e["args"]["name"] == "streams")
+    engines = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name" and e["pid"] == pid}
+    steps: dict[str, list[dict]] = {}
+    for e in events:
+        if e["ph"] == "X" and e["pid"] == pid:
+            assert e["cat"] == "stream" and e["args"]["stream"].startswith("stream ")
+            steps.setdefault(engines[e["tid"]], []).append(e)
+    assert {"h2d", "compute", "d2h"} <= set(steps), set(steps)
+    # one stream, no idle time: its transfers are what the report calls transfer time
+    transfers = _number(r"\+ ([0-9,.]+) us host <-> card transfers", out)
+    moved = sum(e["dur"] for engine in ("h2d", "d2h", "dma") for e in steps.get(engine, []))
+    assert min(e["dur"] for e in steps["h2d"] + steps["d2h"]) > 0
+    assert moved == pytest.approx(transfers, abs=0.11)
+    end_to_end = _number(r"prefill: ([0-9,.]+) us end to end", out)
+    assert max(e["ts"] + e["dur"] for s in steps.values() for e in s) == pytest.approx(end_to_end, abs=0.06)
+    # each compute step spans exactly its launch's kernels, after that launch's uploads
+    programs = sorted((e for e in events if e["ph"] == "X" and e.get("cat") == "program"),
+                      key=lambda e: e["ts"])  # fmt: skip
+    covered = 0
+    for step in steps["compute"]:
+        begin, end = step["ts"], step["ts"] + step["dur"]
+        inside = [e for e in programs if begin - 1e-6 <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-6]
+        assert inside, step
+        assert inside[0]["ts"] == pytest.approx(begin, abs=1e-6)
+        assert inside[-1]["ts"] + inside[-1]["dur"] == pytest.approx(end, abs=1e-6)
+        covered += len(inside)
+        assert any(e["ts"] + e["dur"] <= begin + 1e-6 for e in steps["h2d"])
+    assert covered == len(programs)
 
 
 def test_chart_is_a_png(small_demo) -> None:
@@ -128,6 +161,17 @@ def test_a_mismatch_with_eager_fails_the_demo(small_demo, tmp_path, monkeypatch,
     assert demo.main([*SMALL, "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "MISMATCH" in captured.out and "do not match eager" in captured.err
+
+
+def test_launches_without_their_compute_steps_fail_the_demo(small_demo, tmp_path, monkeypatch,
+                                                           capsys) -> None:  # fmt: skip
+    run = small_demo[3]
+    unpaired = demo.Run(**{**run.__dict__, "steps": [s for s in run.steps if s.engine != "compute"]})
+    monkeypatch.setattr(demo, "run_llama", lambda *a: unpaired)
+    assert demo.main([*SMALL, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "stream steps disagree: 1 launches traced but 0 compute steps ran" in err
+    assert "Traceback" not in err and not (tmp_path / "trace.json").exists()
 
 
 @pytest.mark.parametrize(

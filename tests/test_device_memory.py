@@ -12,6 +12,10 @@ from spyre_ir.runtime import device
 
 device.setup()
 
+# Float32 tensors are computed in float16, with a once-per-process warning that
+# tests/test_device_eager.py checks; here it is expected.
+pytestmark = pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16")
+
 
 def settled_allocated() -> int:
     """Allocated bytes once pending work (which keeps its blocks) has run."""

@@ -25,14 +25,19 @@ If a step's `run()` raises, the rest of its stream's pending work, and any work 
 waits on an event recorded after the failed step, is cancelled; the remaining work
 still runs; the host's wait then raises `StepError` naming the step. The timeline, the
 streams and memory stay usable.
+
+Inside `Timeline.recording_steps()` every step that runs is logged as an `ExecutedStep`
+(stream, engine, label, start and end in simulated seconds); `trace_events` turns such a
+log into Chrome trace events. Outside a recording nothing is kept.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from spyre_ir.runtime.card import Card
@@ -54,6 +59,16 @@ class StepError(RuntimeError):
         super().__init__(message)
         self.label = label
         self.cancelled = cancelled
+
+
+class ExecutedStep(NamedTuple):
+    """A step that ran: on which stream and engine, and when (simulated seconds)."""
+
+    stream: int
+    engine: str
+    label: str
+    start_s: float
+    end_s: float
 
 
 class _Record:
@@ -105,6 +120,19 @@ class Timeline:
         self._seq = 0
         self._cancelled = 0
         self._running = False
+        self._step_logs: list[list[ExecutedStep]] = []  # one per active recording_steps()
+
+    @contextmanager
+    def recording_steps(self) -> Iterator[list[ExecutedStep]]:
+        """Log every step that runs while inside, in the order they run, to the list
+        yielded (the caller may read or clear it meanwhile). Recordings may nest."""
+        log: list[ExecutedStep] = []
+        self._step_logs.append(log)
+        try:
+            yield log
+        finally:
+            # by identity: list.remove compares by value, and two logs may be equal
+            self._step_logs = [other for other in self._step_logs if other is not log]
 
     def _add(self, stream: Stream, step: _Step) -> None:
         stream._pending.append(step)
@@ -209,6 +237,8 @@ class Timeline:
         stream.ready_s = end
         self.latest_end_s = max(self.latest_end_s, end)
         self.steps_run += 1
+        for log in self._step_logs:
+            log.append(ExecutedStep(stream.id, step.engine, step.label, start, end))
 
     def _cancel(self, stream: Stream) -> None:
         """Drop the pending work of `stream`; its event records become cancelled, so
@@ -345,3 +375,29 @@ class Event:
         state = "unrecorded" if self._record is None else f"recorded at {self._record.time_s}"
         return f"<spyre event {state}>"
 
+
+
+def trace_events(steps: Sequence[ExecutedStep], pid: int, origin_s: float = 0.0) -> list[dict]:
+    """Chrome trace events (Perfetto's JSON) for `steps`: process `pid` named "streams",
+    one thread per engine in `ENGINES` order (only engines that ran something), and a
+    complete slice ("X", category "stream") per step with `ts`/`dur` in microseconds of
+    simulated time from `origin_s`; its args name the stream. Slices on one thread never
+    overlap, since an engine runs one step at a time."""
+    used = [e for e in ENGINES if any(s.engine == e for s in steps)]
+    tids = {engine: tid for tid, engine in enumerate(used)}
+    events: list[dict] = [
+        {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": "streams"}},
+        # above the card's processes (sort index 0 and up)
+        {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": -1}},
+    ]
+    for engine, tid in tids.items():
+        events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                       "args": {"name": engine}})  # fmt: skip
+        events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
+                       "args": {"sort_index": tid}})  # fmt: skip
+    for s in steps:
+        events.append({"name": s.label, "cat": "stream", "ph": "X",
+                       "ts": (s.start_s - origin_s) * 1e6, "dur": (s.end_s - s.start_s) * 1e6,
+                       "pid": pid, "tid": tids[s.engine],
+                       "args": {"stream": f"stream {s.stream}", "label": s.label}})  # fmt: skip
+    return events

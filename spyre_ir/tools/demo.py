@@ -11,7 +11,8 @@ report (stdout) gives the IR size per level, the compile time per stage, the ker
 simulated latency and tokens/s, and each kernel's roofline fraction and bottleneck. The
 output directory gets:
 
-* ``trace.json``: the card's Perfetto trace (validated before it is written);
+* ``trace.json``: the card's Perfetto trace (validated before it is written): the kernels,
+  and the steps on the card's streams (transfers, compute) on the same simulated time axis;
 * ``utilization.png``: busy share of each unit over simulated time, kernels on top;
 * ``kernels.csv``: every kernel's numbers.
 
@@ -35,7 +36,15 @@ from pathlib import Path
 
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.runtime import telemetry
-from spyre_ir.tools.demo_trace import merge_traces, plot_utilization, validate_trace, write_json
+from spyre_ir.runtime.streams import ExecutedStep
+from spyre_ir.tools.demo_trace import (
+    TraceError,
+    merge_traces,
+    plot_utilization,
+    validate_trace,
+    with_streams,
+    write_json,
+)
 
 # Never let huggingface_hub / transformers reach the network: the model is built from a config.
 for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
@@ -121,6 +130,8 @@ class Run:
     first_call_s: float  # torch.compile: trace, compile, run
     end_to_end_us: float  # simulated time of the call: transfers in, compute, transfers out
     resident: Resident  # the same model run again with its weights on the card
+    steps: list[ExecutedStep]  # what ran on the card's streams during the call
+    origin_s: float  # simulated time the call started (its first event)
 
 
 @dataclass
@@ -137,6 +148,7 @@ def run_llama(shape: ModelShape, seed: int) -> Run:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    from spyre_ir.runtime.card import get_card
     from spyre_ir.runtime.streams import Event
 
     config = LlamaConfig(
@@ -152,7 +164,8 @@ def run_llama(shape: ModelShape, seed: int) -> Run:
     with torch.no_grad(), _fresh_artifact_cache():
         eager = model(ids).logits
         compiled = torch.compile(model, backend="spyre", dynamic=False, options={"executor": "card"})
-        with warnings.catch_warnings(record=True) as caught, telemetry.recording(trace=True) as rec:
+        with (warnings.catch_warnings(record=True) as caught, telemetry.recording(trace=True) as rec,
+              get_card().timeline.recording_steps() as steps):
             warnings.simplefilter("always")
             begin, end = Event(), Event()
             begin.record()
@@ -166,7 +179,8 @@ def run_llama(shape: ModelShape, seed: int) -> Run:
             resident = _run_resident(model, ids)
     notes = [str(w.message).removeprefix("spyre: ") for w in caught if str(w.message).startswith("spyre:")]
     return Run(logits, eager, sum(p.numel() for p in model.parameters()), rec.compiles,
-               rec.launches, notes, first_call, 1e3 * begin.elapsed_time(end), resident)  # fmt: skip
+               rec.launches, notes, first_call, 1e3 * begin.elapsed_time(end), resident, steps,
+               begin.time_s)  # fmt: skip
 
 
 def _run_resident(model, ids) -> Resident:
@@ -413,14 +427,20 @@ def main(argv: list[str] | None = None) -> int:
     if len(traces) != len(run.launches):
         print("demo: error: a launch has no trace although the demo asked for one", file=sys.stderr)
         return 1
-    trace = merge_traces([(x.graph, x.trace) for x in run.launches])
+    launches = [(x.graph, x.trace) for x in run.launches]
+    try:
+        trace = with_streams(launches, run.steps, run.origin_s)
+    except TraceError as e:
+        print(f"demo: error: the launches and the card's stream steps disagree: {e}", file=sys.stderr)
+        return 1
     validate_trace(trace)
     write_json(trace, args.out / "trace.json")
     events = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")
     print(f"trace.json        Perfetto trace, {events:,} events (open it at https://ui.perfetto.dev; "
           "see docs/reading-a-trace.md)")
     with telemetry.progress("drawing utilization.png"):
-        plot_utilization(trace, args.out / "utilization.png", cores=DEFAULT_CONFIG.cores,
+        # the kernels end to end, without the transfers: the shares match the report's
+        plot_utilization(merge_traces(launches), args.out / "utilization.png", cores=DEFAULT_CONFIG.cores,
                          title=f"Llama {shape.layers} layers, {shape.seq} tokens on the simulated card")
     print("utilization.png   busy share of each unit over simulated time, kernels on top")
     write_kernels_csv(run, args.out / "kernels.csv")

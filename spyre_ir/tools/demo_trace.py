@@ -1,6 +1,9 @@
 """The demo's trace files: merge the card's Chrome trace event JSON of several launches, check
 it is something Perfetto loads as we mean it, and chart unit utilisation over time.
 
+The card's stream steps (transfers, on-card copies, compute, host callbacks; see
+``spyre_ir.runtime.streams``) join the kernels' traces on one simulated time axis.
+
 Trace format: the Chrome trace event format (Perfetto's legacy JSON importer), events with
 ``ph`` "X" (a complete slice: ``ts``, ``dur`` in microseconds) and "M" (metadata:
 ``process_name``, ``thread_name``, sort indices). docs/reading-a-trace.md explains the tracks.
@@ -13,6 +16,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from spyre_ir.runtime.streams import ExecutedStep, trace_events
+
 # Slices on one thread closer than this (us) count as touching, not overlapping: event times
 # are cycle counts scaled to microseconds in floating point.
 _EPS_US = 1e-6
@@ -24,21 +29,26 @@ class TraceError(ValueError):
     """A trace Perfetto would reject or show wrongly; the message names the event."""
 
 
-def merge_traces(traces: Sequence[tuple[str, dict]]) -> dict:
+def merge_traces(traces: Sequence[tuple[str, dict]], starts_us: Sequence[float] | None = None) -> dict:
     """One trace of launches run one after another: ``(graph, trace)`` pairs, in launch order.
-    A single launch is returned unchanged; with several, each launch's processes get their
-    own pids and names prefixed by the graph, and its times start where the last one ended."""
-    if len(traces) == 1:
+    Launch i's times start at ``starts_us[i]`` (its compute step's start on the card's
+    timeline), or, without ``starts_us``, where the previous launch ended. With several
+    launches, each launch's processes get their own pids and names prefixed by the graph."""
+    if starts_us is not None and len(starts_us) != len(traces):
+        raise ValueError(f"{len(traces)} launches but {len(starts_us)} start times")
+    if len(traces) == 1 and not starts_us:
         return traces[0][1]
     events: list[dict] = []
     pid_base, start = 0, 0.0
-    for graph, trace in traces:
+    for i, (graph, trace) in enumerate(traces):
         own = trace["traceEvents"]
+        if starts_us is not None:
+            start = starts_us[i]
         for e in own:
             e = {**e, "pid": e["pid"] + pid_base}
             if e["ph"] == "X":
                 e["ts"] = e["ts"] + start
-            elif e["name"] == "process_name":
+            elif e["name"] == "process_name" and len(traces) > 1:
                 e["args"] = {"name": f"{graph}: {e['args']['name']}"}
             elif e["name"] == "process_sort_index":
                 e["args"] = {"sort_index": e["args"]["sort_index"] + pid_base}
@@ -46,6 +56,23 @@ def merge_traces(traces: Sequence[tuple[str, dict]]) -> dict:
         pid_base += 1 + max((e["pid"] for e in own), default=0)
         start += trace_end_us(trace)
     return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def with_streams(launches: Sequence[tuple[str, dict]], steps: Sequence[ExecutedStep],
+                 origin_s: float) -> dict:  # fmt: skip
+    """The launches' traces and the card's stream steps (process ``streams``) on one time
+    axis, simulated microseconds from ``origin_s``: each launch's slices start where its
+    compute step (the i-th "compute" step, labelled ``<graph>: compute ...``) starts."""
+    computes = [s for s in steps if s.engine == "compute"]
+    if len(computes) != len(launches):
+        raise TraceError(f"{len(launches)} launches traced but {len(computes)} compute steps ran")
+    for (graph, _), step in zip(launches, computes):
+        if not step.label.startswith(f"{graph}: "):
+            raise TraceError(f"launch of {graph} paired with compute step {step.label!r}")
+    merged = merge_traces(launches, [(s.start_s - origin_s) * 1e6 for s in computes])
+    pid = 1 + max((e["pid"] for e in merged["traceEvents"]), default=-1)
+    return {"traceEvents": trace_events(steps, pid, origin_s) + merged["traceEvents"],
+            "displayTimeUnit": "ns"}
 
 
 def trace_end_us(trace: dict) -> float:
@@ -107,8 +134,9 @@ def write_json(trace: dict, path: Path) -> None:
 
 # ---------------------------------------------------------------------------- the chart
 def unit_busy(trace: dict) -> dict[str, list[tuple[float, float]]]:
-    """Busy intervals (us) per thread name, over all processes, in thread sort order;
-    the slices of thread ``compute queue`` (whole kernels) are left out."""
+    """Busy intervals (us) per thread name of the kernels' units, over all processes, in
+    thread sort order; whole kernels (category ``program``, thread ``compute queue``) and
+    the card's stream steps (category ``stream``) are left out."""
     names: dict[tuple[int, int], str] = {}
     order: dict[str, int] = {}
     for e in trace["traceEvents"]:
@@ -118,7 +146,7 @@ def unit_busy(trace: dict) -> dict[str, list[tuple[float, float]]]:
             order.setdefault(names.get((e["pid"], e["tid"]), ""), e["args"]["sort_index"])
     busy: dict[str, list[tuple[float, float]]] = {}
     for e in trace["traceEvents"]:
-        if e["ph"] == "X" and e.get("cat") != "program":
+        if e["ph"] == "X" and e.get("cat") not in ("program", "stream"):
             busy.setdefault(names[(e["pid"], e["tid"])], []).append((e["ts"], e["ts"] + e["dur"]))
     return dict(sorted(busy.items(), key=lambda kv: (order.get(kv[0], 1 << 30), kv[0])))
 
