@@ -22,6 +22,7 @@ interpreters, the runtime and the simulator share one definition of "where is el
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -349,6 +350,26 @@ def device_to_host_index(layout: StickLayout, offset: int) -> tuple[int, ...] | 
     return tuple(index)
 
 
+@functools.lru_cache(maxsize=1024)
+def _device_order(
+    layout: StickLayout,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The layout as numpy reshapes: (padded host shape, split shape, axes to device order).
+
+    Pad each host dim to the span its device dims cover, split it into those dims
+    (coarsest first), and transpose the split axes into device order. No per-element
+    index array: an 8B layer's weights would need gigabytes of them."""
+    _require_valid(layout)
+    split: list[int] = []  # device dims, host dim by host dim, coarsest first
+    padded = []
+    for h in range(len(layout.host_shape)):
+        walkers = layout.walkers(h)  # finest first: tile factors 1, s0, s0*s1, ...
+        split += reversed(walkers)
+        padded.append(math.prod(layout.device_sizes[j] for j in walkers))
+    sizes = tuple(layout.device_sizes[j] for j in split)
+    return tuple(padded), sizes, tuple(split.index(j) for j in range(len(split)))
+
+
 def stickify(host: np.ndarray, layout: StickLayout, pad_value: float = 0) -> np.ndarray:
     """The flat device image of `host`: what a host-to-device copy writes.
 
@@ -360,16 +381,24 @@ def stickify(host: np.ndarray, layout: StickLayout, pad_value: float = 0) -> np.
             f"host array has shape {list(host.shape)}, layout is for"
             f" {list(layout.host_shape)}"
         )
-    device = np.full(layout.device_elements, pad_value, dtype=host.dtype)
-    device[host_to_device_offsets(layout)] = host.reshape(-1)
-    return device
+    padded_shape, split, to_device = _device_order(layout)
+    if padded_shape != host.shape:
+        padded = np.full(padded_shape, pad_value, dtype=host.dtype)
+        padded[tuple(slice(0, n) for n in host.shape)] = host
+        host = padded
+    return np.ascontiguousarray(host.reshape(split).transpose(to_device)).reshape(-1)
 
 
 def unstickify(device: np.ndarray, layout: StickLayout) -> np.ndarray:
-    """The host tensor held in the flat device image `device`; padding is dropped."""
+    """The host tensor held in the flat device image `device`; padding is dropped. A new
+    array, never a view of `device` (device memory gets reused)."""
     device = np.asarray(device)
     if device.size != layout.device_elements:
         raise ValueError(
             f"device image has {device.size} elements, layout needs {layout.device_elements}"
         )
-    return device.reshape(-1)[host_to_device_offsets(layout)].reshape(layout.host_shape)
+    padded_shape, split, to_device = _device_order(layout)
+    in_device_order = device.reshape(tuple(split[a] for a in to_device))
+    host = in_device_order.transpose(np.argsort(to_device)).reshape(padded_shape)
+    host = host[tuple(slice(0, n) for n in layout.host_shape)]
+    return host.copy() if np.may_share_memory(host, device) else host

@@ -199,6 +199,9 @@ def test_stickify_unstickify_round_trip(layout, data):
     assert device.size == layout.device_elements
     assert np.array_equal(unstickify(device, layout), host)
     offsets = host_to_device_offsets(layout)
+    # stickify moves whole axes by reshapes; the offsets say element by element where
+    # each host element belongs, so they are its independent reference.
+    assert np.array_equal(device[offsets], host.reshape(-1))
     padding = np.ones(device.size, dtype=bool)
     padding[offsets] = False
     assert (device[padding] == 7).all()

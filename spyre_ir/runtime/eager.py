@@ -200,7 +200,6 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
             return f"{flat[i].dtype} tensors are not supported by the runtime"
     cpu_flat = [torch.device("cpu") if isinstance(v, torch.device) else v for v in flat]
     out_spec: list[Any] = []
-    out_shapes: list[list[Any]] = []
 
     def one_op(*tensors: torch.Tensor) -> Any:
         values = list(cpu_flat)
@@ -210,7 +209,6 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
         result = op(*args, **kwargs)
         results, structure = tree_flatten(result)
         out_spec.append(structure)
-        out_shapes.append([tuple(r.shape) if isinstance(r, torch.Tensor) else None for r in results])
         return results
 
     examples = [torch.empty_strided(flat[i].shape, flat[i].stride(), dtype=flat[i].dtype)
@@ -250,7 +248,7 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
     if in_f16:
         warn_f32_as_f16()
     _stats["compiles"] += 1
-    out_meta = [(shape, m.dtype) for shape, m in zip(out_shapes[0], metas, strict=True)]
+    out_meta = [(tuple(m.shape), m.dtype) for m in metas]
     return _Kernel(prepared, slots, out_spec[0], out_meta)
 
 

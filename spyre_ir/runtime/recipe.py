@@ -30,7 +30,6 @@ themselves, i1 as one byte (bool).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from spyre_ir import cost_model
 from spyre_ir.dialects import recipe as R
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.interp.numerics import round_to_bf16
-from spyre_ir.layout import StickLayout, validate
+from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import telemetry
 from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
@@ -74,50 +73,6 @@ def _bf16_values(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-@dataclass(frozen=True)
-class _StickMap:
-    """A stick layout as numpy reshapes: pad each host dim to the span its device dims
-    cover, split it into those dims (coarsest first), transpose into device order. No
-    per-element index array: an 8B layer's weights would need gigabytes of them."""
-
-    host_shape: tuple[int, ...]
-    padded_shape: tuple[int, ...]
-    split_shape: tuple[int, ...]
-    to_device: tuple[int, ...]
-    """Axes of the split host array in device-dim order."""
-
-    @classmethod
-    def of(cls, layout: StickLayout) -> _StickMap:
-        problems = validate(layout, layout.host_shape, layout.elem_bytes)
-        if problems:
-            raise LaunchError("invalid stick layout: " + "; ".join(problems))
-        split: list[int] = []  # device dims, host dim by host dim, coarsest first
-        padded = []
-        for h in range(len(layout.host_shape)):
-            walkers = layout.walkers(h)  # finest first, tile factors 1, s0, s0*s1, ...
-            split += reversed(walkers)
-            padded.append(math.prod(layout.device_sizes[j] for j in walkers))
-        return cls(layout.host_shape, tuple(padded), tuple(layout.device_sizes[j] for j in split),
-                   tuple(split.index(j) for j in range(len(split))))  # fmt: skip
-
-    def stickify(self, flat: np.ndarray, fill: object) -> np.ndarray:
-        """Device elements (flat) of host elements `flat` (C order), padding = `fill`."""
-        host = flat.reshape(self.host_shape)
-        if self.padded_shape != self.host_shape:
-            padded = np.full(self.padded_shape, fill, dtype=flat.dtype)
-            padded[tuple(slice(0, n) for n in self.host_shape)] = host
-            host = padded
-        return np.ascontiguousarray(host.reshape(self.split_shape).transpose(self.to_device)).reshape(-1)
-
-    def unstickify(self, device: np.ndarray) -> np.ndarray:
-        """Host elements (host shape) of flat device elements `device`."""
-        device_shape = tuple(self.split_shape[a] for a in self.to_device)
-        split = device.reshape(device_shape).transpose(np.argsort(self.to_device))
-        held = split.reshape(self.padded_shape)[tuple(slice(0, n) for n in self.host_shape)]
-        # a copy, never a view of device memory that a later launch may reuse
-        return held.copy() if np.may_share_memory(held, device) else held
-
-
 @dataclass(frozen=True, eq=False)
 class Slot:
     """One argument or result of the entry in device memory (a `recipe.slot`)."""
@@ -131,7 +86,6 @@ class Slot:
     size: int
     device_dtype: np.dtype
     host_dtype: np.dtype
-    stick_map: _StickMap
 
     @classmethod
     def from_op(cls, op: R.SlotOp) -> Slot:
@@ -140,10 +94,12 @@ class Slot:
         if element not in _DTYPES:
             raise LaunchError(f"slot @{op.sym_name.data}: {element} tensors cannot be staged")
         layout = R.slot_layout(t)
+        problems = validate(layout, layout.host_shape, layout.elem_bytes)
+        if problems:
+            raise LaunchError("invalid stick layout: " + "; ".join(problems))
         device, host = _DTYPES[element]
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
-                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host),
-                   _StickMap.of(layout))  # fmt: skip
+                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host))  # fmt: skip
 
     def to_device_elements(self, values: np.ndarray) -> np.ndarray:
         """Host values (any numeric dtype) as the card stores this slot's elements."""
@@ -155,11 +111,11 @@ class Slot:
         """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
         flat = self.to_device_elements(np.asarray(values).reshape(-1))
         fill = _bf16_bits(np.float32(pad)) if self.element == "bf16" else pad
-        return self.stick_map.stickify(flat, fill).view(np.uint8)
+        return stickify(flat.reshape(self.layout.host_shape), self.layout, fill).view(np.uint8)
 
     def read_image(self, raw: np.ndarray) -> np.ndarray:
         """The slot's values (simulator dtype) from its device bytes."""
-        elements = self.stick_map.unstickify(raw.view(self.device_dtype)).reshape(self.shape)
+        elements = unstickify(raw.view(self.device_dtype), self.layout).reshape(self.shape)
         if self.element == "bf16":
             return _bf16_values(elements)
         return elements.astype(self.host_dtype, copy=False)
