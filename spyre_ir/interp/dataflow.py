@@ -58,7 +58,7 @@ across stores, and when a kernel leaves an element of an output unwritten.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -76,6 +76,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import spyre as S
+from spyre_ir.interp.halves import convert_into, converted, round_to_f16
 from spyre_ir.interp.numerics import FLOATS, STORAGE, storage_dtype, to_storage
 from spyre_ir.interp.tensor import (
     InterpreterError,
@@ -115,6 +116,7 @@ class _DataflowInterpreter(_Interpreter):
         super().__init__(module)
         self.check_races = check_races
         self.tiles: dict[Operation, _TileOp] = {}
+        self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
 
     def run_op(self, op: Operation, operands: list) -> list:
         if isinstance(op, D.GroupOp):
@@ -176,8 +178,12 @@ class _Lx:
     def write(self, value: np.ndarray, fresh: bool = False) -> None:
         """Store `value` ([cores, *shape]); `fresh`: nothing else refers to it, so a
         whole buffer may take the array itself instead of a copy."""
-        if self.index:
-            self.root.array[self._key()] = value
+        array = self.root.array
+        if self.index and not all(isinstance(i, int) for i in self.index):
+            # Per-core slots: advanced indexing, which cannot hand out a view.
+            array[self._key()] = converted(value, array.dtype) if value.dtype != array.dtype else value
+        elif self.index:
+            convert_into(array[self._key()], value)
         elif (
             fresh
             and value.base is None
@@ -188,7 +194,7 @@ class _Lx:
         ):
             self.root.array = value
         else:
-            self.root.array[...] = value
+            convert_into(array, value)
 
     def slot(self, i: object, copies: int) -> _Lx:
         u = _uniform(i)
@@ -390,35 +396,6 @@ def _core_grid(
     return None
 
 
-def round_to_f16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
-    """float32 values rounded to the nearest f16 (ties to even), kept as float32:
-    bit-for-bit `x.astype(float16).astype(float32)` at a quarter of its cost. Normal
-    values are rounded on the bit pattern (as `round_to_bf16` does, 13 bits); the rare
-    elements outside f16's normal range (subnormal, overflowing, inf, NaN) go through
-    numpy's own conversion. `overwrite`: round a contiguous float32 `x` in place."""
-    x = np.asarray(x, dtype=np.float32)
-    out = x if overwrite and x.flags.c_contiguous and x.flags.writeable else x.copy()
-    bits = out.view(np.uint32)
-    # |x| in [2**-14, 65520) rounds to a normal f16 (one unsigned compare); zeros too.
-    scratch = bits & np.uint32(0x7FFFFFFF)
-    scratch -= np.uint32(0x38800000)
-    special = scratch >= np.uint32(0x477FF000 - 0x38800000)
-    at, exact = None, None
-    if special.any():
-        special &= scratch != np.uint32(2**32 - 0x38800000)  # not +-0
-        at = np.flatnonzero(special)
-        with np.errstate(over="ignore", invalid="ignore"):  # inf is the right answer
-            exact = out.reshape(-1)[at].astype(np.float16).astype(np.float32)
-    np.right_shift(bits, np.uint32(13), out=scratch)
-    scratch &= np.uint32(1)
-    scratch += np.uint32(0xFFF)
-    bits += scratch
-    bits &= np.uint32(0xFFFFE000)
-    if at is not None:
-        out.reshape(-1)[at] = exact
-    return out
-
-
 def held_dtype(name: str) -> np.dtype:
     """The dtype of an LX buffer of element type `name`: f16 is held in float32 (values
     exactly representable in f16), so tile ops skip numpy's slow half conversions;
@@ -517,6 +494,8 @@ class _TileOp:
 
     def __init__(self, op: D.ComputeBase, cores: int):
         self.op, self.cores = op, cores
+        # Asked on every run; xDSL's operand accessors are slow next to a tile of work.
+        self.inputs, self.outputs = len(op.inputs), len(op.outputs)
         kind = op.kind.data
         self.op_class = SPYRE_BY_NAME[kind]
         if len(op.outputs) != 1:
@@ -569,7 +548,7 @@ class _TileOp:
         self, inputs: list[np.ndarray], offsets: list[object], current: np.ndarray | None
     ) -> np.ndarray:
         full = (self.cores, *self.out_shape)
-        if not self.op.inputs:
+        if not self.inputs:
             if isinstance(self.probe, S.IotaOp) and offsets:
                 return self._iota(offsets)
             if self.constant is None:
@@ -586,11 +565,12 @@ class _TileOp:
             assert current is not None
             wide = np.float32 if self.name in FLOATS else np.int64
             fn = {"add": np.add, "max": np.maximum, "min": np.minimum}[self.combine]
-            return round_held(fn(current.astype(wide), result.astype(wide)), self.name)
+            return round_held(fn(current.astype(wide, copy=False), result.astype(wide, copy=False)), self.name)
         if self.widened and self.name == "f16":  # float32 computed for an f16 buffer
             owned = result.base is None and not any(result is x for x in inputs)
             return round_to_f16(result, overwrite=owned)
-        return result.astype(held_dtype(self.name), copy=False)
+        held = held_dtype(self.name)
+        return result if result.dtype == held else converted(result, held)
 
     def _gather(self, table: np.ndarray, indices: np.ndarray) -> np.ndarray:
         rows = table.shape[1]
@@ -722,6 +702,10 @@ class _Kernel:
         self.cores = op.core_count
         self.check = interp.check_races
         self.values: dict[SSAValue, object] = {}
+        # The boxes the current instruction cuts: logged for a recording, or fed back
+        # by a replay (spyre_ir.sim.replay), which then skips making them.
+        self.box_log: list[_Box] | None = None
+        self.box_feed: Iterator[_Box] | None = None
         self.handlers: dict[type[Operation], Callable[[Operation, list], list]] = {
             arith.ConstantOp: self.constant,
             arith.CmpiOp: self.cmpi,
@@ -889,13 +873,24 @@ class _Kernel:
         buffer, index = operands
         return [buffer.slot(index, buffer.shape[0])]
 
+    def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> _Box:
+        if self.box_feed is not None:
+            return next(self.box_feed)
+        box = _Box(offsets, extents, shape, self.cores)
+        if self.box_log is not None:
+            self.box_log.append(box)
+        return box
+
     def load(self, op: D.LoadBase, operands: list) -> list:
         source: _Ddr = operands[0]
         offsets = operands[1:-1]
         dest: _Lx = operands[-1]
-        perm = D.ints(op.perm)
-        box = _Box(offsets, D._box_shape(dest.shape, perm), source.shape, self.cores)
-        tile = box.gather(source.data, _fill(op.pad_value, source.name))
+        static = self.interp.loads.get(op)
+        if static is None:  # (perm, the pad value): xDSL's accessors are slow per move
+            static = self.interp.loads[op] = (D.ints(op.perm), _fill(op.pad_value, source.name))
+        perm, fill = static
+        box = self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
+        tile = box.gather(source.data, fill)
         if perm:
             tile = tile.transpose([0] + [p + 1 for p in perm])
         dest.write(tile, fresh=True)  # a new array, or a view of DDR (then copied)
@@ -906,12 +901,13 @@ class _Kernel:
         dest: _Ddr = operands[1]
         if not dest.writable:
             raise InterpreterError(f"stores into {dest.label}, which is read-only")
-        box = _Box(operands[2:], source.shape, dest.shape, self.cores)
+        box = self._box(operands[2:], source.shape, dest.shape)
         value = source.read()
+        if value.dtype != dest.array.dtype:  # f16 held in float32
+            value = converted(value, dest.array.dtype)
         if dest.writers is None:
-            box.scatter(dest.array, value)  # the assignment converts f16 held in f32
+            box.scatter(dest.array, value)
             return []
-        value = value.astype(dest.array.dtype, copy=False)
         # Which core wrote each element of the box before and after this store (-1:
         # none, or outside the tensor); values are compared only where another did.
         cores = np.arange(self.cores, dtype=dest.writers.dtype).reshape((-1,) + (1,) * box.rank)
@@ -967,10 +963,10 @@ class _Kernel:
         tile = self.interp.tiles.get(op)
         if tile is None or tile.cores != self.cores:
             tile = self.interp.tiles[op] = _TileOp(op, self.cores)
-        n = len(op.inputs)
+        n = tile.inputs
         inputs = [b.read() for b in operands[:n]]
         out: _Lx = operands[n]
-        offsets = operands[n + len(op.outputs) :]
+        offsets = operands[n + tile.outputs :]
         if offsets and len(offsets) != len(out.shape):
             raise InterpreterError(
                 f"has {len(offsets)} offsets for a rank-{len(out.shape)} output"

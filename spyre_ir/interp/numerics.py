@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
 
 from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.interp.halves import converted
 
 # Storage dtype of each element type.
 STORAGE: dict[str, np.dtype] = {
@@ -67,6 +68,8 @@ def to_storage(x: np.ndarray | np.generic, name: str) -> np.ndarray:
         return round_to_bf16(x.astype(np.float32))
     if name == "i1":
         return x != 0 if x.dtype != np.bool_ else x
+    if name == "f16" and x.dtype == np.float32:
+        return converted(x, np.float16)
     return x.astype(STORAGE[name], copy=False)
 
 

@@ -51,6 +51,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from spyre_ir.diagnostics import op_location
 from spyre_ir.dialects import spyre as S
+from spyre_ir.interp.halves import converted
 from spyre_ir.interp.numerics import (
     FLOATS,
     dense_to_array,
@@ -86,7 +87,7 @@ def _elt(value: SSAValue) -> str:
 def _compute(x: np.ndarray, name: str) -> np.ndarray:
     """Operand widened to the type torch computes in: half -> float32, i1 -> int64."""
     if name in ("f16", "bf16"):
-        return x.astype(np.float32)
+        return converted(x, np.float32)
     if name == "i1":
         return x.astype(np.int64)
     return x

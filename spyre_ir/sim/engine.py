@@ -55,6 +55,10 @@ one after another), so `simulated_us` is the sum over programs. Within a program
   time of a full tile. LPDDR5 bandwidth is shared by all the program's cores
   (processor sharing: each streams at bandwidth / cores), which is the contention.
 
+A program run again (same op, unchanged, same config) replays the numerics recorded
+on its first run and reuses that run's timing (`spyre_ir.sim.replay`): the results are
+the same, bit for bit, without the scheduler.
+
 Report (`SimResult.report`; every program also has the same fields in `kernels`):
 
 * `simulated_us`: the sum over programs of the time the last unit or LS port finishes
@@ -116,7 +120,9 @@ from spyre_ir.interp.dataflow import (
     _signed,
     _width,
 )
+from spyre_ir.interp import halves
 from spyre_ir.interp.tensor import InterpreterError, check_value, op_label, run_entry
+from spyre_ir.sim import replay
 
 __all__ = ["SimResult", "SimulationError", "simulate"]
 
@@ -125,6 +131,9 @@ PE, SFP, LPDDR, RING, LS = range(len(RESOURCES))
 
 _L2_INSTRUCTIONS = (D.LoadBase, D.StoreBase, D.GatherBase, D.ComputeBase,
                     D.RingAllreduceBase, D.RingAllgatherBase)  # fmt: skip
+
+_RELEASED = np.zeros(0, np.float32)
+"""What a recorded program's LX buffers hold between runs."""
 
 # Step codes of a compiled unit block, and the events a unit stream yields.
 _PLAIN, _INSTR, _PUSH, _POP, _FOR, _IF, _END = range(7)
@@ -273,6 +282,7 @@ class _Program(_Kernel):
         self.places: dict[object, tuple[object, int, tuple[int, ...]]] = {}
         self.cycles = 0.0
         self.stats: dict = {}
+        self.recorder: replay.Recorder | None = None
 
     # -------------------------------------------------------- driver
 
@@ -281,6 +291,12 @@ class _Program(_Kernel):
         declare buffers, constants and queues, then schedule the units."""
         if block is not self.op.body.block:
             return super().run_block(block, args)
+        if not self.check:
+            recording = replay.lookup(self.op, self.config, self.tracing)
+            if recording is not None:
+                self._replay(recording, args)
+                return []
+            self.recorder = replay.Recorder(self.op, self.config, args)
         values = self.values
         values.update(zip(block.args, args))
         for op in block.ops:
@@ -302,7 +318,52 @@ class _Program(_Kernel):
         self._schedule()
         self._check_queues()
         self.stats = self._stats()
+        if self.recorder is not None:
+            self._keep_recording(self.recorder)
         return []
+
+    _TIMING = ("units", "queues", "flops", "lpddr_bytes", "ring_bytes", "cycles", "stats")
+
+    def _keep_recording(self, recorder: replay.Recorder) -> None:
+        recording = recorder.recording
+        recording.buffers = [(root, root.array.shape, root.array.dtype) for root in self.places]
+        ops = {step.op for step in recording.steps}
+        recording.tiles = {op: t for op, t in self.interp.tiles.items() if op in ops}
+        recording.timing = {name: getattr(self, name) for name in self._TIMING}
+        recording.traced = self.tracing
+        recorder.keep(self.op)
+        self._release(recording)
+
+    def _replay(self, recording: replay.Recording, memories: Sequence[object]) -> None:
+        """The recorded numerics on this run's memories (see `spyre_ir.sim.replay`)."""
+        for root, shape, dtype in recording.buffers:
+            root.array = np.zeros(shape, dtype)
+        self.interp.tiles.update(recording.tiles)
+        try:
+            for step in recording.steps:
+                operands = step.operands
+                if step.memory_slots:
+                    operands = list(operands)
+                    for i, j in step.memory_slots:
+                        operands[i] = memories[j]
+                self.box_feed = iter(step.boxes)
+                try:
+                    step.function(self, step.op, operands)
+                except _Located:
+                    raise
+                except (InterpreterError, ValueError, TypeError, IndexError) as error:
+                    raise self.error(step.op, str(error)) from None
+        finally:
+            self.box_feed = None
+            self._release(recording)
+        for name, value in recording.timing.items():
+            setattr(self, name, value)
+
+    @staticmethod
+    def _release(recording: replay.Recording) -> None:
+        """Drop the LX arrays: a recording keeps no tensor data between runs."""
+        for root, _, _ in recording.buffers:
+            root.array = _RELEASED
 
     def _call(self, op: Operation, operands: list) -> list:
         try:
@@ -383,11 +444,18 @@ class _Program(_Kernel):
         iteration of every enclosing loop (for messages)."""
         values = self.values
         values.update(zip(block.args, args))
+        recorder = self.recorder
         for code, op, ins, outs, handler, timer in self._compile(block):
             operands = [values[v] for v in ins]
             if code == _PLAIN or code == _INSTR:
                 try:
-                    results = handler(op, operands)
+                    if recorder is not None and code == _INSTR:
+                        self.box_log = []
+                        results = handler(op, operands)
+                        recorder.add(handler, op, operands, self.box_log)
+                        self.box_log = None
+                    else:
+                        results = handler(op, operands)
                     event = timer(op, operands) if code == _INSTR else None
                 except _Located:
                     raise
@@ -994,13 +1062,15 @@ def _blas_controls() -> tuple[tuple[Callable[[], int], Callable[[int], None]], .
 
 @contextmanager
 def _blas_threads(count: int | None) -> Iterator[None]:
-    """OpenBLAS limited to `count` threads inside the block (None: unchanged)."""
+    """OpenBLAS, and torch's half conversions, limited to `count` threads inside the
+    block (None: unchanged)."""
     controls = _blas_controls() if count is not None else ()
     previous = [get() for get, _ in controls]
     for _, set_ in controls:
         set_(count)
     try:
-        yield
+        with halves.limited_threads(count):
+            yield
     finally:
         for (_, set_), n in zip(controls, previous):
             set_(n)

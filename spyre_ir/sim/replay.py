@@ -1,0 +1,108 @@
+"""Replay: a program's second run skips what cannot change.
+
+A `core.program`'s control flow and timing do not depend on tensor values: loop bounds,
+branch conditions, slot choices and box offsets are index arithmetic over core ids,
+constants and loop counters (the program's only arguments besides its memories are the
+core ids), and every instruction's duration is a function of its shapes and offsets.
+Only the numbers in LX and LPDDR5 depend on the data. So the first run of a program
+records, in the order the scheduler ran them, each instruction's numerics (the handler,
+its resolved operands and the boxes it cut), next to the timing it found; a later run
+of the same, unchanged program on the same card configuration replays the numerics in
+that order on the new tensors and reuses the timing, without the index arithmetic,
+the scheduler or the cost model. The results are those of a full run, bit for bit
+(tested); a recipe launched again, an eager op called again, or a benchmark's second
+repetition are replays.
+
+A recording is kept per program op (weakly: it goes with the module) and checked
+against the program's ops, operands and attributes by identity, so a program that was
+rewritten since is recorded anew. Runs that check races record nothing.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.ir import Operation
+
+from spyre_ir.hardware import SpyreConfig
+from spyre_ir.interp.dataflow import _Ddr, _Root
+
+
+def _fingerprint(program: Operation) -> tuple:
+    """Everything a rewrite of `program` would change, as objects compared by
+    identity (held, so their ids cannot be reused while the recording lives)."""
+    parts: list[object] = []
+    for op in program.walk():
+        parts.append(op)
+        parts.extend(op.operands)
+        parts.extend(op.properties.values())
+        parts.extend(op.attributes.values())
+    return tuple(parts)
+
+
+@dataclass
+class Step:
+    """One instruction's numerics: `handler(op, operands)` with the memories of the
+    recorded run at `memory_slots` (operand position, argument position) swapped for
+    the new run's."""
+
+    function: Callable[..., list]
+    """The handler's function, called with the replaying run's `_Program` as self."""
+    op: Operation
+    operands: list
+    memory_slots: tuple[tuple[int, int], ...]
+    boxes: tuple
+
+
+@dataclass
+class Recording:
+    config: SpyreConfig
+    fingerprint: tuple
+    steps: list[Step] = field(default_factory=list)
+    buffers: list[tuple[_Root, tuple[int, ...], np.dtype]] = field(default_factory=list)
+    """The program's LX buffers: each gets a fresh zeroed array for a replay, as a run
+    allocates them, and lets it go afterwards (a recording holds no tensor data)."""
+    tiles: dict = field(default_factory=dict)
+    """Tile-op implementations of the program's compute ops (see `_TileOp`)."""
+    timing: dict = field(default_factory=dict)
+    """The program's timing results, as `_Program` attributes."""
+    traced: bool = False
+
+
+_RECORDINGS: weakref.WeakKeyDictionary[Operation, Recording] = weakref.WeakKeyDictionary()
+
+
+class Recorder:
+    """Collects the steps of one run whose arguments are `memories`."""
+
+    def __init__(self, program: Operation, config: SpyreConfig, memories: Sequence[object]):
+        self.recording = Recording(config, _fingerprint(program))
+        self.positions = {id(m): i for i, m in enumerate(memories) if isinstance(m, _Ddr)}
+        self.memories = list(memories)  # held, so the ids above stay theirs
+
+    def add(self, handler: Callable, op: Operation, operands: list, boxes: list) -> None:
+        slots = tuple(
+            (i, self.positions[id(v)]) for i, v in enumerate(operands) if isinstance(v, _Ddr)
+        )
+        function = handler.__func__  # type: ignore[attr-defined]
+        self.recording.steps.append(Step(function, op, operands, slots, tuple(boxes)))
+
+    def keep(self, program: Operation) -> None:
+        self.memories.clear()
+        _RECORDINGS[program] = self.recording
+
+
+def lookup(program: Operation, config: SpyreConfig, tracing: bool) -> Recording | None:
+    """The recording of `program` if it still describes it, for this configuration."""
+    recording = _RECORDINGS.get(program)
+    if recording is None or recording.config != config or (tracing and not recording.traced):
+        return None
+    now = _fingerprint(program)
+    old = recording.fingerprint
+    if len(now) != len(old) or any(a is not b for a, b in zip(now, old)):
+        del _RECORDINGS[program]
+        return None
+    return recording
