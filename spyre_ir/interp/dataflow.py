@@ -253,21 +253,20 @@ class _Box:
         self.cores, self.extents, self.rank = cores, tuple(extents), len(extents)
         self.empty = any(e == 0 or n == 0 for e, n in zip(extents, shape))
         self.partial = False
+        self.offsets = list(offsets)  # per dim: an int or [cores] ints, for messages
         self.src: list[slice] = []  # per tensor dim: the slice taken before indexing
         self.tile: list[slice] = [slice(None)]  # the part of the tile that lands
         self.varying: list[int] = []
         self.uniform: list[int] = []
-        self.clipped: list[np.ndarray] = []  # per varying dim: indices inside the tensor
-        self.trash: list[np.ndarray] = []  # per varying dim: out of range -> the trash
-        self.valid: list[np.ndarray | None] = []  # per varying dim: None when all valid
-        self.offsets: list[np.ndarray] = []  # per dim: [cores] offsets, for messages
+        # Per varying dim: the [cores] first indices, and whether every box is inside.
+        self.starts: list[np.ndarray] = []
+        self.inside: list[bool] = []
+        self._indices: tuple[list, list, list] | None = None  # see `indices`
         # When every box lies inside the tensor and each varying dim's offset is
         # first + high * (core // r) + low * (core % r) (steps >= 0), the boxes are one
         # strided view of the tensor: (r, {dim: (first, high, low)}), see `_core_grid`.
         self.grid: tuple[int, dict[int, tuple[int, int, int]]] | None = None
-        starts: dict[int, np.ndarray] = {}
         for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
-            self.offsets.append(np.broadcast_to(np.asarray(o, dtype=np.int64), (cores,)))
             u = _uniform(o)
             if u is not None and u < n and u + e > 0:
                 lo, hi = max(u, 0), min(u + e, n)
@@ -276,21 +275,38 @@ class _Box:
                 self.tile.append(slice(lo - u, hi - u))
                 self.uniform.append(d)
                 continue
-            index = np.asarray(o, dtype=np.int64).reshape(-1, 1) + np.arange(e)
-            index = np.broadcast_to(index, (cores, e))
-            valid = (index >= 0) & (index < n)
-            if not valid.any():
+            first = np.broadcast_to(np.asarray(o, dtype=np.int64), (cores,))
+            if bool(((first + e <= 0) | (first >= n)).all()):
                 self.empty = True
             self.src.append(slice(None))
             self.tile.append(slice(None))
             self.varying.append(d)
-            all_valid = bool(valid.all())
-            self.valid.append(None if all_valid else valid)
-            self.clipped.append(index if all_valid else np.clip(index, 0, max(n - 1, 0)))
-            self.trash.append(index if all_valid else np.where(valid, index, n))
-            starts[d] = index[:, 0]
-        if self.varying and all(v is None for v in self.valid):
-            self.grid = _core_grid(starts, cores)
+            self.starts.append(first)
+            self.inside.append(bool(first.min() >= 0) and bool(first.max() + e <= n))
+        if self.varying and all(self.inside):
+            self.grid = _core_grid(dict(zip(self.varying, self.starts)), cores)
+        self.shape = tuple(shape)
+
+    def indices(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray | None]]:
+        """Per varying dim, [cores, extent] index arrays: clipped into the tensor, with
+        the trash element for what lies outside, and which are inside (None: all);
+        made once, only for the moves that index per core."""
+        if self._indices is None:
+            clipped, trash, valid = [], [], []
+            for d, first, inside in zip(self.varying, self.starts, self.inside):
+                e, n = self.extents[d], self.shape[d]
+                index = first.reshape(-1, 1) + np.arange(e)
+                if inside:
+                    clipped.append(index)
+                    trash.append(index)
+                    valid.append(None)
+                    continue
+                ok = (index >= 0) & (index < n)
+                clipped.append(np.clip(index, 0, max(n - 1, 0)))
+                trash.append(np.where(ok, index, n))
+                valid.append(ok)
+            self._indices = (clipped, trash, valid)
+        return self._indices
 
     def _advanced(self, indices: list[np.ndarray]) -> tuple[np.ndarray, ...]:
         k = len(indices)
@@ -334,8 +350,9 @@ class _Box:
                 writeable=False,
             ).reshape(self.cores, *view.shape)
         else:
-            got = self._front(array)[self._advanced(self.clipped)]
-            if any(v is not None for v in self.valid):
+            clipped, _, valid = self.indices()
+            got = self._front(array)[self._advanced(clipped)]
+            if any(v is not None for v in valid):
                 mask = self._varying_mask()
                 got = np.where(mask.reshape(mask.shape + (1,) * len(self.uniform)), got, fill)
             order = self._order()
@@ -352,7 +369,7 @@ class _Box:
         shape = (self.cores, *(self.extents[d] for d in self.varying))
         mask = np.ones(shape, bool)
         ones = np.ones((self.cores, 1), bool)
-        for m in self._advanced([ones if v is None else v for v in self.valid]):
+        for m in self._advanced([ones if v is None else v for v in self.indices()[2]]):
             mask &= m
         return mask
 
@@ -366,10 +383,11 @@ class _Box:
             padded[tuple(self.src)] = part[-1]
             return
         front = [1 + d for d in self.varying] + [1 + d for d in self.uniform]
-        self._front(padded)[self._advanced(self.trash)] = part.transpose([0] + front)
+        self._front(padded)[self._advanced(self.indices()[1])] = part.transpose([0] + front)
 
     def element(self, core: int, position: Sequence[int]) -> tuple[int, ...]:
-        return tuple(int(self.offsets[d][core]) + int(p) for d, p in enumerate(position))
+        firsts = [np.broadcast_to(np.asarray(o), (self.cores,)) for o in self.offsets]
+        return tuple(int(firsts[d][core]) + int(p) for d, p in enumerate(position))
 
 
 def _core_grid(

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import ModuleType
 
 import numpy as np
@@ -24,22 +22,6 @@ TORCH_MIN_VALUES = 1 << 16
 """Conversions of fewer values stay in numpy (torch's call overhead is ~5 us)."""
 
 _HALF_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
-
-_thread_limit: int | None = None
-
-
-@contextmanager
-def limited_threads(count: int | None) -> Iterator[None]:
-    """torch's conversions use at most `count` threads inside the block (None:
-    torch's setting). Like OpenBLAS, torch's worker threads spin: with another
-    process on the cores they slow down tenfold, so the simulator asks for one."""
-    global _thread_limit
-    previous, _thread_limit = _thread_limit, count
-    try:
-        yield
-    finally:
-        _thread_limit = previous
-
 
 def _torch() -> ModuleType | None:
     torch = sys.modules.get("torch")
@@ -74,11 +56,11 @@ def convert_into(dest: np.ndarray, src: np.ndarray) -> None:
         if torch is not None and dest.flags.writeable:
             source, target = _torch_view(torch, src), _torch_view(torch, dest)
             if source is not None and target is not None:
-                if _thread_limit is None:
-                    target.copy_(source)
-                    return
+                # One thread: a conversion is bound by memory bandwidth, which a second
+                # thread does not add to here, and torch's workers spin - with another
+                # process on the cores they slow down tenfold and burn CPU time.
                 previous = torch.get_num_threads()
-                torch.set_num_threads(_thread_limit)
+                torch.set_num_threads(1)
                 try:
                     target.copy_(source)
                 finally:

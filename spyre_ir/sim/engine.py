@@ -120,7 +120,6 @@ from spyre_ir.interp.dataflow import (
     _signed,
     _width,
 )
-from spyre_ir.interp import halves
 from spyre_ir.interp.tensor import InterpreterError, check_value, op_label, run_entry
 from spyre_ir.sim import replay
 
@@ -1062,15 +1061,13 @@ def _blas_controls() -> tuple[tuple[Callable[[], int], Callable[[int], None]], .
 
 @contextmanager
 def _blas_threads(count: int | None) -> Iterator[None]:
-    """OpenBLAS, and torch's half conversions, limited to `count` threads inside the
-    block (None: unchanged)."""
+    """OpenBLAS limited to `count` threads inside the block (None: unchanged)."""
     controls = _blas_controls() if count is not None else ()
     previous = [get() for get, _ in controls]
     for _, set_ in controls:
         set_(count)
     try:
-        with halves.limited_threads(count):
-            yield
+        yield
     finally:
         for (_, set_), n in zip(controls, previous):
             set_(n)
