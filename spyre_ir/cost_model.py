@@ -29,13 +29,18 @@ def pe_utilisation(tm: int, tn: int, config: SpyreConfig) -> float:
     return (tm / (ceil_div(tm, rows) * rows)) * (tn / (ceil_div(tn, cols) * cols))
 
 
-def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig) -> float:
-    """One core's PE time for `flops` in tiles of tm x tn. The corelets share a tile
-    by columns (spyre-tile gives each tn / corelets of them), so a tile whose columns
-    do not split into whole PE column groups per corelet runs on one corelet."""
+def corelets_sharing(tn: int, config: SpyreConfig) -> int:
+    """Corelets that share a tile of `tn` columns: spyre-tile gives each tn / corelets
+    of them, when that is whole PE column groups; else one corelet holds the tile."""
     corelets = config.corelets_per_core
     cols = config.pe_cols * config.pe_fp16_lanes
-    used = corelets if tn % (cols * corelets) == 0 else 1
+    return corelets if tn % (cols * corelets) == 0 else 1
+
+
+def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig) -> float:
+    """One core's PE time for `flops` in tiles of tm x tn (see `corelets_sharing`)."""
+    corelets = config.corelets_per_core
+    used = corelets_sharing(tn, config)
     peak = config.fp16_peak_flops_per_core * used / corelets
     return flops / (peak * pe_utilisation(tm, tn, config))
 
@@ -75,8 +80,13 @@ class MatmulPlan:
     """All-gathers of shared A tiles and the split-K all-reduces that the next output
     tile's work hides: they overlap PE and LPDDR5 work."""
     reduce_s: float = 0.0
-    """What nothing overlaps: the last output tile's final matmul instruction and its
-    split-K all-reduce (every all-reduce when a core has one output tile per M tile)."""
+    """What nothing overlaps: the last output tile's final matmul instruction (of its
+    first row block, see `row_blocks`) and its split-K all-reduce (every all-reduce
+    when a core has one output tile per M tile)."""
+    row_blocks: int = 1
+    """Row blocks the A tile and the accumulators are kept in, so that the last K step
+    computes, finishes (cast, epilogue) and stores the output tile block by block
+    (spyre-tile; see `tail_row_blocks`)."""
 
     @property
     def shares_a(self) -> bool:
@@ -106,6 +116,28 @@ def matmul_lx_bytes(
     the output tile split into the row blocks the cores of a K group store."""
     split_rows = tm * tn * elem if split_k > 1 else 0
     return 2 * (tm * tk + tk * tn) * elem + tm * tn * (4 + elem + extra_per_elem) + split_rows
+
+
+TAIL_ROW_BLOCKS = 4
+"""Row blocks of a tile's last K step: its first block's stores start after a quarter
+of the step's matmul, while each block still fills the PE rows."""
+
+
+def tail_row_blocks(rows: int, tm: int, share: int, k_tiles: int, tiles: int,
+                    split_k: int, config: SpyreConfig) -> int:  # fmt: skip
+    """Row blocks (1, 2 or 4) of a `tm`-row output tile of a matmul with `rows` rows
+    whose last K step is computed, finished and stored block by block: only when the
+    cores walk K (k_tiles > 1, no split-K) for one output tile each - with more, each
+    tile's stores still hold up the next tile's first loads, whatever the last tile
+    does - and the tiles do not overhang the rows (every core moves a block's time,
+    so a block of padding would cost as much as one of data). Each block is whole PE
+    rows and, when the A tile is shared over `share` cores, whole rows for each."""
+    if k_tiles == 1 or tiles > 1 or split_k > 1 or rows % tm:
+        return 1
+    blocks = TAIL_ROW_BLOCKS
+    while blocks > 1 and (tm % (blocks * share) or (tm // blocks) % config.pe_rows):
+        blocks //= 2
+    return blocks
 
 
 def _splits(cores: int) -> list[tuple[int, int, int]]:
@@ -189,6 +221,8 @@ def plan_matmul(
                     # Split-K with one K step: spyre-tile computes the tile stacked as
                     # [sk, tm / sk, tn], so the PE rows hold tm / sk rows at a time.
                     pe_rows = tm // sk if k_tiles == 1 and sk > 1 else tm
+                    blocks = tail_row_blocks(rows, tm, sn if share else 1, k_tiles, tiles,
+                                             sk, config) if batch == 1 else 1  # fmt: skip
                     last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
                     ddr = ddr_seconds(used * (a_bytes + b_bytes + c_bytes), config)
                     # Two slots keep two steps' loads in flight, so a step takes at least
@@ -203,12 +237,28 @@ def plan_matmul(
                         # plus that chain.
                         b_tile = ddr_seconds(used * tk * tn * elem, config)
                         ddr = max(ddr, tiles * (b_tile + last_step + reduce) / 2)
+                    pe = pe_seconds(flops, pe_rows, tn, config)
+                    if blocks > 1 and corelets_sharing(tn, config) == 1:
+                        pe /= config.corelets_per_core  # the row blocks take turns
+                    if blocks > 1:
+                        # Two slots: step k + 2's last B tile (a corelet's) is loaded
+                        # once step k's matmul is done, which waited for that tile of
+                        # step k to land: two steps take at least that chain.
+                        b_last = ddr_seconds(used * tk * tn * elem
+                                             / corelets_sharing(tn, config), config)
+                        chain = b_last + config.lpddr_latency_s + pe / steps
+                        ddr = max(ddr, steps * chain / 2)
+                        # One output tile per core: its stores follow the PE arrays' work
+                        # but for the last step's later blocks.
+                        c_store = ddr_seconds(used * c_bytes, config)
+                        ddr = max(ddr, pe - last_step + last_step / blocks + c_store)
                     plan = MatmulPlan(
                         sm, sn, sk, tm, tn, tk,
-                        pe_seconds(flops, pe_rows, tn, config),
+                        pe,
                         ddr,
                         a_loads * gather + hidden * reduce,
-                        last_step + (tiles - hidden) * reduce,
+                        last_step / blocks + (tiles - hidden) * reduce,
+                        blocks,
                     )  # fmt: skip
                     rank = plan.rank
                     if best_rank is None or rank < best_rank:

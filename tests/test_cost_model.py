@@ -172,6 +172,30 @@ def test_square_prefill_matmul_keeps_splitting_n() -> None:
     plan = cm.plan_matmul(1, 512, 4096, 4096, 2, C, 32)
     assert (plan.split_m, plan.split_n, plan.split_k) == (1, 32, 1)
     assert plan.ddr_s == pytest.approx(40 * 2**20 / 204.8e9)
+    # Each core walks K for one 512 x 128 tile, kept in four row blocks of 128: what
+    # nothing overlaps is the last step's first block, 2 * 128 * 128 * 64 flops on
+    # the core's 3.072e12 FLOP/s (0.683 us), not the whole step's 2.731 us.
+    assert (plan.tm, plan.tn, plan.tk, plan.row_blocks) == (512, 128, 64, 4)
+    assert plan.reduce_s == pytest.approx(2 * 128 * 128 * 64 / 3.072e12)
+
+
+@pytest.mark.parametrize(
+    "rows, tm, share, k_tiles, tiles, split_k, blocks",
+    [
+        (512, 512, 32, 64, 1, 1, 4),  # 128-row blocks, 4 rows of each per core
+        (64, 64, 32, 32, 1, 1, 2),  # 4 blocks of 16 rows would not split over 32 cores
+        (64, 64, 1, 32, 1, 1, 4),  # unshared: 4 blocks of 16 rows
+        (16, 16, 1, 32, 1, 1, 2),  # blocks of whole PE rows (8)
+        (8, 8, 1, 32, 1, 1, 1),
+        (512, 512, 32, 1, 1, 1, 1),  # one K step: nothing to peel
+        (512, 512, 32, 64, 2, 1, 1),  # two tiles per core
+        (512, 512, 1, 64, 1, 2, 1),  # split-K
+        (130, 256, 32, 64, 1, 1, 1),  # the tile overhangs the rows
+    ],
+)
+def test_tail_row_blocks(rows: int, tm: int, share: int, k_tiles: int, tiles: int,
+                         split_k: int, blocks: int) -> None:  # fmt: skip
+    assert cm.tail_row_blocks(rows, tm, share, k_tiles, tiles, split_k, C) == blocks
 
 
 def test_short_streams_of_small_tiles_are_latency_bound() -> None:

@@ -14,6 +14,9 @@ make the order explicit:
 * credits (write after read): a queue back from each consumer unit with one token per
   buffer slot; the next writer pops one before overwriting, the last reader pushes one
   when done. A double-buffered input has two slots, so the loads run one tile ahead.
+* branches: the two regions of an `scf.if` never run in the same pass, so a version
+  read in both takes a pop in each, and a credit is returned after the last read of
+  each (a matmul's last K step, computed apart from the others).
 
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
@@ -83,6 +86,21 @@ def ancestors(op: Operation, stop: Block) -> list[Operation]:
         assert parent is not None
         chain.append(parent)
     return chain
+
+
+def branch_path(op: Operation, other: Operation, body: Block) -> tuple:
+    """The regions of two-way `scf.if`s that hold `op` but not `other`, outermost
+    first, as (if, region index): ops on different paths never run in the same pass."""
+    other_chain = set(ancestors(other, body))
+    path = []
+    for a in ancestors(op, body):
+        if a in other_chain:
+            break
+        parent = a.parent_op()
+        if isinstance(parent, scf.IfOp) and parent not in other_chain and \
+                parent.false_region.blocks:  # fmt: skip
+            path.append((parent, parent.regions.index(a.parent_region())))
+    return tuple(reversed(path))
 
 
 def hoist(op: Operation, other: Operation, body: Block) -> Operation:
@@ -219,7 +237,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 # One pop per version and consumer unit: before its first read of it
                 # (of a multi-buffer: in each block that reads a slot).
                 multi = copies > 1 and not same_view
-                version = (q, r_at.parent_block()) if multi else (q, w)
+                version = (q, r_at.parent_block()) if multi else \
+                    (q, w, branch_path(r_at, w, body))  # fmt: skip
                 sync.before(r_at, core.PopOp(q), dst, ("pop", version))
         # Credits: each pure reader unit returns a token per version to each writer unit.
         pure_readers = [op for op, r, w in uses if r and not w]
@@ -247,10 +266,26 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                         for r_at in handbacks:
                             sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     else:
-                        w_at, r_at = hoist(w, last_read, body), hoist(last_read, w, body)
-                        sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
+                        w_at = hoist(w, last_read, body)
+                        for read in last_reads(unit_reads, w, body):
+                            r_at = hoist(read, w, body)
+                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
     return sync
+
+
+def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[Operation]:
+    """The reads of a version after which its credit goes back: the last one, or, when
+    the reads lie in the regions of one two-way `scf.if`, the last of each region."""
+    paths = [branch_path(op, writer, body) for op in reads]
+    if not paths[-1]:
+        return [reads[-1]]
+    outer = paths[-1][0][0]
+    if any(not p or p[0][0] is not outer for p in paths):
+        raise located_error(reads[-1], "convert-dataflow-to-units: a buffer is read both "
+                                       "inside and outside the branches of an scf.if")  # fmt: skip
+    last = {p[0]: op for p, op in zip(paths, reads)}
+    return list(last.values())
 
 
 L3_OF = {

@@ -103,6 +103,17 @@ class BodyBuilder:
                             self.constants)  # fmt: skip
         return body.args[0], inner
 
+    def branch(self, cond: SSAValue) -> tuple[BodyBuilder, BodyBuilder]:
+        """An scf.if on i1 `cond` with an else region; returns builders for both."""
+        regions = [Block(), Block()]
+        self.emit(scf.IfOp(cond, [], Region(regions[0]), Region(regions[1])))
+        builders = []
+        for body in regions:
+            body.add_op(scf.YieldOp())
+            inner = Builder(InsertPoint.before(body.last_op))
+            builders.append(BodyBuilder(inner, self.entry, self.constants))
+        return builders[0], builders[1]
+
     def when_positive(self, value: SSAValue) -> BodyBuilder:
         """An scf.if running when index `value` > 0; returns a builder for its body."""
         cond = self.emit(arith.CmpiOp(value, self.const(0), "ugt")).results[0]
@@ -358,9 +369,16 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
     # The two corelets each take half of the tile's columns: their own B tile, f32
     # accumulator, epilogue and store, sharing the A tile.
-    halves = DEFAULT_CONFIG.corelets_per_core if tn % (64 * DEFAULT_CONFIG.corelets_per_core) == 0 else 1
+    halves = cost_model.corelets_sharing(tn, DEFAULT_CONFIG)
     th = tn // halves
-    a_buf = b.alloc([1] * (lhs_rank - 2) + [tm, tk], spyre.element_of(mm.lhs))
+    # A matmul walking K may compute its last K step in row blocks, each finished
+    # (epilogue) and stored as soon as it is done (the planner's `row_blocks`): the A
+    # tile, the accumulators and the epilogue tiles are kept as that many row blocks.
+    blocks = mp.row_blocks
+    rows_per_block = tm // blocks
+    a_bufs = [b.alloc([1] * (lhs_rank - 2) + [rows_per_block, tk], spyre.element_of(mm.lhs))
+              for _ in range(blocks)]  # fmt: skip
+    a_buf = a_bufs[0]
     b_bufs = [b.alloc([1] * (rhs_rank - 2) + [tk, th], spyre.element_of(mm.rhs))
               for _ in range(halves)]  # fmt: skip
     # Split-K with one K step per output tile and no epilogue: the cores of a K group
@@ -370,26 +388,36 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
                and list(yielded.values) == [mm.result])  # fmt: skip
     rows_per_core = tm // sk
     acc_shape = [sk, rows_per_core, th] if stacked else [1] * (rank - 2) + [tm, th]
-    accs = [b.alloc(acc_shape, Float32Type()) for _ in range(halves)]
+    if blocks > 1:
+        acc_shape = [1] * (rank - 2) + [rows_per_block, th]
+    # Block by block, half by half: spyre.full picks the corelets in turn, so half h's
+    # accumulators land on corelet h (one half: its row blocks take turns).
+    block_accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(halves)]
+                  for _ in range(blocks)]  # fmt: skip
+    accs = [acc for row in block_accs for acc in row]
     share_a = mp.shares_a and lhs_rank == 2 and mm.lhs not in folded
-    a_part = b.alloc([tm // sn, tk], spyre.element_of(mm.lhs)) if share_a else None
+    a_parts = [b.alloc([rows_per_block // sn, tk], spyre.element_of(mm.lhs))
+               for _ in range(blocks)] if share_a else []  # fmt: skip
 
     ep_outputs = list(yielded.values)
     analysis = row_model.analyse(epilogue, ep_outputs, rank, whole_rows=False) if epilogue \
         else row_model.RowAnalysis(rank, out_shape, {mm.result: tuple(range(rank))})  # fmt: skip
     analysis.axes.setdefault(mm.result, tuple(range(rank)))
-    extents = [1] * (rank - 2) + [tm, th]
+    extents = [1] * (rank - 2) + [rows_per_block, th]
     values = list(dict.fromkeys([mm.result, *(o for op in epilogue for o in op.operands),
                                  *(r for op in epilogue for r in op.results)]))  # fmt: skip
-    buffers: list[dict[SSAValue, SSAValue]] = []
-    for _ in range(0 if stacked else halves):  # stacked tiles have their own (below)
-        half: dict[SSAValue, SSAValue] = {}
-        for v in values:
-            if isinstance(v.owner, spyre.RestickifyOp):
-                half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
-            else:
-                half[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
-        buffers.append(half)
+    # The epilogue's tiles, per row block and half.
+    block_buffers: list[list[dict[SSAValue, SSAValue]]] = []
+    for _ in range(0 if stacked else blocks):  # stacked tiles have their own (below)
+        block_buffers.append([])
+        for _ in range(halves):
+            half: dict[SSAValue, SSAValue] = {}
+            for v in values:
+                if isinstance(v.owner, spyre.RestickifyOp):
+                    half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+                else:
+                    half[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+            block_buffers[-1].append(half)
 
     mi, lb = b.loop(m_per)
     item = lb.add(lb.mul(cm, m_per), mi)
@@ -400,18 +428,81 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
 
     def load_a(kb: BodyBuilder, k0: SSAValue) -> None:
         lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
-        if share_a:
-            # Each core of an N group loads its slice of the A tile; the ring completes it.
-            rows = tm // sn
-            kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(m0, kb.mul(cn, rows)), k0], a_part, pad=0.0))
-        else:
-            kb.emit(transposed_load(lhs_mem, [*lhs_b, m0, k0], a_buf, mm.lhs in folded))
+        for j in range(blocks):
+            top = block_top(kb, j)
+            if share_a:
+                # Each core of an N group loads its slice of the A block; the ring
+                # completes it.
+                rows = rows_per_block // sn
+                kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(top, kb.mul(cn, rows)), k0],
+                                        a_parts[j], pad=0.0))  # fmt: skip
+            else:
+                kb.emit(transposed_load(lhs_mem, [*lhs_b, top, k0], a_bufs[j],
+                                        mm.lhs in folded))  # fmt: skip
 
-    def load_b(kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue]) -> None:
+    def block_top(kb: BodyBuilder, j: int) -> SSAValue:
+        """The first row of row block j."""
+        return m0 if blocks == 1 else kb.add(m0, j * rows_per_block)
+
+    def gather_a(kb: BodyBuilder) -> None:
+        for part, full in zip(a_parts, a_bufs):
+            kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
+
+    def load_b(kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
+               which: Sequence[int] = range(halves)) -> None:  # fmt: skip
         rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
-        for h in range(halves):
+        for h in which:
             kb.emit(transposed_load(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h],
                                     mm.rhs in folded))  # fmt: skip
+
+    def load_epilogue_inputs(fb: BodyBuilder, j: int) -> None:
+        """The epilogue's inputs from LPDDR5 for row block j. They are issued before
+        any block's stores, which wait for the epilogue: the load/store unit issues in
+        order, so a load behind a store would pay the LPDDR5 latency once more."""
+        inputs = [operand for op in epilogue if not isinstance(op, spyre.RestickifyOp)
+                  for operand in op.operands
+                  if operand in shell.memory and operand is not mm.result]  # fmt: skip
+        if not inputs:
+            return
+        top = block_top(fb, j)
+        for h in range(halves):
+            row_offsets = [*batch_index, top, n_half[h]]
+            for operand in inputs:
+                offsets = box_offsets(fb, operand, analysis.axes.get(operand, ()), row_offsets)
+                fb.emit(dataflow.LoadOp(shell.memory[operand], offsets,
+                                        block_buffers[j][h][operand]))  # fmt: skip
+
+    def finish(fb: BodyBuilder, j: int, load_inputs: bool = False) -> None:
+        """Row block j of the output tile: its split-K all-reduce, cast, epilogue
+        (`load_inputs`: after loading its inputs) and stores."""
+        buffers = block_buffers[j]
+        for h in range(halves):
+            if sk > 1:
+                fb.emit(dataflow.RingAllreduceOp(block_accs[j][h], "add", sk))
+            fb.compute_named("spyre.cast", [block_accs[j][h]], [buffers[h][mm.result]])
+        if load_inputs:
+            load_epilogue_inputs(fb, j)
+        top = block_top(fb, j)
+        for h in range(halves):
+            row_offsets = [*batch_index, top, n_half[h]]
+            for op in epilogue:
+                if not isinstance(op, spyre.RestickifyOp):
+                    fb.compute(op, [buffers[h][o] for o in op.operands],
+                               [buffers[h][r] for r in op.results])  # fmt: skip
+            for value in ep_outputs:
+                tile, at = buffers[h][value], row_offsets
+                if sk > 1 and analysis.axes[value] == tuple(range(rank)) and \
+                        list(analysis.tile_shape(value, extents)) == extents:  # fmt: skip
+                    # The cores of a K group hold the same reduced tile: each stores
+                    # its tm / sk rows, picked from the tile reshaped to
+                    # [sk, .., tm / sk, th].
+                    rows = tm // sk
+                    split = b.alloc([sk, *extents[:-2], rows, th], spyre.element_of(value))
+                    fb.compute_named("spyre.reshape", [tile], [split])
+                    tile = fb.emit(dataflow.SlotOp(split, ck)).results[0]
+                    at = [*batch_index, fb.add(m0, fb.mul(ck, rows)), n_half[h]]
+                offsets = box_offsets(fb, value, analysis.axes[value], at)
+                fb.emit(dataflow.StoreOp(tile, shell.memory[value], offsets))
 
     def zero_accumulators(nb: BodyBuilder) -> None:
         for acc in accs:
@@ -425,8 +516,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
         # M tile, so it is loaded once, and the N loop streams B tiles.
         k0 = lb.mul(ck, tk)
         load_a(lb, k0)
-        if share_a:
-            lb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
+        gather_a(lb)
         if stacked:
             a_rows = b.alloc([sk, rows_per_core, tk], spyre.element_of(mm.lhs))
             lb.compute_named("spyre.reshape", [a_buf], [a_rows])
@@ -443,43 +533,37 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
         kk, kb = nb.loop(k_per)
         k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
         load_a(kb, k0)
-        load_b(kb, k0, n_half)
-        if share_a:
-            kb.emit(dataflow.RingAllgatherOp(a_part, a_buf, sn, sk))
+        load_b(kb, k0, n_half, [0])
+        # The all-gather right after the first corelet's B tile: a push of the LS unit
+        # carries the landing of every move issued before it, so that corelet's matmul
+        # then waits for its own B tile, not for the other corelet's too.
+        gather_a(kb)
+        load_b(kb, k0, n_half, range(1, halves))
+        if blocks > 1:
+            more = kb.emit(arith.CmpiOp(kk, kb.const(k_per - 1), "ult")).results[0]
+            steps, last = kb.branch(more)
+            for h in range(halves):
+                for j in range(blocks):
+                    steps.compute(mm, [a_bufs[j], b_bufs[h]], [block_accs[j][h]],
+                                  accumulate=True)  # fmt: skip
+            # The last step block by block, so the first blocks' stores stream to
+            # LPDDR5 while the PE arrays still compute the others (the whole tile's
+            # last matmul would leave LPDDR5 idle meanwhile).
+            for j in range(blocks):
+                load_epilogue_inputs(last, j)
+            for j in range(blocks):
+                for h in range(halves):
+                    last.compute(mm, [a_bufs[j], b_bufs[h]], [block_accs[j][h]],
+                                 accumulate=True)  # fmt: skip
+                finish(last, j)
+            return shell.kernel
     for h in range(halves):
         kb.compute(mm, [a_operand, b_bufs[h]], [accs[h]], accumulate=True)
     if stacked:
         store_stacked(nb, lb, nj, accs, shell.memory[mm.result], sk, (cn, ck, m0),
                       (n_per, tn, th), rows_per_core)  # fmt: skip
         return shell.kernel
-    for h in range(halves):
-        if sk > 1:
-            nb.emit(dataflow.RingAllreduceOp(accs[h], "add", sk))
-        nb.compute_named("spyre.cast", [accs[h]], [buffers[h][mm.result]])
-    for h in range(halves):
-        row_offsets = [*batch_index, m0, n_half[h]]
-        for op in epilogue:
-            if isinstance(op, spyre.RestickifyOp):
-                continue
-            for operand in op.operands:
-                if operand in shell.memory and operand is not mm.result:
-                    offsets = box_offsets(nb, operand, analysis.axes.get(operand, ()), row_offsets)
-                    nb.emit(dataflow.LoadOp(shell.memory[operand], offsets, buffers[h][operand]))
-            nb.compute(op, [buffers[h][o] for o in op.operands],
-                       [buffers[h][r] for r in op.results])  # fmt: skip
-        for value in ep_outputs:
-            tile, at = buffers[h][value], row_offsets
-            if sk > 1 and analysis.axes[value] == tuple(range(rank)) and \
-                    list(analysis.tile_shape(value, extents)) == extents:  # fmt: skip
-                # The cores of a K group hold the same reduced tile: each stores its
-                # tm / sk rows, picked from the tile reshaped to [sk, .., tm / sk, th].
-                rows = tm // sk
-                blocks = b.alloc([sk, *extents[:-2], rows, th], spyre.element_of(value))
-                nb.compute_named("spyre.reshape", [tile], [blocks])
-                tile = nb.emit(dataflow.SlotOp(blocks, ck)).results[0]
-                at = [*batch_index, nb.add(m0, nb.mul(ck, rows)), n_half[h]]
-            offsets = box_offsets(nb, value, analysis.axes[value], at)
-            nb.emit(dataflow.StoreOp(tile, shell.memory[value], offsets))
+    finish(nb, 0, load_inputs=True)
     return shell.kernel
 
 

@@ -95,3 +95,74 @@ func.func @k_loop(%a: tensor<64x256xf16>, %b: tensor<256x64xf16>) -> tensor<64x6
   }
   func.return %r : tensor<64x64xf16>
 }
+
+// -----
+
+// The last K step apart (spyre-tile's row blocks): the tiles are read in both regions of
+// an scf.if, which never run in the same pass, so each region pops the loads' tokens
+// and hands the credits back; the cast and the store follow the else region's matmul.
+// CHECK-LABEL: func.func @last_step_apart
+// CHECK:         core.unit "ls" {
+// CHECK:           scf.for
+// CHECK:             core.pop %[[A_CREDIT:.*]]
+// CHECK-NEXT:        ls.load
+// CHECK-NEXT:        core.push %[[A_DATA:.*]]
+// CHECK:             core.pop %[[B_CREDIT:.*]]
+// CHECK-NEXT:        ls.load
+// CHECK-NEXT:        core.push %[[B_DATA:.*]]
+// CHECK:             scf.if
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          core.pop %[[RES:.*]]
+// CHECK-NEXT:          ls.store
+// CHECK:         core.unit "pe0" {
+// CHECK:           scf.for
+// CHECK:             scf.if
+// CHECK-NEXT:          core.pop %[[A_DATA]]
+// CHECK-NEXT:          core.pop %[[B_DATA]]
+// CHECK-NEXT:          pe.compute "spyre.matmul" {{.*}} {accumulate}
+// CHECK-NEXT:          core.push %[[B_CREDIT]]
+// CHECK-NEXT:          core.push %[[A_CREDIT]]
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          core.pop %[[A_DATA]]
+// CHECK-NEXT:          core.pop %[[B_DATA]]
+// CHECK-NEXT:          pe.compute "spyre.matmul" {{.*}} {accumulate}
+// CHECK-NEXT:          core.push %[[B_CREDIT]]
+// CHECK-NEXT:          core.push %[[A_CREDIT]]
+// CHECK-NEXT:          core.push %[[ACC:.*]]
+// CHECK-NEXT:        }
+// CHECK:         core.unit "sfp0" {
+// CHECK:           scf.for
+// CHECK:             scf.if
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          core.pop %[[ACC]]
+// CHECK:               sfp.compute "spyre.cast"
+func.func @last_step_apart(%a: tensor<64x256xf16>, %b: tensor<256x64xf16>) -> tensor<64x64xf16> {
+  %r = dataflow.kernel @k cores(1) (%a, %b) : (tensor<64x256xf16>, tensor<256x64xf16>) -> tensor<64x64xf16> {
+  ^bb0(%core: index, %am: !dataflow.ddr<64x256xf16>, %bm: !dataflow.ddr<256x64xf16>, %out: !dataflow.ddr<64x64xf16>):
+    %at = dataflow.alloc_lx {offset = 0 : i64} : !dataflow.lx<64x64xf16>
+    %bt = dataflow.alloc_lx {offset = 8192 : i64} : !dataflow.lx<64x64xf16>
+    %acc = dataflow.alloc_lx {offset = 16384 : i64} : !dataflow.lx<64x64xf32>
+    %res = dataflow.alloc_lx {offset = 32768 : i64} : !dataflow.lx<64x64xf16>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    dataflow.compute "spyre.full" on "pe" () -> (%acc) {attrs = {value = 0.0 : f64}} : () -> !dataflow.lx<64x64xf32>
+    scf.for %k = %c0 to %c4 step %c1 {
+      %k0 = arith.muli %k, %c64 : index
+      dataflow.load %am[%c0, %k0] into %at : !dataflow.ddr<64x256xf16>, !dataflow.lx<64x64xf16>
+      dataflow.load %bm[%k0, %c0] into %bt : !dataflow.ddr<256x64xf16>, !dataflow.lx<64x64xf16>
+      %more = arith.cmpi ult, %k, %c3 : index
+      scf.if %more {
+        dataflow.compute "spyre.matmul" on "pe" (%at, %bt) -> (%acc) {accumulate} : (!dataflow.lx<64x64xf16>, !dataflow.lx<64x64xf16>) -> !dataflow.lx<64x64xf32>
+      } else {
+        dataflow.compute "spyre.matmul" on "pe" (%at, %bt) -> (%acc) {accumulate} : (!dataflow.lx<64x64xf16>, !dataflow.lx<64x64xf16>) -> !dataflow.lx<64x64xf32>
+        dataflow.compute "spyre.cast" on "sfp" (%acc) -> (%res) : (!dataflow.lx<64x64xf32>) -> !dataflow.lx<64x64xf16>
+        dataflow.store %res into %out[%c0, %c0] : !dataflow.lx<64x64xf16>, !dataflow.ddr<64x64xf16>
+      }
+    }
+    dataflow.end
+  }
+  func.return %r : tensor<64x64xf16>
+}

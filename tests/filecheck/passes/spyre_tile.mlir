@@ -27,21 +27,34 @@ func.func @rows(%x: tensor<4096x1024xf16>, %w: tensor<1024xf16>) -> tensor<4096x
 
 // -----
 
-// A matmul kernel: an f32 accumulator zeroed per output tile, a K loop of A and B tile
-// loads padded with zeros and an accumulating PE matmul, then the cast and epilogue.
+// A matmul kernel: f32 accumulators zeroed per output tile, a K loop of A and B tile
+// loads padded with zeros and accumulating PE matmuls, then the cast and epilogue.
+// Each core walks K for one 512 x 64 output tile, kept as four row blocks: the last
+// K step computes, finishes and stores them one by one, so the first stores overlap
+// the other blocks' matmuls.
 // CHECK-LABEL: func.func @matmul
 // CHECK:       dataflow.kernel @matmul_0 cores({{[0-9]+}})
-// CHECK:         %[[ACC:.*]] = dataflow.alloc_lx : !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK:         %[[A0:.*]] = dataflow.alloc_lx : !dataflow.lx<128x64xf16>
+// CHECK:         %[[A1:.*]] = dataflow.alloc_lx : !dataflow.lx<128x64xf16>
+// CHECK:         %[[ACC0:.*]] = dataflow.alloc_lx : !dataflow.lx<128x64xf32>
+// CHECK:         %[[ACC1:.*]] = dataflow.alloc_lx : !dataflow.lx<128x64xf32>
 // CHECK:         scf.for
 // CHECK:           scf.for
-// CHECK:             dataflow.compute "spyre.full" on "pe"() -> (%[[ACC]]) {attrs = {value = 0.000000e+00 : f64}}
-// CHECK:             scf.for
+// CHECK:             dataflow.compute "spyre.full" on "pe"() -> (%[[ACC0]]) {attrs = {value = 0.000000e+00 : f64}}
+// CHECK:             scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:               dataflow.load {{.*}} {pad = 0.000000e+00 : f64}
 // CHECK:               dataflow.load {{.*}} {pad = 0.000000e+00 : f64}
-// CHECK:               dataflow.compute "spyre.matmul" on "pe"({{.*}}) -> (%[[ACC]]) {accumulate}
-// CHECK:             dataflow.compute "spyre.cast" on "sfp"(%[[ACC]])
-// CHECK:             dataflow.compute "spyre.relu" on "pe"
-// CHECK:             dataflow.store
+// CHECK:               dataflow.ring_allgather %{{.*}} into %[[A0]]
+// CHECK:               %[[MORE:.*]] = arith.cmpi ult, %[[K]], %{{.*}} : index
+// CHECK-NEXT:          scf.if %[[MORE]] {
+// CHECK-NEXT:            dataflow.compute "spyre.matmul" on "pe"(%[[A0]], %{{.*}}) -> (%[[ACC0]]) {accumulate}
+// CHECK-NEXT:            dataflow.compute "spyre.matmul" on "pe"(%[[A1]], %{{.*}}) -> (%[[ACC1]]) {accumulate}
+// CHECK:               } else {
+// CHECK-NEXT:            dataflow.compute "spyre.matmul" on "pe"(%[[A0]], %{{.*}}) -> (%[[ACC0]]) {accumulate}
+// CHECK-NEXT:            dataflow.compute "spyre.cast" on "sfp"(%[[ACC0]]) -> (%[[C0:.*]]) :
+// CHECK:                 dataflow.compute "spyre.relu" on "pe"(%[[C0]]) -> (%[[R0:.*]]) :
+// CHECK-NEXT:            dataflow.store %[[R0]]
+// CHECK-NEXT:            dataflow.compute "spyre.matmul" on "pe"(%[[A1]], %{{.*}}) -> (%[[ACC1]]) {accumulate}
 func.func @matmul(%a: tensor<512x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<512x2048xf16> {
   %m = spyre.matmul %a, %b : tensor<512x1024xf16>, tensor<1024x2048xf16> -> tensor<512x2048xf16>
   %r = spyre.relu %m : tensor<512x2048xf16> -> tensor<512x2048xf16>
