@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 from spyre_ir.hardware import SpyreConfig
 
-TILE_ROWS = (8, 16, 32, 64, 128, 256, 512)
+TILE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+"""Tile rows; fewer than the PE array's only when a core has fewer rows of output (a
+decode GEMV): the array idles on the missing rows either way, and LX, the loads and the
+numerics then carry no padding rows."""
 TILE_COLS = (64, 128, 256, 512, 1024, 2048)
 
 
@@ -186,7 +189,7 @@ def plan_matmul(
         nc = ceil_div(n, sn)
         kc = ceil_div(k, sk)
         for tm in TILE_ROWS:
-            if tm > max(8, 2 * mc) or tm % sk:
+            if tm > max(config.pe_rows, 2 * mc) or tm % sk or tm < min(mc, config.pe_rows):
                 continue
             for tn in TILE_COLS:
                 if tn > max(64, 2 * nc):

@@ -167,9 +167,13 @@ class _Lx:
         return self.root.array.dtype
 
     def _key(self) -> tuple:
-        if all(isinstance(i, int) for i in self.index):
+        if self.is_view():
             return (slice(None), *self.index)
         return (np.arange(self.cores), *self.index)
+
+    def is_view(self) -> bool:
+        """Whether `read` gives a view of the storage (else a copy)."""
+        return all(isinstance(i, int) for i in self.index)
 
     def read(self) -> np.ndarray:
         """[cores, *shape]; a view of the storage when no per-core indexing is needed."""
@@ -179,9 +183,10 @@ class _Lx:
         """Store `value` ([cores, *shape]); `fresh`: nothing else refers to it, so a
         whole buffer may take the array itself instead of a copy."""
         array = self.root.array
-        if self.index and not all(isinstance(i, int) for i in self.index):
+        if not self.is_view():
             # Per-core slots: advanced indexing, which cannot hand out a view.
-            array[self._key()] = converted(value, array.dtype) if value.dtype != array.dtype else value
+            same = value.dtype == array.dtype
+            array[self._key()] = value if same else converted(value, array.dtype)
         elif self.index:
             convert_into(array[self._key()], value)
         elif (
@@ -503,6 +508,9 @@ def _rounds_from_f32(op_class: type[Operation], props: dict[str, Attribute]) -> 
     return op_class in _ROUNDS_FROM_F32
 
 
+_COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+
 class _TileOp:
     """How one `dataflow.compute` runs on [cores, ...] arrays (built once per op).
 
@@ -582,8 +590,12 @@ class _TileOp:
         if self.combine is not None:
             assert current is not None
             wide = np.float32 if self.name in FLOATS else np.int64
-            fn = {"add": np.add, "max": np.maximum, "min": np.minimum}[self.combine]
-            return round_held(fn(current.astype(wide, copy=False), result.astype(wide, copy=False)), self.name)
+            fn = _COMBINE[self.combine]
+            if current.dtype == wide and current.flags.writeable and self.name != "f16":
+                # Nothing to round (an f32 or i64 accumulator): combine in place.
+                return fn(current, result, out=current)
+            combined = fn(current.astype(wide, copy=False), result.astype(wide, copy=False))
+            return round_held(combined, self.name)
         if self.widened and self.name == "f16":  # float32 computed for an f16 buffer
             owned = result.base is None and not any(result is x for x in inputs)
             return round_to_f16(result, overwrite=owned)
@@ -996,8 +1008,9 @@ class _Kernel:
                 f"{op.kind.data} gave {result.dtype}, the buffer holds {out.dtype} "
                 "(interpreter bug)"
             )
-        fresh = not any(result is x for x in inputs) and result is not current
-        out.write(result, fresh=fresh)
+        if result is current and out.is_view():
+            return []  # combined in place, in LX
+        out.write(result, fresh=not any(result is x for x in inputs))
         return []
 
     def _groups(

@@ -54,6 +54,11 @@ def convert_into(dest: np.ndarray, src: np.ndarray) -> None:
     ):
         torch = _torch()
         if torch is not None and dest.flags.writeable:
+            if not src.flags.c_contiguous and src.ndim > 1:
+                # torch's converting copy from a strided source (a tile of a larger
+                # tensor) runs at a third of its contiguous speed; numpy's same-type
+                # gather into one block, then the conversion, is twice as fast.
+                src = np.ascontiguousarray(src)
             source, target = _torch_view(torch, src), _torch_view(torch, dest)
             if source is not None and target is not None:
                 # One thread: a conversion is bound by memory bandwidth, which a second
