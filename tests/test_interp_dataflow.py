@@ -1018,3 +1018,38 @@ def test_rank0_values_cross_kernels_at_every_level() -> None:
     (l3,) = simulate(lower_to_units(parse(text)), [a]).outputs
     np.testing.assert_allclose(l2, want, rtol=1e-6)
     np.testing.assert_allclose(l3, want, rtol=1e-6)
+
+
+SCALARS = [0, 1, 2, 3, 7, 64, 4096, 2**31, 2**62, -1, -2, -7, -(2**62)]
+
+
+@pytest.mark.parametrize("op", list(L2._INT_SCALAR), ids=lambda c: c.name)
+def test_scalar_index_arithmetic_matches_the_vector_path(op) -> None:
+    """Uniform index values take a Python-int shortcut; wherever it answers, it gives
+    what the per-core numpy path gives (which handles everything else)."""
+    fn, unsigned = L2._INT_BINARY[op]
+    answered = 0
+    for a in SCALARS:
+        for b in SCALARS:
+            got = L2._INT_SCALAR[op](a, b)
+            if got is None or not -(2**63) <= got < 2**63:
+                continue
+            answered += 1
+            x, y = (L2._as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
+            with np.errstate(over="ignore"):
+                want = int(L2._signed(fn(x, y), 64))
+            assert got == want, (op.name, a, b)
+    shifts = op.name.startswith("arith.shr") or op.name == "arith.shli"
+    assert answered > 0 or shifts, op.name
+
+
+@pytest.mark.parametrize("predicate", range(10))
+def test_scalar_comparisons_match_the_vector_path(predicate: int) -> None:
+    fn, unsigned = L2._CMPI[predicate]
+    for a in SCALARS:
+        for b in SCALARS:
+            if unsigned and min(a, b) < 0:
+                continue  # the shortcut leaves these to the vector path
+            got = L2._CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](a, b)
+            x, y = (L2._as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
+            assert got == bool(fn(x, y)), (predicate, a, b)

@@ -708,6 +708,49 @@ _INT_BINARY: dict[type[Operation], tuple[Callable, bool]] = {
     arith.ShRSIOp: (np.right_shift, False),
 }  # fmt: skip
 
+def _scalar_pair(operands: list) -> tuple[int, int] | None:
+    """Two uniform (0-d) index values as Python ints, else None."""
+    a, b = operands
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 0 and b.ndim == 0:
+        return int(a), int(b)
+    return None
+
+
+def _natural(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
+    """`fn` where both operands are >= 0 and the divisor > 0 (signed and unsigned
+    readings agree there, and nothing divides by zero); None elsewhere (numpy's path)."""
+    return lambda a, b: fn(a, b) if a >= 0 and b > 0 else None
+
+
+def _when_natural(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
+    return lambda a, b: fn(a, b) if a >= 0 and b >= 0 else None
+
+
+# The ops of `_INT_BINARY` on two uniform 64-bit values, in Python ints: None asks for
+# the general path (which also reports division by zero).
+_INT_SCALAR: dict[type[Operation], Callable[[int, int], int | None]] = {
+    arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivSIOp: _natural(lambda a, b: a // b), arith.DivUIOp: _natural(lambda a, b: a // b),
+    arith.RemSIOp: _natural(lambda a, b: a % b), arith.RemUIOp: _natural(lambda a, b: a % b),
+    arith.FloorDivSIOp: _natural(lambda a, b: a // b),
+    arith.CeilDivSIOp: _natural(lambda a, b: -(-a // b)),
+    arith.CeilDivUIOp: _natural(lambda a, b: -(-a // b)),
+    arith.MinSIOp: min, arith.MaxSIOp: max,
+    arith.MinUIOp: _when_natural(min), arith.MaxUIOp: _when_natural(max),
+    arith.AndIOp: _when_natural(lambda a, b: a & b),
+    arith.OrIOp: _when_natural(lambda a, b: a | b),
+    arith.XOrIOp: _when_natural(lambda a, b: a ^ b),
+    arith.ShLIOp: lambda a, b: None, arith.ShRUIOp: lambda a, b: None,
+    arith.ShRSIOp: lambda a, b: None,
+}  # fmt: skip
+
+# cmpi predicates 0-5 (and the unsigned 6-9 as 2-5, on values >= 0).
+_CMPI_SCALAR: tuple[Callable[[int, int], bool], ...] = (
+    lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b,
+    lambda a, b: a <= b, lambda a, b: a > b, lambda a, b: a >= b,
+)  # fmt: skip
+
 _CMPI: dict[int, tuple[Callable, bool]] = {
     0: (np.equal, False), 1: (np.not_equal, False),
     2: (np.less, False), 3: (np.less_equal, False),
@@ -735,6 +778,7 @@ class _Kernel:
         # The boxes the current instruction cuts: logged for a recording, or fed back
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[_Box] | None = None
+        self.widths: dict[Operation, int] = {}  # index op -> bit width of its operands
         self.box_feed: Iterator[_Box] | None = None
         self.handlers: dict[type[Operation], Callable[[Operation, list], list]] = {
             arith.ConstantOp: self.constant,
@@ -828,16 +872,31 @@ class _Kernel:
         raise InterpreterError(f"unsupported constant {value} in a kernel")
 
     def int_binary(self, op: Operation, operands: list) -> list:
+        width = self._width_of(op, op.results[0])
+        scalar = _scalar_pair(operands) if width == 64 else None
+        if scalar is not None:  # the same on every core: Python ints, no numpy calls
+            result = _INT_SCALAR[type(op)](*scalar)
+            if result is not None and -(1 << 63) <= result < 1 << 63:
+                return [np.array(result, dtype=np.int64)]
         fn, unsigned = _INT_BINARY[type(op)]
-        width = _width(op.results[0].type)
         a, b = (_as_int(x, width, unsigned) for x in operands)
         return [_signed(fn(a, b), width)]
 
     def cmpi(self, op: arith.CmpiOp, operands: list) -> list:
-        fn, unsigned = _CMPI[op.predicate.value.data]
-        width = _width(op.lhs.type)
+        predicate = op.predicate.value.data
+        fn, unsigned = _CMPI[predicate]
+        width = self._width_of(op, op.lhs)
+        scalar = _scalar_pair(operands) if width == 64 else None
+        if scalar is not None and (not unsigned or min(scalar) >= 0):
+            return [np.array(_CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](*scalar))]
         a, b = (_as_int(x, width, unsigned) for x in operands)
         return [np.asarray(fn(a, b))]
+
+    def _width_of(self, op: Operation, value: SSAValue) -> int:
+        width = self.widths.get(op)
+        if width is None:
+            width = self.widths[op] = _width(value.type)
+        return width
 
     def select(self, op: arith.SelectOp, operands: list) -> list:
         cond, a, b = operands

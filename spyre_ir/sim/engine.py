@@ -910,6 +910,11 @@ def _box_sticks_per_core(
         return uniform, uniform * cores
     count: object = uniform
     for d, o, e, n in varying:
+        first, last = int(o.min()), int(o.max())
+        if first >= 0 and last + e <= n and (d != stick_dim or not (o % per_stick).any()):
+            # Every core's box lies inside (stick-aligned): all move the same.
+            count = count * (-(-e // per_stick) if d == stick_dim else e)
+            continue
         lo, hi = np.minimum(np.maximum(o, 0), n), np.minimum(np.maximum(o + e, 0), n)
         if d == stick_dim:
             inside = np.where(hi > lo, -(-hi // per_stick) - lo // per_stick, 0)
