@@ -256,6 +256,7 @@ class _Box:
         self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int], cores: int
     ):
         self.cores, self.extents, self.rank = cores, tuple(extents), len(extents)
+        self.shape = tuple(shape)
         self.empty = any(e == 0 or n == 0 for e, n in zip(extents, shape))
         self.partial = False
         self.offsets = list(offsets)  # per dim: an int or [cores] ints, for messages
@@ -290,7 +291,6 @@ class _Box:
             self.inside.append(bool(first.min() >= 0) and bool(first.max() + e <= n))
         if self.varying and all(self.inside):
             self.grid = _core_grid(dict(zip(self.varying, self.starts)), cores)
-        self.shape = tuple(shape)
 
     def indices(self) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray | None]]:
         """Per varying dim, [cores, extent] index arrays: clipped into the tensor, with
@@ -708,6 +708,7 @@ _INT_BINARY: dict[type[Operation], tuple[Callable, bool]] = {
     arith.ShRSIOp: (np.right_shift, False),
 }  # fmt: skip
 
+
 def _scalar_pair(operands: list) -> tuple[int, int] | None:
     """Two uniform (0-d) index values as Python ints, else None."""
     a, b = operands
@@ -717,32 +718,30 @@ def _scalar_pair(operands: list) -> tuple[int, int] | None:
 
 
 def _natural(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
-    """`fn` where both operands are >= 0 and the divisor > 0 (signed and unsigned
-    readings agree there, and nothing divides by zero); None elsewhere (numpy's path)."""
-    return lambda a, b: fn(a, b) if a >= 0 and b > 0 else None
-
-
-def _when_natural(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
+    """`fn` where both operands are >= 0 (signed and unsigned readings agree there);
+    None elsewhere, for numpy's path."""
     return lambda a, b: fn(a, b) if a >= 0 and b >= 0 else None
 
 
-# The ops of `_INT_BINARY` on two uniform 64-bit values, in Python ints: None asks for
-# the general path (which also reports division by zero).
+def _dividing(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
+    """`_natural`, and the divisor > 0 (numpy's path reports division by zero)."""
+    return lambda a, b: fn(a, b) if a >= 0 and b > 0 else None
+
+
+# Ops of `_INT_BINARY` on two uniform 64-bit values in Python ints (no shifts); None
+# from one asks for the general path.
 _INT_SCALAR: dict[type[Operation], Callable[[int, int], int | None]] = {
     arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
-    arith.DivSIOp: _natural(lambda a, b: a // b), arith.DivUIOp: _natural(lambda a, b: a // b),
-    arith.RemSIOp: _natural(lambda a, b: a % b), arith.RemUIOp: _natural(lambda a, b: a % b),
-    arith.FloorDivSIOp: _natural(lambda a, b: a // b),
-    arith.CeilDivSIOp: _natural(lambda a, b: -(-a // b)),
-    arith.CeilDivUIOp: _natural(lambda a, b: -(-a // b)),
+    arith.DivSIOp: _dividing(lambda a, b: a // b), arith.DivUIOp: _dividing(lambda a, b: a // b),
+    arith.RemSIOp: _dividing(lambda a, b: a % b), arith.RemUIOp: _dividing(lambda a, b: a % b),
+    arith.FloorDivSIOp: _dividing(lambda a, b: a // b),
+    arith.CeilDivSIOp: _dividing(lambda a, b: -(-a // b)),
+    arith.CeilDivUIOp: _dividing(lambda a, b: -(-a // b)),
     arith.MinSIOp: min, arith.MaxSIOp: max,
-    arith.MinUIOp: _when_natural(min), arith.MaxUIOp: _when_natural(max),
-    arith.AndIOp: _when_natural(lambda a, b: a & b),
-    arith.OrIOp: _when_natural(lambda a, b: a | b),
-    arith.XOrIOp: _when_natural(lambda a, b: a ^ b),
-    arith.ShLIOp: lambda a, b: None, arith.ShRUIOp: lambda a, b: None,
-    arith.ShRSIOp: lambda a, b: None,
+    arith.MinUIOp: _natural(min), arith.MaxUIOp: _natural(max),
+    arith.AndIOp: _natural(lambda a, b: a & b), arith.OrIOp: _natural(lambda a, b: a | b),
+    arith.XOrIOp: _natural(lambda a, b: a ^ b),
 }  # fmt: skip
 
 # cmpi predicates 0-5 (and the unsigned 6-9 as 2-5, on values >= 0).
@@ -775,10 +774,10 @@ class _Kernel:
         self.cores = op.core_count
         self.check = interp.check_races
         self.values: dict[SSAValue, object] = {}
+        self.widths: dict[Operation, int] = {}  # index op -> bit width of its operands
         # The boxes the current instruction cuts: logged for a recording, or fed back
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[_Box] | None = None
-        self.widths: dict[Operation, int] = {}  # index op -> bit width of its operands
         self.box_feed: Iterator[_Box] | None = None
         self.handlers: dict[type[Operation], Callable[[Operation, list], list]] = {
             arith.ConstantOp: self.constant,
@@ -873,9 +872,10 @@ class _Kernel:
 
     def int_binary(self, op: Operation, operands: list) -> list:
         width = self._width_of(op, op.results[0])
-        scalar = _scalar_pair(operands) if width == 64 else None
+        fast = _INT_SCALAR.get(type(op)) if width == 64 else None
+        scalar = _scalar_pair(operands) if fast is not None else None
         if scalar is not None:  # the same on every core: Python ints, no numpy calls
-            result = _INT_SCALAR[type(op)](*scalar)
+            result = fast(*scalar)
             if result is not None and -(1 << 63) <= result < 1 << 63:
                 return [np.array(result, dtype=np.int64)]
         fn, unsigned = _INT_BINARY[type(op)]
@@ -888,7 +888,8 @@ class _Kernel:
         width = self._width_of(op, op.lhs)
         scalar = _scalar_pair(operands) if width == 64 else None
         if scalar is not None and (not unsigned or min(scalar) >= 0):
-            return [np.array(_CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](*scalar))]
+            compare = _CMPI_SCALAR[predicate if predicate < 6 else predicate - 4]
+            return [np.array(compare(*scalar))]
         a, b = (_as_int(x, width, unsigned) for x in operands)
         return [np.asarray(fn(a, b))]
 
@@ -962,7 +963,9 @@ class _Kernel:
         buffer, index = operands
         return [buffer.slot(index, buffer.shape[0])]
 
-    def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> _Box:
+    def _box(
+        self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]
+    ) -> _Box:
         if self.box_feed is not None:
             return next(self.box_feed)
         box = _Box(offsets, extents, shape, self.cores)
@@ -976,7 +979,8 @@ class _Kernel:
         dest: _Lx = operands[-1]
         static = self.interp.loads.get(op)
         if static is None:  # (perm, the pad value): xDSL's accessors are slow per move
-            static = self.interp.loads[op] = (D.ints(op.perm), _fill(op.pad_value, source.name))
+            static = (D.ints(op.perm), _fill(op.pad_value, source.name))
+            self.interp.loads[op] = static
         perm, fill = static
         box = self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
         tile = box.gather(source.data, fill)

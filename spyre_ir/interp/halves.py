@@ -23,6 +23,7 @@ TORCH_MIN_VALUES = 1 << 16
 
 _HALF_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
 
+
 def _torch() -> ModuleType | None:
     torch = sys.modules.get("torch")
     if torch is None:

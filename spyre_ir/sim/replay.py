@@ -45,9 +45,9 @@ def _fingerprint(program: Operation) -> tuple:
 
 @dataclass
 class Step:
-    """One instruction's numerics: `handler(op, operands)` with the memories of the
-    recorded run at `memory_slots` (operand position, argument position) swapped for
-    the new run's."""
+    """One instruction's numerics: its handler's `function(program, op, operands)`,
+    with the memories of the recorded run at `memory_slots` (operand position,
+    argument position) swapped for the new run's."""
 
     function: Callable[..., list]
     """The handler's function, called with the replaying run's `_Program` as self."""
@@ -59,6 +59,8 @@ class Step:
 
 @dataclass
 class Recording:
+    """What a program's first run leaves for its later runs on `config`."""
+
     config: SpyreConfig
     fingerprint: tuple
     steps: list[Step] = field(default_factory=list)
