@@ -103,25 +103,24 @@ class BodyBuilder:
                             self.constants)  # fmt: skip
         return body.args[0], inner
 
+    def _inside(self, body: Block) -> BodyBuilder:
+        """A builder for a new scf.if region `body`, before the yield it ends with."""
+        body.add_op(scf.YieldOp())
+        return BodyBuilder(Builder(InsertPoint.before(body.last_op)), self.entry,
+                           self.constants)  # fmt: skip
+
     def branch(self, cond: SSAValue) -> tuple[BodyBuilder, BodyBuilder]:
         """An scf.if on i1 `cond` with an else region; returns builders for both."""
-        regions = [Block(), Block()]
-        self.emit(scf.IfOp(cond, [], Region(regions[0]), Region(regions[1])))
-        builders = []
-        for body in regions:
-            body.add_op(scf.YieldOp())
-            inner = Builder(InsertPoint.before(body.last_op))
-            builders.append(BodyBuilder(inner, self.entry, self.constants))
-        return builders[0], builders[1]
+        then, other = Block(), Block()
+        self.emit(scf.IfOp(cond, [], Region(then), Region(other)))
+        return self._inside(then), self._inside(other)
 
     def when_positive(self, value: SSAValue) -> BodyBuilder:
         """An scf.if running when index `value` > 0; returns a builder for its body."""
         cond = self.emit(arith.CmpiOp(value, self.const(0), "ugt")).results[0]
         body = Block()
         self.emit(scf.IfOp(cond, [], Region(body)))
-        body.add_op(scf.YieldOp())
-        inner = Builder(InsertPoint.before(body.last_op))
-        return BodyBuilder(inner, self.entry, self.constants)
+        return self._inside(body)
 
     def compute(self, op: Operation, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
                 offsets: Sequence[SSAValue] = (), accumulate: bool = False) -> None:  # fmt: skip
