@@ -30,8 +30,8 @@ Road of one FX graph from dynamo:
      simulated card's current stream (inputs H2D, compute on the simulator, outputs D2H)
      and synchronizes.
    * ``reference`` (the L1 interpreter), ``dataflow`` (the L2 interpreter) and
-     ``simulator`` (the L3 module run on the simulator directly, no runtime): the levels
-     in ``LOWERINGS`` as far as the executor needs.
+     ``simulator`` (the L3 module run on the simulator directly, no runtime): the compile
+     driver (``spyre_ir/driver.py``) as far as the executor needs.
 
    Every compiled partition reports a ``telemetry.CompileRecord`` (seconds per stage, ops
    per IR level, kernels).
@@ -69,7 +69,6 @@ aten = torch.ops.aten
 
 __all__ = [
     "EXECUTORS",
-    "LOWERINGS",
     "SpyreConfigError",
     "SpyrePartition",
     "SpyreUnsupportedError",
@@ -191,39 +190,6 @@ def get_executor(name: str) -> Executor:
         raise SpyreConfigError(
             f"spyre: unknown executor SPYRE_EXECUTOR={name!r}; known: {', '.join(sorted(EXECUTORS))}"
         ) from None
-
-
-# IR levels after the tensor level, in order: (suffix, lowering from the previous level).
-# Each level is dumped as ``<graph>_<n>.<suffix>.mlir``; e.g. ("dataflow", tensor_to_dataflow).
-def _to_dataflow(module: Any) -> Any:
-    from spyre_ir.pipelines import lower_to_dataflow
-
-    return lower_to_dataflow(module.clone())
-
-
-def _to_units(module: Any) -> Any:
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.registry import make_context
-
-    lowered = module.clone()
-    ConvertDataflowToUnits().apply(make_context(), lowered)
-    lowered.verify()
-    return lowered
-
-
-def _to_recipe(module: Any) -> Any:
-    from spyre_ir.lowering.units_to_recipe import plan_module
-
-    lowered = module.clone()
-    plan_module(lowered)
-    return lowered
-
-
-LOWERINGS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("dataflow", _to_dataflow),
-    ("units", _to_units),
-    ("recipe", _to_recipe),
-]
 
 
 def print_ir(module: Any) -> str:
@@ -418,28 +384,27 @@ def _compile_artifact(module: Any, graph: str, settings: Settings, rec: Any) -> 
 
 def _lower(module: Any, ir: dict[str, Any], executor: Executor, graph: str, settings: Settings,
            rec: Any) -> None:  # fmt: skip
-    """Lower through LOWERINGS up to the executor's level (further only for the dump)."""
-    from spyre_ir.runtime import telemetry
-    from spyre_ir.runtime.artifact import count_ops
+    """The debugging executors' road: the compile driver down to the executor's level, each
+    level kept (a clone) in ``ir``; with an IR dump on to the recipe level, whose failure
+    past the executor's level must not change how the graph runs (reported, then ignored)."""
+    from spyre_ir import driver
 
-    for level, lower in LOWERINGS:
-        if executor.level in ir:
-            if settings.dump_dir is None:
-                break
-            # Levels past the executor's are only dumped: their failure must not
-            # change how the graph runs.
-            try:
-                module = ir[level] = lower(module)
-            except Exception as e:  # noqa: BLE001 - reported, then ignored
-                _warn_once(f"dump:{level}:{type(e).__name__}:{e}",
-                           f"spyre: {graph} could not be lowered to the {level} level "
-                           f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
-                break
-            continue
-        with telemetry.stage(graph, level) as timer:
-            module = ir[level] = lower(module)
-        rec.stage_seconds[level] = timer.seconds
-        rec.ir_ops[level] = count_ops(module)
+    def keep(stage: driver.Stage, lowered: Any, seconds: float) -> None:
+        if stage.name == stage.level:
+            ir[stage.level] = lowered.clone()
+
+    hooks = [driver.verify, driver.RecordOps(rec), keep]
+    if executor.level != "tensor":
+        module = module.clone()
+        driver.lower(module, target=executor.level, graph=graph, hooks=hooks)
+    if settings.dump_dir is None or executor.level == "recipe":
+        return
+    try:
+        driver.lower(module.clone(), source=executor.level, graph=graph, hooks=[driver.verify, keep])
+    except Exception as e:  # noqa: BLE001 - reported, then ignored
+        _warn_once(f"dump:{type(e).__name__}:{e}",
+                   f"spyre: {graph} could not be lowered past the {executor.level} level "
+                   f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
 
 
 def _dump_text(ir: Any) -> str:
@@ -529,17 +494,36 @@ def _isolate_failure(sub: fx.GraphModule, graph: str, settings: Settings,
 
 
 def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], settings: Settings) -> Callable:
-    """Forward / inference compiler: partition, import and wire one decomposed ATen graph."""
+    """Forward / inference compiler: partition, import and wire one decomposed ATen graph;
+    a graph with symbolic sizes runs through shape buckets (runtime/dynamic.py)."""
     from torch._functorch.aot_autograd import make_boxed_func
 
+    from spyre_ir.runtime.dynamic import BucketedGraph, is_dynamic
+
+    graph = f"graph{next(_graph_ids)}"
+    if not is_dynamic(gm):
+        return make_boxed_func(_compile_static(gm, graph, settings))
+    buckets = itertools.count()
+
+    def compile_bucket(static: fx.GraphModule, examples: list[Any], bucket: str) -> Callable:
+        return _compile_static(static, f"{graph}_b{next(buckets)}", settings, bucket)
+
+    runner = BucketedGraph(gm, graph, compile_bucket)
+    return make_boxed_func(lambda *args: runner(list(args)))
+
+
+def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
+                    bucket: str | None = None) -> fx.GraphModule:  # fmt: skip
+    """Partition a static ATen graph, compile its partitions and wire them in (in place)."""
+    from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import gc_paused
 
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
-        graph = f"graph{next(_graph_ids)}"
         reasons = _check_support(gm, graph, settings)
         _compile_partitions(gm, reasons, graph, settings)
     gm.recompile()
-    return make_boxed_func(gm)
+    telemetry.record_graph(telemetry.GraphRecord(graph, bucket))
+    return gm
 
 
 def _cpu_backward(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:

@@ -86,7 +86,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_ir.diagnostics import (
@@ -260,37 +259,28 @@ def _describe_op(op: Operation | None, path: str) -> str:
     return f" ({op.name}{symbol} at {file}:{line}:{col})"
 
 
-def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> None:
-    """Run `passes` on `module` in place and verify it; a failure raises a located
-    DiagnosticError (as spyre-opt reports it) or a RunError (a bad pass option)."""
-    ctx = make_context()
+def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
+    """Lower `module` in place from level `source` to level `target` (the compile driver's
+    stages); a failure raises a located DiagnosticError or a RunError (bad options)."""
+    from dataclasses import replace
+
+    from spyre_ir import driver
+    from spyre_ir.hardware import DEFAULT_CONFIG
+
+    if target <= source:
+        return
+    options = {k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None}
+    levels = driver.LEVELS
     try:
-        for p in passes:
-            p.apply(ctx, module)
-        problems = verify_all(module, path)
+        driver.lower(module, source=levels[source - 1], target=levels[target - 1],
+                     config=replace(DEFAULT_CONFIG, **options), hooks=())  # fmt: skip
+        problems = verify_all(module, args.file)
     except (DiagnosticError, DiagnosticException) as error:
-        problems = failure_diagnostics(error, module, path)
+        problems = failure_diagnostics(error, module, args.file)
     except ValueError as error:  # bad pass options, e.g. an LX too small for a stick
         raise RunError(f"lowering failed: {error}") from None
     if problems:
         raise DiagnosticError(problems)
-
-
-def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
-    """Lower `module` in place from level `source` to level `target`."""
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.pipelines import SpyreToDataflow
-
-    options = {
-        k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None
-    }
-    passes: list[ModulePass] = []
-    if source == 1 and target >= 2:
-        passes.append(SpyreToDataflow(**options))  # type: ignore[arg-type]
-    if source <= 2 and target >= 3:
-        passes.append(ConvertDataflowToUnits())
-    if passes:
-        apply_passes(passes, module, args.file)
 
 
 # ---------------------------------------------------------------- inputs
