@@ -5,7 +5,8 @@ writes (MLIR prints a reduce whose body is one binary op that way)."""
 
 from __future__ import annotations
 
-from xdsl.dialects import linalg
+from xdsl.dialects.linalg import Linalg
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.ir import Block, Dialect, Region
 from xdsl.parser import Parser
@@ -48,8 +49,8 @@ class ReduceOp(linalg.ReduceOp):
 
 
 def linalg_dialect() -> Dialect:
-    ops = [ReduceOp if op is linalg.ReduceOp else op for op in linalg.Linalg.operations]
-    return Dialect("linalg", ops, list(linalg.Linalg.attributes))
+    ops = [ReduceOp if op is linalg.ReduceOp else op for op in Linalg.operations]
+    return Dialect("linalg", ops, list(Linalg.attributes))
 
 
 def tensor_dialect() -> Dialect:
