@@ -55,6 +55,23 @@ def _recipe() -> Dialect:
     return Recipe
 
 
+def _ktdp() -> Dialect:
+    from spyre_ir.dialects.ktdp import Ktdp
+
+    return Ktdp
+
+
+def _upstream(name: str) -> Callable[[], Dialect]:
+    """The upstream dialects of KTIR kernels, loaded only when a file uses them."""
+
+    def load() -> Dialect:
+        from spyre_ir.dialects import ktir_upstream
+
+        return getattr(ktir_upstream, f"{name}_dialect")()
+
+    return load
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "spyre": _spyre,
     "dataflow": _dataflow,
@@ -63,6 +80,8 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "pe": _pe,
     "sfp": _sfp,
     "recipe": _recipe,
+    "ktdp": _ktdp,
+    **{name: _upstream(name) for name in ("linalg", "tensor", "math", "memref", "affine")},
 }
 
 
