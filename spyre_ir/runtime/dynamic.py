@@ -272,6 +272,8 @@ _STRUCTURAL = {
     torch.ops.prims.convert_element_type.default, aten.cumsum.default, aten.arange.default,
     torch.ops.prims.iota.default,
 }  # fmt: skip
+_SCATTERS = {aten.index_put.default, aten.index_put_.default, aten.index_copy.default,
+             aten.index_copy_.default}  # fmt: skip
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
 _SYM_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.neg,
             aten.sym_size.int, aten.sym_numel.default, aten.sym_stride.int}  # fmt: skip
@@ -361,6 +363,10 @@ class _PaddedInterpreter:
             return self.cat(node, env)
         if target is aten.slice.Tensor:
             return self.slice(node, env)
+        if target in _SCATTERS and not any(_padded_dims(a.meta["val"]) for a in ins[1:]):
+            # indices and values unpadded (a decode step's write into a padded cache):
+            # every write lands at a true position, inside the data
+            return self.apply(node, env, sizes=False)
         if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
             return self.apply(node, env, sizes=False)
         if target in (aten.where.self, aten.masked_fill.Scalar, aten.masked_fill.Tensor):
