@@ -163,6 +163,21 @@ def _fold_broadcast_matmul() -> type[ModulePass]:
     return SpyreFoldBroadcastMatmul
 
 
+def _ktir_to_dataflow() -> type[ModulePass]:
+    from spyre_ir.lowering.ktir_to_dataflow import ConvertKtirToDataflow
+
+    return ConvertKtirToDataflow
+
+
+def _ktir_pipeline(name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from spyre_ir import pipelines
+
+        return {"ktir-to-dataflow": pipelines.KtirToDataflow, "ktir-to-units": pipelines.KtirToUnits}[name]
+
+    return load
+
+
 def _compile() -> type[ModulePass]:
     from spyre_ir.pipelines import SpyreCompile
 
@@ -184,6 +199,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-stickify": _stickify,
     "spyre-allocate-scratchpad": _allocate_scratchpad,
     "spyre-double-buffer": _double_buffer,
+    "convert-ktir-to-dataflow": _ktir_to_dataflow,
+    "ktir-to-dataflow": _ktir_pipeline("ktir-to-dataflow"),
+    "ktir-to-units": _ktir_pipeline("ktir-to-units"),
 }
 
 

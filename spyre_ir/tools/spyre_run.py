@@ -78,6 +78,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -228,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference",
         metavar="REF.mlir",
         help="with --check (implied): compare with this L1 or L2 file's results instead",
+    )
+    parser.add_argument(
+        "--scalars",
+        metavar="NAME=VALUE,...",
+        help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
     )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
@@ -697,7 +703,14 @@ def load_reference(args: argparse.Namespace, module: ModuleOp, fn: func.FuncOp) 
 def run(args: argparse.Namespace) -> int:
     if args.reference is not None:
         args.check = True
+    started = time.perf_counter()
     module = parse_file(make_context(), args.file)
+    from spyre_ir.tools import ktir_inputs
+
+    if ktir_inputs.is_ktir(module):  # a KTIR (ktdp) kernel: its own inputs and reference
+        return ktir_inputs.run(args, module, time.perf_counter() - started)
+    if args.scalars is not None:
+        raise RunError("--scalars applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
