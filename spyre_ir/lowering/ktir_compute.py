@@ -206,15 +206,12 @@ class TileMath:
         value = source.value
         if math.isnan(value):  # maxnumf/minnumf ignore NaN: it acts as the identity
             return combiner in ("arith.maxnumf", "arith.minnumf")
-        return value == identity or (identity < 0 and value <= -65504 and math.isinf(identity) is False)
+        return value == identity
 
-    def matmul(self, op: Operation, a: object, b: object, init: object, accumulate_into=None) -> Buf:
+    def matmul(self, op: Operation, a: object, b: object, init: object) -> Buf:
         shape = shape_of(op.results[0].type)
         element = element_of(op.results[0].type)
         bufs = [self.materialize(v, shape_of(t.type), element_of(t.type), op) for v, t in ((a, op.operands[0]), (b, op.operands[1]))]
-        if accumulate_into is not None:
-            self.lw.emit(D.ComputeOp("spyre.matmul", [x.value for x in bufs], [accumulate_into], accumulate=True))
-            return Buf(accumulate_into, shape)
         out = self.lw.alloc(shape, element)
         self.lw.emit(D.ComputeOp("spyre.matmul", [x.value for x in bufs], [out]))
         result = Buf(out, shape)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, MemRefType, TensorType, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr
 
@@ -263,7 +262,7 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
         return lw.math.reduce(op, lw.get(op.operands[0]), lw.get(op.operands[1]))
     if name == "linalg.matmul":
         a, b, c = (lw.get(v) for v in op.operands)
-        return lw.math.matmul(op, a, b, c, lw.dest.get(op))
+        return lw.math.matmul(op, a, b, c)
     if name == "linalg.transpose":
         x = lw.math.materialize(lw.get(op.operands[0]), shape_of(op.operands[0].type), element, op)
         out = lw.alloc(shape, element)
@@ -276,9 +275,3 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
         return Lazy(x.source, shape, element)
     return lw.math.materialize(x, shape, element, op)
 
-
-def is_index_view(t) -> bool:
-    return isinstance(t, MemRefType) and isinstance(t.element_type, IntegerType)
-
-
-__all__ = ["HANDLED", "lower", "i32", "TensorType"]
