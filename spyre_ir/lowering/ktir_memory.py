@@ -198,7 +198,12 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
         ib = tile.index_box
         index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]
         indices = lw.alloc(ib.shape, index_element)
-        lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
+        if ib.view.padded:
+            sticks = lw.alloc((*ib.shape, 1), index_element)
+            lw.emit(D.LoadOp(ib.view.memory, [*ib.offsets, lw.index_constant(0).value], sticks))
+            lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
+        else:
+            lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
         dest = lw.alloc(tile.shape, element)
         lw.emit(D.GatherOp(tile.table.memory, indices, dest))
         return Buf(dest, tile.shape)

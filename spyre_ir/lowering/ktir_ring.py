@@ -3,9 +3,10 @@ delivery become a ring all-reduce over groups of consecutive cores.
 
 * reduce, where every tile of a group produces and consumes: `dataflow.ring_allreduce`
   of the partials with the combiner's kind (add, max, min);
-* consume (or reduce) from one producer per group (a broadcast): the producer's
-  partial, the identity (0 for a copy) on the group's other tiles, then the same
-  all-reduce; each tile ends with the producer's value.
+* consume (or reduce) from one producer per group (a broadcast): every tile computes
+  the produce region (the card runs one program on every core), the group's tiles
+  all-gather their partials over the ring (`dataflow.ring_allgather`) and each keeps
+  the producer's slice.
 
 Groups must be blocks of G consecutive tiles covering the grid (tile i in group i / G)
 and consumers every tile of their group; other patterns are a located error."""
@@ -16,15 +17,15 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import arith, scf
-from xdsl.ir import Block, Operation, Region
+from xdsl.dialects import arith
+from xdsl.ir import Operation
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.interp.ktir import in_set
 from spyre_ir.interp.ktir_ops import combiner_name
-from spyre_ir.lowering.ktir_compute import REDUCTIONS, scalar_attr
-from spyre_ir.lowering.ktir_values import Buf, Future, LoweringError
+from spyre_ir.lowering.ktir_compute import REDUCTIONS
+from spyre_ir.lowering.ktir_values import Buf, Future, Index, LoweringError
 
 if TYPE_CHECKING:
     from spyre_ir.lowering.ktir_to_dataflow import KernelLowering
@@ -90,41 +91,15 @@ def produce(lw: KernelLowering, op: kt.InterTileProduceOp) -> None:
             op,
         )
     group_id = lw.emit(arith.DivUIOp(lw.core, lw.index_constant(size).value)).results[0]
-    from spyre_ir.lowering.ktir_values import Index
-
-    lw.env[op.body.block.args[0]] = Index(group_id)
-    identity = _identity(delivery)
-    partials: list[Buf] = []
+    lw.env[op.body.block.args[0]] = Index(group_id, uniform=size == tiles)
+    _identity(delivery)  # the combiner must be one the ring can apply
     types = op.future.type.partial_types.data
-    bufs = [lw.alloc(t.get_shape(), t.element_type) for t in types]
-    if everyone:
-        values = lw.lower_block(op.body.block)
-        for buf, value, t in zip(bufs, values, types):
-            lw.math.materialize(value, tuple(t.get_shape()), t.element_type, op, into=buf)
-    else:
-        is_producer = lw.emit(
-            arith.CmpiOp(
-                lw.emit(arith.RemUIOp(lw.core, lw.index_constant(size).value)).results[0],
-                lw.index_constant(offset).value,
-                "eq",
-            )
-        ).results[0]
-        then, other = Block(), Block()
-        outer = lw.block
-        lw.block = then
-        values = lw.lower_block(op.body.block)
-        for buf, value, t in zip(bufs, values, types):
-            lw.math.materialize(value, tuple(t.get_shape()), t.element_type, op, into=buf)
-        then.add_op(scf.YieldOp())
-        lw.block = other
-        for buf, t in zip(bufs, types):
-            lw.emit(D.ComputeOp("spyre.full", [], [buf], {"value": scalar_attr(identity, t.element_type)}))
-        other.add_op(scf.YieldOp())
-        lw.block = outer
-        lw.emit(scf.IfOp(is_producer, [], Region(then), Region(other)))
-    for buf, t in zip(bufs, types):
-        partials.append(Buf(buf, tuple(t.get_shape())))
-    lw.env[op.future] = Future(partials, size, everyone)
+    values = lw.lower_block(op.body.block)
+    partials = []
+    for value, t in zip(values, types):
+        shape = tuple(t.get_shape())
+        partials.append(lw.math.materialize(value, shape, t.element_type, op))
+    lw.env[op.future] = Future(partials, size, None if everyone else offset)
 
 
 def _identity(delivery: Operation) -> float:
@@ -143,14 +118,34 @@ def deliver(lw: KernelLowering, op: kt.InterTileConsumeOp | kt.InterTileReduceOp
     future = lw.get(op.future)
     assert isinstance(future, Future)
     if isinstance(op, kt.InterTileConsumeOp):
-        if future.producers_are_all and future.group_size > 1:
+        if future.producer is None and future.group_size > 1:
             raise LoweringError(
                 f"'{op.name}' from several producers per group (routing) is not supported", op
             )
         kind = "add"
     else:
         kind = _KIND[REDUCTIONS[combiner_name(op.combiner.block)][0]]  # type: ignore[index]
+    size = future.group_size
     for buf, r in zip(future.partials, op.results):
-        if future.group_size > 1:
-            lw.emit(D.RingAllreduceOp(buf.value, kind, future.group_size))
-        lw.env[r] = buf
+        if size == 1:
+            lw.env[r] = buf
+        elif future.producer is None:
+            lw.emit(D.RingAllreduceOp(buf.value, kind, size))
+            lw.env[r] = buf
+        else:
+            lw.env[r] = pick(lw, op, buf, size, future.producer)
+
+
+def pick(lw: KernelLowering, op: Operation, part: Buf, size: int, producer: int) -> Buf:
+    """Every tile of the group ends with the producer's `part`: all-gather, then slice."""
+    shape = part.lx_shape
+    if not shape:
+        raise LoweringError(f"'{op.name}' of a rank-0 partial is not supported", op)
+    full = lw.alloc((shape[0] * size, *shape[1:]), part.element)
+    lw.emit(D.RingAllgatherOp(part.value, full, size))
+    out = lw.alloc(shape, part.element)
+    starts = [producer * shape[0], *([0] * (len(shape) - 1))]
+    stops = [(producer + 1) * shape[0], *shape[1:]]
+    attrs = {"starts": D.dense(starts), "stops": D.dense(stops), "steps": D.dense([1] * len(shape))}
+    lw.emit(D.ComputeOp("spyre.slice", [full], [out], attrs))
+    return Buf(out, part.shape)

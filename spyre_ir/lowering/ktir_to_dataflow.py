@@ -200,7 +200,9 @@ class KernelLowering:
     def lower_block(self, block: Block) -> list[object]:
         """Lower the ops of `block`; the terminator's operands are returned."""
         for op in block.ops:
-            if op is block.last_op and isinstance(op, scf.YieldOp | func.ReturnOp):
+            if op is block.last_op and isinstance(
+                op, scf.YieldOp | func.ReturnOp | kt.YieldPartialOp | kt.YieldReducedOp
+            ):
                 return [self.get(v) for v in op.operands]
             try:
                 self.lower_op(op)
@@ -289,6 +291,9 @@ class KernelLowering:
             return self.index_constant(int(_INDEX_OPS[op.name](*consts)))
         uniform = all(a.uniform for a in args)  # type: ignore[union-attr]
         per_core = self.per_core(op, args)  # type: ignore[arg-type]
+        if op.name == "arith.cmpi" and all(c is not None for c in consts):
+            const = int(bool(np.asarray(per_core)[0]))
+            return Index(self.index_constant(const).value, const, per_core, True)
         operands = [self.index(v, op).value for v in op.operands]
         if op.name in ("arith.index_cast", "arith.index_castui") and isinstance(op.results[0].type, IndexType):
             return Index(operands[0], None, per_core, uniform)
@@ -423,6 +428,12 @@ class KernelLowering:
                 "by its addresses)",
                 op,
             )
+        if cond.const is not None:  # known once the scalars are: lower the branch taken
+            region = op.true_region if cond.const else op.false_region
+            values = self.lower_block(region.block) if region.blocks else []
+            for r, value in zip(op.results, values):
+                self.env[r] = value
+            return
         outs: list[Buf] = []
         for r in op.results:
             t = r.type

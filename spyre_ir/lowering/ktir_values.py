@@ -102,11 +102,13 @@ class IndirectRows:
 
 @dataclass
 class Future:
-    """A produced future: its partial buffers and the producer set's group size."""
+    """A produced future: its partial buffers (computed on every tile), the size of the
+    groups of consecutive tiles, and the producer's position in its group when one
+    tile per group produces (None: every tile does)."""
 
     partials: list[Buf]
     group_size: int
-    producers_are_all: bool
+    producer: int | None
 
 
 @dataclass
@@ -173,6 +175,7 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
                         p.padded = True
             for use in view.result.uses:
                 if isinstance(use.operation, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
-                    p.read = True
+                    # An index view: its few indices are read one stick each.
+                    p.read = p.padded = True
         pointers[k] = p
     return pointers
