@@ -38,6 +38,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -122,6 +123,12 @@ def tensor_type(p: Pointer) -> TensorType:
 def scalar_value(fn: func.FuncOp, k: int, scalars: dict[str, float]) -> Index | Scalar:
     arg = fn.body.block.args[k]
     name = arg.name_hint or f"arg{k}"
+    if not isinstance(arg.type, IndexType | IntegerType | AnyFloat):
+        raise LoweringError(
+            f"kernel argument %{name} is {arg.type}: KTIR kernels take pointers as index "
+            "values",
+            fn,
+        )
     if name not in scalars:
         raise LoweringError(
             f"kernel @{fn.sym_name.data} needs a value for its scalar argument %{name} "
