@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     start = time.perf_counter()
     pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
     options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
-    R.apply_passes([pipeline(**options)], module, args.file)
+    lower(pipeline(**options), module, args.file)
     lowering_seconds = time.perf_counter() - start
     lowered = R.find_entry(module, entry)
     inputs = [arrays[k].reshape(t.get_shape()) for k, t in zip(
@@ -209,6 +209,24 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     if args.report == "json" and outcome.report is not None:
         sys.stdout.write(json.dumps(outcome.report, indent=2, default=R._json_default) + "\n")
     return status
+
+
+def lower(pipeline, module: ModuleOp, path: str) -> None:
+    """Run the KTIR pipeline on `module` in place; failures as located diagnostics."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from spyre_ir.diagnostics import failure_diagnostics, verify_all
+    from spyre_ir.registry import make_context
+
+    try:
+        pipeline.apply(make_context(), module)
+        problems = verify_all(module, path)
+    except (DiagnosticError, DiagnosticException) as error:
+        problems = failure_diagnostics(error, module, path)
+    except ValueError as error:
+        raise R.RunError(f"lowering failed: {error}") from None
+    if problems:
+        raise DiagnosticError(problems)
 
 
 def check(pointers, outputs, results, reference, out) -> int:
