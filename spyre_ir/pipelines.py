@@ -18,6 +18,7 @@ from spyre_ir.hardware import DEFAULT_CONFIG
 
 PIPELINES: dict[str, list[str]] = {
     "spyre-to-dataflow": [
+        "spyre-lower-scatter",
         "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",
