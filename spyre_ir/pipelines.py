@@ -1,7 +1,8 @@
-"""Named pass pipelines, as data shared by spyre-opt, spyre-run and the backend.
+"""Named pass pipelines for spyre-opt, built from the compile driver's stages.
 
 Each pipeline is a list of pass specs; `-p spyre-to-dataflow{cores=8 lx-bytes=1048576}`
-runs the whole list with those options handed to the passes that take them.
+runs the whole list with those options handed to the passes that take them. The stages
+themselves (which passes take L1 to L4) live in one place, `spyre_ir/driver.py`.
 """
 
 from __future__ import annotations
@@ -13,21 +14,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
 
-from spyre_ir import registry
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir import driver, registry
+from spyre_ir.driver import STAGES
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
 
+def _stage(name: str) -> list[str]:
+    return next(list(s.passes) for s in STAGES if s.name == name)
+
+
+# The stages of the compile driver (spyre_ir/driver.py), named for spyre-opt's -p.
 PIPELINES: dict[str, list[str]] = {
-    "spyre-to-dataflow": [
-        "spyre-fold-broadcast-matmul",
-        "spyre-stickify",
-        "spyre-fuse",
-        "spyre-partition-cores",
-        "spyre-tile",
-        "spyre-double-buffer",
-        "spyre-allocate-scratchpad",
-    ],
-    "spyre-to-units": ["spyre-to-dataflow", "convert-dataflow-to-units"],
-    "spyre-compile": ["spyre-to-units", "convert-units-to-recipe"],
+    "spyre-to-dataflow": _stage("dataflow"),
+    "spyre-to-units": ["spyre-to-dataflow", *_stage("units")],
+    "spyre-compile": ["spyre-to-units", *_stage("recipe")],
 }
 
 
@@ -84,8 +83,7 @@ def lower_to_units(
     module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L3 in place and return it."""
-    SpyreToUnits(cores, lx_bytes).apply(registry.make_context(), module)
-    module.verify()
+    driver.lower(module, target="units", config=_config(cores, lx_bytes))
     return module
 
 
@@ -93,6 +91,11 @@ def lower_to_dataflow(
     module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it."""
-    SpyreToDataflow(cores, lx_bytes).apply(registry.make_context(), module)
-    module.verify()
+    driver.lower(module, target="dataflow", config=_config(cores, lx_bytes))
     return module
+
+
+def _config(cores: int, lx_bytes: int) -> SpyreConfig:
+    from dataclasses import replace
+
+    return replace(DEFAULT_CONFIG, cores=cores, lx_bytes=lx_bytes)
