@@ -127,13 +127,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------- the run
 @dataclass
 class Step:
-    """One forward call of generate(): simulated time on the card, host wall time, and the
-    bytes that crossed the link (host -> card, card -> host)."""
+    """One forward call of generate(): simulated time on the card (end to end, and of its
+    compute steps), host wall time, and the bytes that crossed the link each way."""
 
     sim_us: float
     wall_s: float
     h2d_bytes: int
     d2h_bytes: int
+    compute_us: float = 0.0
 
 
 @dataclass
@@ -170,7 +171,7 @@ class Run:
     origin_s: float  # simulated time the prefill started (its first event)
 
 
-def _timed(forward, walls: list[float]):
+def timed(forward, walls: list[float]):
     @functools.wraps(forward)  # generate() reads forward's signature (logits_to_keep)
     def call(*args, **kwargs):
         start = time.perf_counter()
@@ -201,10 +202,10 @@ def run_llama(shape: ModelShape, seed: int, new_tokens: int = 32) -> Run:
         eager = model(ids).logits[:, -1:]
         eager_walls: list[float] = []
         eager_forward = model.forward
-        model.forward = _timed(eager_forward, eager_walls)
+        model.forward = timed(eager_forward, eager_walls)
         want = model.generate(ids, **options)[0, shape.seq:].tolist()
         compiled = torch.compile(eager_forward, backend="spyre", dynamic=False, options={"executor": "card"})
-        card_run = functools.update_wrapper(_CardRun(compiled), eager_forward)
+        card_run = functools.update_wrapper(CardForward(compiled), eager_forward)
         model.forward = card_run
         with (warnings.catch_warnings(record=True) as caught, telemetry.recording() as all_compiles,
               telemetry.progress("torch.compile + generate() on the simulated card")):
@@ -231,9 +232,9 @@ class _Prefill:
     origin_s: float
 
 
-class _CardRun:
-    """The compiled forward, timed per call on the card's stream; the first call (the
-    prefill) is recorded in full (compiles, launches with traces, stream steps)."""
+class CardForward:
+    """A compiled forward, timed per call on the card's stream (``steps``); the first call
+    (the prefill) is recorded in full (compiles, launches with traces, stream steps)."""
 
     def __init__(self, compiled) -> None:
         self.compiled = compiled
@@ -254,7 +255,8 @@ class _CardRun:
             end.record()
             end.synchronize()
         moved = {e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h")}
-        self.steps.append(Step(1e3 * begin.elapsed_time(end), wall, moved["h2d"], moved["d2h"]))
+        compute = 1e6 * sum(s.end_s - s.start_s for s in log if s.engine == "compute")
+        self.steps.append(Step(1e3 * begin.elapsed_time(end), wall, moved["h2d"], moved["d2h"], compute))
         if first:
             self.prefill = _Prefill(out.logits[:, -1:], rec.compiles, rec.launches, log, begin.time_s)
         return out
@@ -413,6 +415,9 @@ def show_generation(run: Run) -> bool:
           f"(min {min(itl, default=0):,.1f}, max {max(itl, default=0):,.1f}); simulated")
     if mean_itl:
         print(f"decode tokens/s: {1e6 / mean_itl:,.0f} (simulated)")
+        compute = sum(s.compute_us for s in gen.decode) / len(gen.decode)
+        print(f"card clock per decode step {mean_itl:,.1f} us = {compute:,.1f} us compute + "
+              f"{mean_itl - compute:,.1f} us moving data ({100 * (mean_itl / compute - 1):.0f} % over the compute)")
     print(f"backend compiles: {gen.graphs} graph{'s' if gen.graphs != 1 else ''} for "
           f"{len(gen.steps)} forward calls (prefill and decode)")
     steady = gen.steady
