@@ -52,9 +52,12 @@ class _Pipeline(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    split: tuple[int, ...] = ()
+    """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split}
+        for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
 
@@ -81,10 +84,14 @@ class SpyreCompile(_Pipeline):
 
 
 def lower_to_units(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp,
+    cores: int = DEFAULT_CONFIG.cores,
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    split: tuple[int, ...] = (),
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L3 in place and return it."""
-    SpyreToUnits(cores, lx_bytes).apply(registry.make_context(), module)
+    """Python entry point: lower an L1 module to L3 in place and return it; `split`
+    forces the (b, m, n, k) split of every matmul."""
+    SpyreToUnits(cores, lx_bytes, tuple(split)).apply(registry.make_context(), module)
     module.verify()
     return module
 
