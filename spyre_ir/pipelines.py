@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
 
 from spyre_ir import registry
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, set_card
 
 PIPELINES: dict[str, list[str]] = {
     "spyre-to-dataflow": [
@@ -88,9 +88,13 @@ def lower_to_units(
     cores: int = DEFAULT_CONFIG.cores,
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
     split: tuple[int, ...] = (),
+    config: SpyreConfig | None = None,
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L3 in place and return it; `split`
-    forces the (b, m, n, k) split of every matmul."""
+    forces the (b, m, n, k) split of every matmul; `config` makes the module target
+    that card (its `spyre.card` attribute, which every pass reads)."""
+    if config is not None:
+        set_card(module, config)
     SpyreToUnits(cores, lx_bytes, tuple(split)).apply(registry.make_context(), module)
     module.verify()
     return module

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from spyre_ir import cost_model
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.diagnostics import located_error
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 from xdsl.passes import ModulePass
 
 
@@ -114,13 +114,14 @@ def plan_group(
     group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
 ) -> dict[str, object]:
     kind, row_dims = group_kind(group)
-    config = DEFAULT_CONFIG
+    config = card_of(group)
     if kind == "matmul":
         mm = matmul_of(group)
         elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(mm.lhs))]
         forced = forced_split(mm, split, cores, config)
         try:
-            plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced)
+            plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced,
+                                          rhs_batched=len(spyre.shape_of(mm.rhs)) > 2)
         except ValueError as e:
             raise located_error(mm, f"spyre-partition-cores: {e}") from None
         return {

@@ -162,6 +162,7 @@ def simulate(
     trace: bool = False,
     check_races: bool = False,
     blas_threads: int | None = None,
+    numerics: bool = True,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
@@ -174,8 +175,11 @@ def simulate(
     core); OpenBLAS rounds float32 sums differently with another thread count, so
     results then match an L2/L1 run only if it used the same count. Raises
     `SimulationError` (deadlock, unmatched queues, L2 ops) or `InterpreterError` (an
-    op that cannot run), naming the op."""
+    op that cannot run), naming the op. `numerics=False` times the program without
+    computing its tiles or moving its data (timing never depends on tensor values):
+    the report and trace are those of a full run, the outputs are not meaningful."""
     interp = _SimInterpreter(module, config, check_races, trace)
+    interp.numerics = numerics
     with _blas_threads(blas_threads):
         outputs = run_entry(interp, args, entry)
     report = run_report([p.stats for p in interp.programs], config)
@@ -190,6 +194,7 @@ class _SimInterpreter(_DataflowInterpreter):
         super().__init__(module, check_races)
         self.config = config
         self.tracing = trace
+        self.numerics = True
         self.programs: list[_Program] = []
 
     def run_op(self, op: Operation, operands: list) -> list:
@@ -241,7 +246,7 @@ class _Program(_Kernel):
         declare buffers, constants and queues, then schedule the units."""
         if block is not self.op.body.block:
             return super().run_block(block, args)
-        if not self.check:
+        if not self.check and self.interp.numerics:
             recording = replay.lookup(self.op, self.config, self.tracing)
             if recording is not None:
                 self._replay(recording, args)
@@ -379,6 +384,8 @@ class _Program(_Kernel):
             else:
                 handler = self.handler(op)
                 timer = timer_for(self, op)
+                if timer is not None and not self.interp.numerics:
+                    handler = _no_numerics
                 if timer is None and isinstance(op, _L2INSTRUCTIONS):
                     raise SimulationError(
                         f"{op_label(op)}: an L2 instruction in unit program of "
@@ -451,6 +458,12 @@ class _Program(_Kernel):
         return []
 
     # -------------------------------------------------------- scheduling
+
+def _no_numerics(op: Operation, operands: list) -> list:
+    """A timed instruction's numerics when only timing is asked for (its results are
+    LX contents, not SSA values)."""
+    return []
+
 
 # ---------------------------------------------------------------- BLAS threads
 

@@ -70,12 +70,16 @@ def box_sticks_per_core(
 
 class BoxMoves:
     """What the cores of a program move in one load or store: the most sticks any core
-    moves (`largest`) and the sum over cores (`total`)."""
+    moves (`largest`), the sum over cores (`total`), the sticks LPDDR5 serves once each
+    box that several cores move at once is read once (`unique`), and the widest cohort
+    of cores sharing one box: its size and its span on the ring (hops from its first
+    core to its last)."""
 
-    __slots__ = ("largest", "total")
+    __slots__ = ("largest", "total", "unique", "cohort", "span")
 
-    def __init__(self, largest: int, total: int):
-        self.largest, self.total = largest, total
+    def __init__(self, largest: int, total: int, unique: int, cohort: int = 1, span: int = 0):
+        self.largest, self.total, self.unique = largest, total, unique
+        self.cohort, self.span = cohort, span
 
 
 def box_moves(
@@ -88,18 +92,58 @@ def box_moves(
 ) -> BoxMoves:
     """The boxes of one move on every core (offsets: ints or [cores] arrays)."""
     largest, total = box_sticks_per_core(offsets, extents, shape, stick_dim, per_stick, cores)
-    return BoxMoves(largest, total)
+    varying = [o for o in offsets if isinstance(o, np.ndarray) and o.ndim]
+    if cores == 1 or not total:
+        return BoxMoves(largest, total, total)
+    if not varying:  # every core moves the same box: one cohort of all cores
+        return BoxMoves(largest, total, total // cores, cores, cores - 1)
+    keys = np.stack([np.broadcast_to(o, (cores,)) for o in varying], axis=1)
+    _, first, inverse, counts = np.unique(
+        keys, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    if len(first) == cores:
+        return BoxMoves(largest, total, total)
+    ids = np.arange(cores)
+    inverse = inverse.reshape(-1)
+    spans = np.zeros(len(first), np.int64)
+    np.maximum.at(spans, inverse, ids)
+    lows = np.full(len(first), cores, np.int64)
+    np.minimum.at(lows, inverse, ids)
+    # Each distinct box is read once: its share of the total (boxes of one move have
+    # the same sticks but where the tensor clips them).
+    unique = total * len(first) // cores
+    return BoxMoves(largest, total, unique, int(counts.max()), int((spans - lows).max()))
 
 
 def move_cycles(
     boxes: BoxMoves, nominal: int, load: bool, cores: int, config: SpyreConfig
 ) -> float:
     """Cycles of one core's LPDDR5 port for a move of `boxes` (never less than the
-    `nominal` tile clipped to the tensor), all cores moving at once."""
-    most = max(nominal, boxes.largest)
-    return most * config.stick_bytes * cores / config.lpddr_bytes_per_cycle
+    `nominal` tile clipped to the tensor), all the program's cores moving at once:
+
+        max(card bytes / (lpddr_bytes_per_cycle x efficiency of the direction),
+            the core's bytes / lpddr_core_bytes_per_cycle)
+          + (cohort - 1) x the core's bytes x multicast_member_cycles_per_byte
+
+    Card bytes: the core's bytes times the cores, or with multicast the distinct boxes'
+    bytes only (a box several cores load is read once). Reads sustain
+    `lpddr_read_efficiency` of the bandwidth, writes `lpddr_write_efficiency` (the bus
+    turning around between reads and writes); one core streams at most its bytes in
+    flight per latency."""
+    most = max(nominal, boxes.largest) * config.stick_bytes
+    if config.lpddr_multicast and load:
+        card = max(boxes.unique * config.stick_bytes, most)
+        extra = (boxes.cohort - 1) * most * config.multicast_member_cycles_per_byte
+    else:
+        card, extra = most * cores, 0.0
+    efficiency = config.lpddr_read_efficiency if load else config.lpddr_write_efficiency
+    shared = card / (config.lpddr_bytes_per_cycle * efficiency)
+    own = most / config.lpddr_core_bytes_per_cycle
+    return max(shared, own) + extra
 
 
 def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> float:
-    """Cycles of one core's LPDDR5 port for a gather of `rows` rows (`nbytes`)."""
-    return nbytes * cores / config.lpddr_bytes_per_cycle
+    """Cycles of one core's LPDDR5 port for a gather of `rows` rows (`nbytes`): reads
+    of the card's shared bandwidth, or of the core's own limit."""
+    shared = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
+    return max(shared, nbytes / config.lpddr_core_bytes_per_cycle)
