@@ -1,7 +1,8 @@
-"""Named pass pipelines, as data shared by spyre-opt, spyre-run and the backend.
+"""Named pass pipelines for spyre-opt, built from the compile driver's stages.
 
 Each pipeline is a list of pass specs; `-p spyre-to-dataflow{cores=8 lx-bytes=1048576}`
-runs the whole list with those options handed to the passes that take them.
+runs the whole list with those options handed to the passes that take them. The stages
+themselves (which passes take L1 to L4) live in one place, `spyre_ir/driver.py`.
 """
 
 from __future__ import annotations
@@ -13,21 +14,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
 
-from spyre_ir import registry
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, set_card
+from spyre_ir import driver, registry
+from spyre_ir.driver import STAGES
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, card_of
 
+def _stage(name: str) -> list[str]:
+    return next(list(s.passes) for s in STAGES if s.name == name)
+
+
+# The stages of the compile driver (spyre_ir/driver.py), named for spyre-opt's -p.
 PIPELINES: dict[str, list[str]] = {
-    "spyre-to-dataflow": [
-        "spyre-fold-broadcast-matmul",
-        "spyre-stickify",
-        "spyre-fuse",
-        "spyre-partition-cores",
-        "spyre-tile",
-        "spyre-double-buffer",
-        "spyre-allocate-scratchpad",
-    ],
-    "spyre-to-units": ["spyre-to-dataflow", "convert-dataflow-to-units"],
-    "spyre-compile": ["spyre-to-units", "convert-units-to-recipe"],
+    "spyre-to-dataflow": _stage("dataflow"),
+    "spyre-to-units": ["spyre-to-dataflow", *_stage("units")],
+    "spyre-compile": ["spyre-to-units", *_stage("recipe")],
 }
 
 
@@ -85,25 +84,30 @@ class SpyreCompile(_Pipeline):
 
 def lower_to_units(
     module: ModuleOp,
-    cores: int = DEFAULT_CONFIG.cores,
-    lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    cores: int | None = None,
+    lx_bytes: int | None = None,
     split: tuple[int, ...] = (),
     config: SpyreConfig | None = None,
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L3 in place and return it; `split`
     forces the (b, m, n, k) split of every matmul; `config` makes the module target
-    that card (its `spyre.card` attribute, which every pass reads)."""
-    if config is not None:
-        set_card(module, config)
-    SpyreToUnits(cores, lx_bytes, tuple(split)).apply(registry.make_context(), module)
-    module.verify()
+    that card (its `spyre.card` attribute, which every pass reads; by default the card
+    the module already names), `cores` and `lx_bytes` change it."""
+    card = _config(config or card_of(module), cores, lx_bytes)
+    driver.lower(module, target="units", config=card, split=tuple(split))
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it."""
-    SpyreToDataflow(cores, lx_bytes).apply(registry.make_context(), module)
-    module.verify()
+    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes))
     return module
+
+
+def _config(card: SpyreConfig, cores: int | None, lx_bytes: int | None) -> SpyreConfig:
+    from dataclasses import replace
+
+    return replace(card, cores=card.cores if cores is None else cores,
+                   lx_bytes=card.lx_bytes if lx_bytes is None else lx_bytes)  # fmt: skip

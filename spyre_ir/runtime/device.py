@@ -131,6 +131,7 @@ def setup(required: bool = True) -> bool:
         library = torch.library.Library("_", "IMPL")  # noqa: TOR901 - a global fallback
         library.fallback(torch._disable_dynamo(_kernel, recursive=True), "PrivateUse1")
         _install_printing()
+        _fake_tensors_never_touch_the_card()
         torch.serialization.register_package(_SERIALIZATION_PRIORITY, _no_tag, _deserialize)
         _library = library
     return True
@@ -531,6 +532,30 @@ def register_direct(op: torch._ops.OpOverload) -> None:
     _direct_library.impl(op, kernel, "PrivateUse1")
 
 
+def _fake_tensors_never_touch_the_card() -> None:
+    """FakeTensorMode (dynamo's tracing, AOTAutograd) must never run a spyre kernel.
+
+    ``torch.tensor(data, device="spyre")`` and ``t.new_tensor(data)`` (transformers' caches
+    call them) build a CPU tensor and move it with the Python dispatch key excluded; when
+    the fake mode believes the device is available it lets that move run for real, and a
+    Python fallback kernel cannot be called with a mode on the stack (torch's trampoline
+    asserts ``func != nullptr`` in python_dispatch.cpp). The mode asks
+    ``_is_privateuse1_backend_available`` (torch/_subclasses/fake_tensor.py,
+    ``avoid_device_init``); answering False for spyre makes it keep such a tensor on the
+    CPU and fake the move, as it does for CUDA on a machine without one."""
+    from torch._subclasses import fake_tensor
+
+    available = fake_tensor._is_privateuse1_backend_available
+    if getattr(available, "spyre_aware", False):
+        return
+
+    def spyre_aware() -> bool:
+        return torch._C._get_privateuse1_backend_name() != BACKEND and available()
+
+    spyre_aware.spyre_aware = True  # type: ignore[attr-defined]
+    fake_tensor._is_privateuse1_backend_available = spyre_aware
+
+
 # ---------------------------------------------------------------------------- printing
 def _install_printing() -> None:
     """Tensor printing formats values with dozens of small ops (abs, masked_select, ...);
@@ -541,7 +566,8 @@ def _install_printing() -> None:
     original = _tensor_str._str
 
     def _str(self: torch.Tensor, *, tensor_contents: str | None = None) -> str:
-        if tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided:
+        if (tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided
+                and (self.numel() == 0 or _owner(self) is not None)):  # a FakeTensor has no memory
             with torch.no_grad():
                 host = to_host(self.detach())
             plain = type(self) in (torch.Tensor, torch.nn.Parameter)
