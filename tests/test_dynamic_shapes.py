@@ -155,3 +155,33 @@ def test_generate_with_dynamic_cache_decodes_on_the_card(env) -> None:
 def test_generate_64_tokens_compiles_at_most_three_times(dynamic, env) -> None:
     got, want, rec, caught = _generate(64, dynamic=dynamic)
     _assert_generated_on_the_card(got, want, rec, caught, 64)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dynamic", [None, True], ids=["dynamic_none", "dynamic_true"])
+def test_generate_with_static_cache_compiles_at_most_three_times(dynamic, env) -> None:
+    """A StaticCache has static shapes (dynamic=None: nothing symbolic); under dynamic=True
+    its length is a symbol and the decode step's cache write passes through the padding.
+    The KV write reaches us as aten.index_put: without its lowering it is the one op left
+    on CPU (and warned about); with it, nothing is."""
+    from spyre_ir.lowering.aten_lowerings import supported_targets
+
+    env.delenv("SPYRE_STRICT")
+    model = _tiny_llama()
+    ids = torch.randint(0, 256, (1, 8), generator=models._seeded(1))
+    kw = dict(max_new_tokens=16, do_sample=False, cache_implementation="static")
+    with torch.no_grad():
+        want = model.generate(ids, **kw)
+    model.forward = torch.compile(model.forward, backend="spyre", dynamic=dynamic)
+    with torch.no_grad(), telemetry.recording() as rec, \
+            warnings.catch_warnings(record=True) as caught:  # fmt: skip
+        warnings.simplefilter("always")
+        got = model.generate(ids, **kw)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert len(rec.graphs) <= 3 and torch._dynamo.utils.counters["stats"]["unique_graphs"] <= 3
+    decode = [g for g in rec.graphs if g.bucket is None or g.bucket.startswith("bucket")][-1]
+    fallbacks = [str(w.message) for w in caught if decode.graph in str(w.message)]
+    if "aten.index_put.default" in supported_targets():
+        assert not fallbacks, fallbacks
+    else:
+        assert fallbacks and all("aten.index_put.default" in m for m in fallbacks), fallbacks

@@ -337,11 +337,9 @@ class _PaddedInterpreter:
     def length(self, expr: sympy.Expr | int) -> Any:
         return expr if isinstance(expr, int) else self.lengths[expr]
 
-    def size(self, value: Any, node: fx.Node | None = None) -> Any:
-        if isinstance(node, fx.Node) and isinstance(node.meta.get("val"), torch.SymInt):
-            e = _expr(node.meta["val"])
-            return e if isinstance(e, int) else self.bucket.of(e)
-        return value
+    def size(self, node: fx.Node) -> int:
+        e = _expr(node.meta["val"])
+        return e if isinstance(e, int) else self.bucket.of(e)
 
     def call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
         target = node.target
@@ -378,12 +376,12 @@ class _PaddedInterpreter:
 
     def apply(self, node: fx.Node, env: dict[fx.Node, Any], sizes: bool) -> Any:
         """Run the op itself; symbolic ints in its arguments become capacities (``sizes``)
-        or their runtime values (0-d tensors)."""
+        or their runtime values (one-element tensors)."""
 
         def value(a: Any) -> Any:
             if isinstance(a, fx.Node):
                 if sizes and isinstance(a.meta.get("val"), torch.SymInt):
-                    return self.size(None, a)
+                    return self.size(a)
                 return env[a]
             if isinstance(a, (list, tuple)):
                 return type(a)(value(x) for x in a)
@@ -416,7 +414,7 @@ class _PaddedInterpreter:
             count = 1
             for d in _reduced_dims(node, x.dim()):
                 count = count * (self.length(pads[d]) if d in pads else x.shape[d])
-            return torch.div(total, count).to(total.dtype)
+            return torch.div(total, count).to(total.dtype).reshape(total.shape)
         args = [x, *(self.apply_arg(a, env) for a in node.args[1:])]
         return node.target(*args, **node.kwargs)
 
