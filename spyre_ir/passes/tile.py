@@ -32,7 +32,7 @@ from spyre_ir import cost_model
 from spyre_ir.shape_rules import numel
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.fuse import swaps_last_two
 from spyre_ir.passes.partition_cores import (
@@ -358,8 +358,9 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     epilogue = [op for op in ops if op is not mm and op not in folded.values()
                 and not any(r in resticked for r in op.results)]  # fmt: skip
     try:
-        mp = cost_model.plan_matmul(batch, m, n, k, elem, DEFAULT_CONFIG, plan["cores"],
-                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes)  # fmt: skip
+        mp = cost_model.plan_matmul(batch, m, n, k, elem, card_of(group), plan["cores"],
+                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes,
+                                    len(spyre.shape_of(mm.rhs)) > 2)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     tm, tn, tk = mp.tm, mp.tn, mp.tk
@@ -383,7 +384,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
     # The two corelets each take half of the tile's columns: their own B tile, f32
     # accumulator, epilogue and store, sharing the A tile.
-    halves = cost_model.corelets_sharing(tn, DEFAULT_CONFIG)
+    halves = cost_model.corelets_sharing(tn, card_of(group))
     th = tn // halves
     # A matmul walking K may compute its last K step in row blocks, each finished
     # (epilogue) and stored as soon as it is done (the planner's `row_blocks`): the A
