@@ -152,3 +152,46 @@ def test_kept_images_go_with_their_tensors() -> None:
 
     gc.collect()
     assert kept.nbytes <= before + nbytes(models.randn(4, 64, dtype=F16))
+
+
+def _index_put_lowers() -> bool:
+    from spyre_ir.lowering.fx_importer import unsupported_reason
+
+    graph = torch.fx.Graph()
+    cache, pos, new = (graph.placeholder(n) for n in ("cache", "pos", "new"))
+    cache.meta["val"], pos.meta["val"] = torch.empty(1, 8, 64, dtype=F16), torch.zeros(1, dtype=torch.int64)
+    new.meta["val"] = torch.empty(1, 1, 64, dtype=F16)
+    node = graph.call_function(torch.ops.aten.index_put.default, (cache, [None, pos], new))
+    node.meta["val"] = torch.empty(1, 8, 64, dtype=F16)
+    return unsupported_reason(node) is None
+
+
+class WrittenCache(nn.Module):
+    """A StaticCache-like buffer written at a position each call (index_copy_)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 64, 64, dtype=F16))
+
+    def forward(self, new: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(1, position, new)
+        return self.cache.sum(1)
+
+
+@pytest.mark.skipif(not _index_put_lowers(), reason="aten.index_put has no spyre lowering on this branch")
+def test_an_index_written_cache_moves_only_the_written_rows() -> None:
+    model, reference = WrittenCache(), WrittenCache()
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    traffic = []
+    with torch.no_grad():
+        for step in range(4):
+            new = models.randn(1, 1, 64, dtype=F16, seed=20 + step)
+            position = torch.tensor([step])
+            out, moves = moved(compiled, new, position)
+            traffic.append(moves)
+            torch.testing.assert_close(out, reference(new, position), atol=5e-2, rtol=1e-2)
+            assert torch.equal(model.cache, reference.cache)  # the host copy holds every write
+    row = nbytes(new)
+    for moves in traffic[1:]:  # the cache stays on the card: in, the row and its position
+        assert moves["h2d"] <= row + 128, traffic
+        assert moves["d2h"] == row + 64 * 2, traffic  # back: the written row and the sums
