@@ -195,3 +195,24 @@ def test_an_index_written_cache_moves_only_the_written_rows() -> None:
     for moves in traffic[1:]:  # the cache stays on the card: in, the row and its position
         assert moves["h2d"] <= row + 128, traffic
         assert moves["d2h"] == row + 64 * 2, traffic  # back: the written row and the sums
+
+
+def test_a_failed_launch_keeps_nothing(monkeypatch) -> None:
+    from spyre_ir.runtime.recipe import PreparedRecipe
+
+    def broken(self, launch, step):
+        def run() -> float:
+            raise RuntimeError("the card fell over")
+
+        return run
+
+    model = models.mlp(dim=64, hidden=128).to(F16)
+    x = models.randn(4, 64, dtype=F16)
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    kept = resident.images()
+    before = kept.nbytes
+    monkeypatch.setattr(PreparedRecipe, "_compute", broken)
+    with torch.no_grad(), pytest.warns(UserWarning, match="the card fell over"):
+        out = compiled(x)  # the partition falls back to CPU, with a warning
+        torch.testing.assert_close(out, model(x))
+    assert kept.nbytes == before  # neither the staged weights nor the results stay

@@ -80,9 +80,6 @@ class ResidentImages:
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
 
-    def __len__(self) -> int:
-        return sum(len(e.images) for e in self._entries.values())
-
     @property
     def nbytes(self) -> int:
         """Bytes of the card held by kept images (pending ones included)."""
@@ -117,6 +114,7 @@ class ResidentImages:
         entry = self._valid_entry(t)
         if entry is None:
             key = id(t)
+            self._drop(key)  # a stale entry under a reused id
             entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
             self._entries[key] = entry
         if expect is not None:
@@ -133,6 +131,11 @@ class ResidentImages:
         entry = self._valid_entry(t)
         if entry is not None:
             entry.version += 1
+
+    def forget(self, t: torch.Tensor) -> None:
+        """Drop `t`'s images (a launch that staged them failed)."""
+        if id(t) in self._entries and self._entries[id(t)].ref() is t:
+            self._drop(id(t))
 
     def _drop(self, key: int) -> None:
         entry = self._entries.pop(key, None)
@@ -304,13 +307,21 @@ class CardPartition:
         if len(args) != len(recipe.inputs) or len(recipe.outputs) != len(self.outputs):
             raise RuntimeError(f"spyre: {self.name} takes {len(recipe.inputs)} inputs and gives "
                                f"{len(recipe.outputs)} results; called with {len(args)}")  # fmt: skip
-        kept = images(recipe.card)
-        bound = [self._bind(recipe, kept, slot, t) for slot, t in zip(recipe.inputs, args)]
+        kept, staged = images(recipe.card), []
+        bound = [self._bind(recipe, kept, slot, t, staged) for slot, t in zip(recipe.inputs, args)]
         on_card = any(t.device.type == "spyre" for t in args)
         plans = [self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)]
         stream = recipe.card.current_stream()
         made = recipe.launch_resident(bound, [p.fetch for p in plans], [p.keep for p in plans], stream)
-        stream.synchronize()
+        try:
+            stream.synchronize()
+        except Exception:  # nothing of this launch may be taken for data later
+            for t in staged:
+                kept.forget(t)
+            for image in made:
+                if image is not None:
+                    image.free()
+            raise
         results = []
         for i, (plan, image) in enumerate(zip(plans, made)):
             result = plan.finish()
@@ -319,12 +330,15 @@ class CardPartition:
             results.append(result)
         return tuple(results)
 
-    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages, slot: Slot, t: torch.Tensor) -> StickImage:
+    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages, slot: Slot, t: torch.Tensor,
+              staged: list[torch.Tensor]) -> StickImage:  # fmt: skip
+        """`t`'s kept image for `slot`, staged now (and kept) if it has none."""
         pad = recipe.input_pads.get(slot.name, 0.0)
         image = kept.lookup(t, slot, pad)
         if image is None:
             image = recipe.stage(slot.index, _runtime_value(t), recipe.card.current_stream())
             kept.store(t, image)
+            staged.append(t)
         return image
 
     def _keep(self, kept: ResidentImages, i: int, args: list[torch.Tensor], result: torch.Tensor,
