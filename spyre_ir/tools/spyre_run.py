@@ -88,6 +88,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -259,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference",
         metavar="REF.mlir",
         help="with --check (implied): compare with this L1 or L2 file's results instead",
+    )
+    parser.add_argument(
+        "--scalars",
+        metavar="NAME=VALUE,...",
+        help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
     )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
@@ -777,7 +783,14 @@ def run(args: argparse.Namespace) -> int:
     if args.reference is not None:
         args.check = True
     check_values(args)
+    started = time.perf_counter()
     module = parse_file(make_context(), args.file)
+    from spyre_ir.tools import ktir_inputs
+
+    if ktir_inputs.is_ktir(module):  # a KTIR (ktdp) kernel: its own inputs and reference
+        return ktir_inputs.run(args, module, time.perf_counter() - started)
+    if args.scalars is not None:
+        raise RunError("--scalars applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
