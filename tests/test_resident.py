@@ -154,18 +154,6 @@ def test_kept_images_go_with_their_tensors() -> None:
     assert kept.nbytes <= before + nbytes(models.randn(4, 64, dtype=F16))
 
 
-def _index_put_lowers() -> bool:
-    from spyre_ir.lowering.fx_importer import unsupported_reason
-
-    graph = torch.fx.Graph()
-    cache, pos, new = (graph.placeholder(n) for n in ("cache", "pos", "new"))
-    cache.meta["val"], pos.meta["val"] = torch.empty(1, 8, 64, dtype=F16), torch.zeros(1, dtype=torch.int64)
-    new.meta["val"] = torch.empty(1, 1, 64, dtype=F16)
-    node = graph.call_function(torch.ops.aten.index_put.default, (cache, [None, pos], new))
-    node.meta["val"] = torch.empty(1, 8, 64, dtype=F16)
-    return unsupported_reason(node) is None
-
-
 class WrittenCache(nn.Module):
     """A StaticCache-like buffer written at a position each call (index_copy_)."""
 
@@ -178,7 +166,6 @@ class WrittenCache(nn.Module):
         return self.cache.sum(1)
 
 
-@pytest.mark.skipif(not _index_put_lowers(), reason="aten.index_put has no spyre lowering on this branch")
 def test_an_index_written_cache_moves_only_the_written_rows() -> None:
     model, reference = WrittenCache(), WrittenCache()
     compiled = torch.compile(model, backend="spyre", dynamic=False)
