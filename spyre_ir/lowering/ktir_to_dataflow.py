@@ -153,6 +153,7 @@ class KernelLowering:
         self.top: list[Operation] = []
         self.env: dict[SSAValue, object] = {}
         self.dest: dict[Operation, SSAValue] = {}
+        self.temps: set[SSAValue] = set()
         self.math = TileMath(self)
         self.core = block.args[0]
         self.tiles = math.prod(self.grid)
@@ -233,7 +234,9 @@ class KernelLowering:
         elif name in BINARY or name in UNARY:
             kind = BINARY.get(name) or UNARY[name]
             args = [self.get(v) for v in getattr(op, "inputs", op.operands)]
-            result = self.math.elementwise(op, kind, args, self.dest.get(op))
+            result = self.math.elementwise(op, kind, args, self.dest.get(op) or self.reusable(op))
+            if isinstance(result, Buf):
+                self.temps.add(result.value)
         elif name in ("arith.cmpf", "arith.cmpi"):
             predicate = arith.CMPF_COMPARISON_OPERATIONS if name == "arith.cmpf" else arith.CMPI_COMPARISON_OPERATIONS
             kind = COMPARE[predicate[op.predicate.value.data]]  # type: ignore[attr-defined]
@@ -257,6 +260,16 @@ class KernelLowering:
             raise LoweringError(f"'{name}' is not supported by the KTIR -> dataflow lowering", op)
         if op.results:
             self.env[op.results[0]] = result
+
+    def reusable(self, op: Operation) -> SSAValue | None:
+        """An operand's buffer the op may overwrite: a temporary of an earlier tile op
+        that this op reads last (never a load's buffer, which double-buffering owns,
+        nor an accumulator). Keeps the LX a chain of elementwise ops needs small."""
+        for v in op.operands:
+            x = self.env.get(v)
+            if isinstance(x, Buf) and x.value in self.temps and len(list(v.uses)) == 1:
+                return x.value
+        return None
 
     def constant(self, op: arith.ConstantOp) -> object:
         value, t = op.value, op.result.type
