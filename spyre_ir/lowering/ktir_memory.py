@@ -16,6 +16,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.lowering.ktir_values import stick_elements
 from spyre_ir.lowering.ktir_values import (
     Box,
     Buf,
@@ -149,7 +150,8 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     shape = tuple(extent[d] for d in perm)
     if shape != tuple(op.result.type.get_shape()):
         raise LoweringError(f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op)
-    return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm))
+    uniform = all(i.uniform for i in indices)
+    return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
 
 
 def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) -> IndirectRows:
@@ -217,8 +219,30 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
         lx_shape = (*shape, 1)
     perm = None if tile.perm is None else [*tile.perm, *([len(shape)] if tile.view.padded else [])]
     dest = lw.alloc(lx_shape, element)
+    if tile.uniform and perm is None and shared_load(lw, tile, offsets, dest):
+        return Buf(dest, shape)
     lw.emit(D.LoadOp(tile.view.memory, offsets, dest, perm=perm))
     return Buf(dest, shape)
+
+
+def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SSAValue) -> bool:
+    """A tile every core loads alike (its address does not depend on the core): each
+    core loads 1/T of its rows and the cores all-gather them over the ring, so LPDDR5
+    carries it once (as our L1 compiler shares a matmul's A tile). False when its
+    rows do not split into whole parts."""
+    shape = tuple(dest.type.get_shape())  # type: ignore[attr-defined]
+    cores = lw.tiles
+    if cores == 1 or not shape or shape[0] % cores:
+        return False
+    part_shape = (shape[0] // cores, *shape[1:])
+    if len(shape) == 1 and part_shape[0] % stick_elements(dest.type.element_type):  # type: ignore[attr-defined]
+        return False
+    step = lw.index_constant(part_shape[0]).value
+    first = lw.emit(arith.AddiOp(offsets[0], lw.emit(arith.MuliOp(lw.core, step)).results[0]))
+    part = lw.alloc(part_shape, dest.type.element_type)  # type: ignore[attr-defined]
+    lw.emit(D.LoadOp(tile.view.memory, [first.results[0], *offsets[1:]], part))
+    lw.emit(D.RingAllgatherOp(part, dest, cores))
+    return True
 
 
 def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
