@@ -151,6 +151,8 @@ class TileMath:
         shape, element = shape_of(result_type), element_of(result_type)
         if all(isinstance(a, Scalar) for a in args):
             return self.fold(op, args)
+        if self.lw.body_shape is not None:  # an op of a linalg.generic body, on whole tiles
+            shape = self.lw.body_shape
         bufs = self.aligned([self.operand(a, op) for a in args], shape, op)
         lx = broadcast([b.lx_shape for b in bufs])
         if math.prod(lx) != math.prod(shape):

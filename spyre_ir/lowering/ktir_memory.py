@@ -37,7 +37,7 @@ HANDLED = {
     "ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract",
     "tensor.splat", "tensor.extract", "tensor.empty", "tensor.expand_shape",
     "tensor.collapse_shape", "linalg.fill", "linalg.broadcast", "linalg.reduce",
-    "linalg.matmul", "linalg.transpose",
+    "linalg.matmul", "linalg.transpose", "linalg.generic",
 }  # fmt: skip
 
 
@@ -259,6 +259,37 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
     lw.emit(D.StoreOp(value.value, tile.view.memory, offsets))
 
 
+def generic(lw: KernelLowering, op: Operation) -> object:
+    """A parallel linalg.generic whose maps project dims: its body's scalar ops run on
+    whole tiles (an input missing a dim broadcasts along it)."""
+    kinds = [str(k.data) for k in op.iterator_types.data]  # type: ignore[attr-defined]
+    outputs = list(op.outputs)  # type: ignore[attr-defined]
+    if any(k != "parallel" for k in kinds) or len(outputs) != 1:
+        raise LoweringError(
+            "'linalg.generic' with reduction iterators or several outputs is not supported", op
+        )
+    shape = shape_of(outputs[0].type)
+    args = []
+    for value, m in zip([*op.inputs, *outputs], op.indexing_maps.data):  # type: ignore[attr-defined]
+        dims = [r.position if isinstance(r, AffineDimExpr) else None for r in m.data.results]
+        if None in dims or dims != sorted(dims):  # type: ignore[type-var]
+            raise LoweringError(f"'linalg.generic' with indexing map {m} is not supported", op)
+        x = lw.get(value)
+        if len(dims) < len(shape) and isinstance(x, Buf):
+            want = tuple(shape[d] if d in dims else 1 for d in range(len(shape)))
+            x = Lazy(lw.math.materialize(x, want, x.element, op), shape, x.element)
+        args.append(x)
+    block = op.body.block  # type: ignore[attr-defined]
+    for arg, value in zip(block.args, args):
+        lw.env[arg] = value
+    outer, lw.body_shape = lw.body_shape, shape
+    try:
+        results = lw.lower_block(block)
+    finally:
+        lw.body_shape = outer
+    return results[0]
+
+
 # ---------------------------------------------------------------- tensor structure
 
 
@@ -292,6 +323,8 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
     if name == "linalg.matmul":
         a, b, c = (lw.get(v) for v in op.operands)
         return lw.math.matmul(op, a, b, c)
+    if name == "linalg.generic":
+        return generic(lw, op)
     if name == "linalg.transpose":
         x = lw.math.materialize(lw.get(op.operands[0]), shape_of(op.operands[0].type), element, op)
         out = lw.alloc(shape, element)
