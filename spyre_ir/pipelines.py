@@ -16,7 +16,7 @@ from xdsl.utils.arg_spec import parse_spec
 
 from spyre_ir import driver, registry
 from spyre_ir.driver import STAGES
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, card_of
 
 def _stage(name: str) -> list[str]:
     return next(list(s.passes) for s in STAGES if s.name == name)
@@ -57,9 +57,12 @@ class _Pipeline(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    split: tuple[int, ...] = ()
+    """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split}
+        for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
 
@@ -114,22 +117,31 @@ class KtirToUnits(_KtirPipeline):
 
 
 def lower_to_units(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp,
+    cores: int | None = None,
+    lx_bytes: int | None = None,
+    split: tuple[int, ...] = (),
+    config: SpyreConfig | None = None,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L3 in place and return it."""
-    driver.lower(module, target="units", config=_config(cores, lx_bytes))
+    """Python entry point: lower an L1 module to L3 in place and return it; `split`
+    forces the (b, m, n, k) split of every matmul; `config` makes the module target
+    that card (its `spyre.card` attribute, which every pass reads; by default the card
+    the module already names), `cores` and `lx_bytes` change it."""
+    card = _config(config or card_of(module), cores, lx_bytes)
+    driver.lower(module, target="units", config=card, split=tuple(split))
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it."""
-    driver.lower(module, target="dataflow", config=_config(cores, lx_bytes))
+    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes))
     return module
 
 
-def _config(cores: int, lx_bytes: int) -> SpyreConfig:
+def _config(card: SpyreConfig, cores: int | None, lx_bytes: int | None) -> SpyreConfig:
     from dataclasses import replace
 
-    return replace(DEFAULT_CONFIG, cores=cores, lx_bytes=lx_bytes)
+    return replace(card, cores=card.cores if cores is None else cores,
+                   lx_bytes=card.lx_bytes if lx_bytes is None else lx_bytes)  # fmt: skip

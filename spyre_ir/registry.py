@@ -178,6 +178,12 @@ def _ktir_pipeline(name: str) -> Callable[[], type[ModulePass]]:
     return load
 
 
+def _lower_scatter() -> type[ModulePass]:
+    from spyre_ir.passes.lower_scatter import SpyreLowerScatter
+
+    return SpyreLowerScatter
+
+
 def _compile() -> type[ModulePass]:
     from spyre_ir.pipelines import SpyreCompile
 
@@ -192,6 +198,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
+    "spyre-lower-scatter": _lower_scatter,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,

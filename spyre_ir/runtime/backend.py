@@ -325,17 +325,21 @@ class SpyrePartition(torch.nn.Module):
         super().__init__()
         self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
-        self.run = ex.factory(ir[ex.level])
+        self.card = None
+        if settings.executor == "card":  # inputs kept on the card between calls
+            from spyre_ir.runtime.resident import CardPartition
+
+            self.card = CardPartition(name, ir["recipe"], cpu)
+        else:
+            self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
         self.failed = False
 
     def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self.failed:
             try:
-                if self.settings.executor == "card" and any(a.device.type == "spyre" for a in args):
-                    from spyre_ir.runtime.eager import launch_partition  # inputs stay on the card
-
-                    return launch_partition(self.ir["recipe"], args, self.outputs)
+                if self.card is not None:
+                    return self.card(args)
                 outs = self.run([_to_numpy(a) for a in args])
                 if len(outs) != len(self.outputs):
                     raise RuntimeError(f"spyre: got {len(outs)} results, expected {len(self.outputs)}")
