@@ -35,6 +35,12 @@ from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_copy import COPY_OPS
 
+MAX_GROUP_OPS = 128
+"""Ops in one group at most. Whether an op joins a group is checked against the whole
+group (its row analysis and LX need), so without a bound a chain of n ops would cost
+n^2 at compile time; past this many ops, another kernel's extra LPDDR5 round trip is
+small next to the group's own work."""
+
 
 def is_scalar_constant(op: Operation) -> bool:
     return isinstance(op, (spyre.FullOp, spyre.ConstantOp)) and row_model.shape(
@@ -132,7 +138,7 @@ class Fuser:
         return need <= self.lx_bytes // 2
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
-        if candidate.kind == "copy":
+        if candidate.kind == "copy" or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)

@@ -18,6 +18,7 @@ from spyre_ir import cost_model
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
@@ -51,8 +52,32 @@ def matmul_dims(mm: spyre.MatmulOp) -> tuple[int, int, int, int]:
     return batch, m, n, k
 
 
+def check_sizes(group: dataflow.GroupOp) -> None:
+    """A located error for a group with a zero-size tensor: there is no work to divide,
+    and the card's kernels move whole sticks (run such graphs on the host)."""
+    from spyre_ir.diagnostics import located_error
+
+    for value in (*group.inputs, *group.outputs):
+        if 0 in spyre.shape_of(value):
+            raise located_error(
+                group,
+                f"group @{group.sym_name.data}: a zero-size tensor ({value.type}) has no "
+                "work for the card",
+            )
+
+
+def remove_dead_groups(module: ModuleOp) -> None:
+    """Erase groups whose results nobody uses (latest first, so a group only a dead
+    one used goes too): they have no work to plan."""
+    for group in reversed([g for g in module.walk() if isinstance(g, dataflow.GroupOp)]):
+        if is_trivially_dead(group):
+            group.detach()
+            group.erase()
+
+
 def plan_group(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
     kind, row_dims = group_kind(group)
+    check_sizes(group)
     config = DEFAULT_CONFIG
     if kind == "matmul":
         mm = matmul_of(group)
@@ -105,6 +130,7 @@ class SpyrePartitionCores(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cores < 1:
             raise ValueError("spyre-partition-cores: cores must be positive")
+        remove_dead_groups(op)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
                 group.plan = to_attr(plan_group(group, self.cores))

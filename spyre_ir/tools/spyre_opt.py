@@ -30,13 +30,6 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
-from spyre_ir.tools.output import (
-    OutputError,
-    check_writable,
-    discard,
-    write_atomically,
-    write_stream,
-)
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -47,6 +40,13 @@ from spyre_ir.diagnostics import (
     internal_error,
     parse_error_diagnostic,
     verify_all,
+)
+from spyre_ir.tools.output import (
+    OutputError,
+    check_writable,
+    discard,
+    write_atomically,
+    write_stream,
 )
 
 _SPLIT = re.compile(rb"^// -----.*$", re.MULTILINE)
