@@ -56,8 +56,10 @@ class SpyreOptMain(xDSLOptMain):
     version_format = "spyre-opt (spyre-ir) on xdsl {xdsl_version}"
 
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
-        for name, factory in registry.DIALECTS.items():
+        from xdsl.dialects import get_all_dialects
+
+        # Ours last: they replace xDSL's of the same name (linalg, for KTIR's syntax).
+        for name, factory in {**get_all_dialects(), **registry.DIALECTS}.items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:

@@ -88,6 +88,7 @@ import math
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -96,7 +97,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_ir.diagnostics import (
@@ -261,6 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REF.mlir",
         help="with --check (implied): compare with this L1 or L2 file's results instead",
     )
+    parser.add_argument(
+        "--scalars",
+        metavar="NAME=VALUE,...",
+        help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
+    )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
     return parser
@@ -292,37 +297,28 @@ def _describe_op(op: Operation | None, path: str) -> str:
     return f" ({op.name}{symbol} at {file}:{line}:{col})"
 
 
-def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> None:
-    """Run `passes` on `module` in place and verify it; a failure raises a located
-    DiagnosticError (as spyre-opt reports it) or a RunError (a bad pass option)."""
-    ctx = make_context()
+def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
+    """Lower `module` in place from level `source` to level `target` (the compile driver's
+    stages); a failure raises a located DiagnosticError or a RunError (bad options)."""
+    from dataclasses import replace
+
+    from spyre_ir import driver
+    from spyre_ir.hardware import DEFAULT_CONFIG
+
+    if target <= source:
+        return
+    options = {k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None}
+    levels = driver.LEVELS
     try:
-        for p in passes:
-            p.apply(ctx, module)
-        problems = verify_all(module, path)
+        driver.lower(module, source=levels[source - 1], target=levels[target - 1],
+                     config=replace(DEFAULT_CONFIG, **options), hooks=())  # fmt: skip
+        problems = verify_all(module, args.file)
     except (DiagnosticError, DiagnosticException) as error:
-        problems = failure_diagnostics(error, module, path)
+        problems = failure_diagnostics(error, module, args.file)
     except ValueError as error:  # bad pass options, e.g. an LX too small for a stick
         raise RunError(f"lowering failed: {error}") from None
     if problems:
         raise DiagnosticError(problems)
-
-
-def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
-    """Lower `module` in place from level `source` to level `target`."""
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.pipelines import SpyreToDataflow
-
-    options = {
-        k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None
-    }
-    passes: list[ModulePass] = []
-    if source == 1 and target >= 2:
-        passes.append(SpyreToDataflow(**options))  # type: ignore[arg-type]
-    if source <= 2 and target >= 3:
-        passes.append(ConvertDataflowToUnits())
-    if passes:
-        apply_passes(passes, module, args.file)
 
 
 # ---------------------------------------------------------------- inputs
@@ -787,7 +783,14 @@ def run(args: argparse.Namespace) -> int:
     if args.reference is not None:
         args.check = True
     check_values(args)
+    started = time.perf_counter()
     module = parse_file(make_context(), args.file)
+    from spyre_ir.tools import ktir_inputs
+
+    if ktir_inputs.is_ktir(module):  # a KTIR (ktdp) kernel: its own inputs and reference
+        return ktir_inputs.run(args, module, time.perf_counter() - started)
+    if args.scalars is not None:
+        raise RunError("--scalars applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
