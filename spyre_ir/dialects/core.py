@@ -38,7 +38,7 @@ from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from spyre_ir.dialects.dataflow import AllocLxOp, DeviceProgramBase, verify_plan
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.hardware import card_of
 
 UNITS = ("ls", "pe0", "pe1", "sfp0", "sfp1")
 
@@ -69,9 +69,10 @@ class ProgramOp(DeviceProgramBase):
         verify_plan(self, self.plan)
         if self.core_count < 1:
             raise VerifyException(f"{where}: needs at least one core")
-        if self.core_count > DEFAULT_CONFIG.cores:
+        card_cores = card_of(self).cores
+        if self.core_count > card_cores:
             raise VerifyException(
-                f"{where}: runs on {self.core_count} cores; the card has {DEFAULT_CONFIG.cores}"
+                f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
             )
         for op in self.body.block.ops:
             if not isinstance(op, (AllocLxOp, QueueOp, UnitOp, EndOp)) and op.name != "arith.constant":

@@ -67,7 +67,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, unit_for
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 
@@ -250,7 +250,7 @@ def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | 
 
 def verify_plan(op: Operation, plan: DictionaryAttr | None) -> None:
     if plan is not None:
-        problem = plan_problem(plan)
+        problem = plan_problem(plan, card_of(op).cores)
         if problem:
             name = getattr(op, "sym_name", None)
             label = f" @{name.data}" if isinstance(name, StringAttr) else ""
@@ -424,9 +424,10 @@ class KernelOp(DeviceProgramBase):
         verify_plan(self, self.plan)
         if self.core_count < 1:
             raise VerifyException(f"{where}: needs at least one core")
-        if self.core_count > DEFAULT_CONFIG.cores:
+        card_cores = card_of(self).cores
+        if self.core_count > card_cores:
             raise VerifyException(
-                f"{where}: runs on {self.core_count} cores; the card has {DEFAULT_CONFIG.cores}"
+                f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
             )
         want = self.block_arg_types(
             [v.type for v in self.inputs], [r.type for r in self.outputs]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -189,6 +189,11 @@ class Fuser:
         for op in ops:
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue
+            if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
+                from spyre_ir.diagnostics import located_error
+
+                raise located_error(op, f"spyre-fuse: '{op.name}' does not compute tensors: "
+                                        "only L1 tensor ops lower to dataflow")  # fmt: skip
             if current is not None and self.try_extend(current, op):
                 continue
             if isinstance(op, spyre.ReshapeOp):

@@ -25,3 +25,13 @@ func.func @unused(%a: tensor<64x128xf16>, %b: tensor<64x128xf16>) -> tensor<64x1
   %1 = spyre.exp %a : tensor<64x128xf16> -> tensor<64x128xf16>
   func.return %0 : tensor<64x128xf16>
 }
+
+// -----
+
+// An op that computes no tensor (here a KTIR one) is not lowered: a located error, not
+// an assertion in spyre-fuse.
+func.func @k(%m: memref<64xf16>) attributes {grid = [1]} {
+  // CHECK: lowering_invalid.mlir:[[# @LINE + 1]]:3: error: spyre-fuse: 'ktdp.get_compute_tile_id' does not compute tensors: only L1 tensor ops lower to dataflow
+  %t = ktdp.get_compute_tile_id : index
+  func.return
+}
