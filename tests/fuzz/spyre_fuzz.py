@@ -343,6 +343,9 @@ def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False
                 with open(path, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
                 campaign.mutants += 1
+                if verbose and index and index % 100 == 0:
+                    campaign.seconds = time.monotonic() - start
+                    print(f"progress: {campaign.summary()}", flush=True)
                 commands = [("opt", [path])]
                 while commands:
                     tool, argv = commands.pop(0)
