@@ -204,13 +204,16 @@ def ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
 
 # ---------------------------------------------------------------- work plans
 
-# The keys of each kind of plan (see docs/dataflow.md), and their types: "int" a
-# positive i64, "split" three positive i64s [m, n, k].
+# The keys of each kind of plan (see docs/dataflow.md), and their types: "cores" an
+# integer within the card, "dims" one in [0, 64], "split" three positive integers
+# [m, n, k], "str" a string, "any" anything; a trailing "?": the key may be absent.
 PLAN_KEYS: dict[str, dict[str, str]] = {
     "rows": {"kind": "str", "row_dims": "dims", "cores": "cores"},
     "gather": {"kind": "str", "row_dims": "dims", "cores": "cores"},
     "copy": {"kind": "str", "row_dims": "dims", "cores": "cores"},
     "matmul": {"kind": "str", "cores": "cores", "split": "split"},
+    # A kernel lowered from KTIR (lowering/ktir_to_dataflow.py): its launch grid.
+    "ktir": {"kind": "str", "grid": "any?"},
 }
 
 
@@ -228,6 +231,8 @@ def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | 
             return f"a {kind.data!r} plan has no key {key!r} (keys: {', '.join(keys)})"
     for key, what in keys.items():
         value = plan.data.get(key)
+        if value is None and what.endswith("?"):
+            continue
         if value is None:
             return f"a {kind.data!r} plan needs {key!r}"
         if what == "split":
