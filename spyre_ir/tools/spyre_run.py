@@ -103,10 +103,10 @@ from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     NotRegularFile,
-    open_regular,
-    internal_error,
     failure_diagnostics,
+    internal_error,
     op_location,
+    open_regular,
     parse_file,
     verify_all,
 )
