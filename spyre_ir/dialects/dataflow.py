@@ -67,7 +67,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, unit_for
+from spyre_ir.hardware import ELEMENT_BYTES, card_of, unit_for
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 
@@ -318,7 +318,7 @@ class DeviceProgramBase(IRDLOperation):
     @property
     def capacity(self) -> int:
         if self.lx_capacity is None:
-            return DEFAULT_CONFIG.lx_bytes
+            return card_of(self).lx_bytes
         return self.lx_capacity.value.data
 
     @property
@@ -413,7 +413,7 @@ class AllocLxOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
         if self.offset is None:
             return
-        stick = DEFAULT_CONFIG.stick_bytes
+        stick = card_of(self).stick_bytes
         if self.offset_value % stick:
             raise VerifyException(
                 f"'{self.name}': offset {self.offset_value} is not {stick}-byte aligned"
@@ -468,7 +468,7 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
         return
     box = _box_shape(tile.get_shape(), perm)
     stick_dim = memory.stick_dim
-    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+    per_stick = card_of(op).stick_bytes // memory.element_bytes
     extent = box[stick_dim]
     if extent % per_stick and extent < memory.get_shape()[stick_dim]:
         raise VerifyException(
