@@ -120,7 +120,7 @@ from spyre_ir.interp.dataflow import (
     _signed,
     _width,
 )
-from spyre_ir.interp.tensor import InterpreterError, check_value, op_label, run_entry
+from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 
 __all__ = ["SimResult", "SimulationError", "simulate"]
@@ -162,10 +162,14 @@ def simulate(
     trace: bool = False,
     check_races: bool = False,
     blas_threads: int | None = None,
+    card_format: bool = False,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
-    Arguments are checked as by the interpreters (shapes, storage dtypes). `trace`
+    Arguments are checked as by the interpreters (shapes, storage dtypes); f16 tensors
+    are DLFloat16 on the card, converted from and to float16 at the boundary, or given
+    and returned as float32 arrays of DLFloat16 values with `card_format` (as
+    `spyre_ir.interp.dataflow.run_module` takes them). `trace`
     also returns a Chrome trace of core 0's instructions; `check_races` turns on the
     L2 interpreter's store checks (two cores writing different values to one element,
     outputs left unwritten). `blas_threads`: run numpy's OpenBLAS with that many
@@ -175,7 +179,7 @@ def simulate(
     results then match an L2/L1 run only if it used the same count. Raises
     `SimulationError` (deadlock, unmatched queues, L2 ops) or `InterpreterError` (an
     op that cannot run), naming the op."""
-    interp = _SimInterpreter(module, config, check_races, trace)
+    interp = _SimInterpreter(module, config, check_races, trace, card_format)
     with _blas_threads(blas_threads):
         outputs = run_entry(interp, args, entry)
     report = _report([p.stats for p in interp.programs], config)
@@ -186,8 +190,9 @@ def simulate(
 class _SimInterpreter(_DataflowInterpreter):
     """The L2 interpreter's function level, running `core.program`s on the card."""
 
-    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool):
-        super().__init__(module, check_races)
+    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
+                 card_format: bool) -> None:  # fmt: skip
+        super().__init__(module, check_races, "dlfloat16", card_format)
         self.config = config
         self.tracing = trace
         self.programs: list[_Program] = []
@@ -198,7 +203,7 @@ class _SimInterpreter(_DataflowInterpreter):
             results = program.run(operands)
             self.programs.append(program)
             for value, result in zip(results, op.results):
-                check_value(value, result.type, f"{op_label(op)}: result (simulator bug)")
+                self.check_result(value, op, result, "simulator")
             return results
         if isinstance(op, (D.KernelOp, D.GroupOp)):
             raise SimulationError(
