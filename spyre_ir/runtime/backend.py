@@ -497,9 +497,11 @@ def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], settings: S
     from torch._functorch.aot_autograd import make_boxed_func
 
     from spyre_ir.runtime.artifact import gc_paused
+    from spyre_ir.runtime.f32_policy import place_f32
 
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
         reasons = _check_support(gm, settings)
+        place_f32(gm, reasons, settings)  # f32 from integers and constants: on the host
         graph_id = next(_graph_ids)
         names = _partition(gm, reasons)
         for n, name in enumerate(names):
