@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/layer.py --json bench/layer.json
 	$(BIN)/python bench/launch.py --json bench/launch.json
 	$(BIN)/python bench/eager.py --json bench/eager.json
+	$(BIN)/python bench/generate.py --json bench/generate.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -8,6 +8,11 @@ holds the slot); otherwise torch's device-backend autoload (entry point group
 
 import sys
 
+from spyre_ir import xdsl_fixes as _xdsl_fixes
+
+_xdsl_fixes.apply()
+del _xdsl_fixes
+
 if "torch" in sys.modules:
     from spyre_ir.runtime.device import setup as _setup_device
 

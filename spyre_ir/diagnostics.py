@@ -8,14 +8,19 @@ non-zero exit, never as a Python traceback.
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import stat
+import traceback
+from typing import BinaryIO
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.lexer import Input, Span
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,9 @@ class Diagnostic:
         if not self.file:
             # No location known (an op built in Python, not parsed): say so by omission.
             return f"{self.severity}: {self.message}"
+        if self.line <= 0:
+            # A file but no position in it (it cannot be read, say): never `FILE:0:0`.
+            return f"{self.file}: {self.severity}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message}"
 
 
@@ -52,9 +60,27 @@ class LocatedParser(Parser):
         # text for every op, quadratic in the size of a large artifact.
         self._newlines = [m.start() for m in re.finditer("\n", text)]
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        check_nesting(self.lexer.input.content, self.lexer.input)
+        module = super().parse_module(allow_implicit_module)
+        if not isinstance(module.location, FileLineColLoc):
+            # An implicit module starts where the text does: errors about the module as
+            # a whole (no @main, say) point at its first line, not at 0:0.
+            module.location = FileLineColLoc(
+                StringAttr(self.lexer.input.name), IntAttr(1 + self._line_offset), IntAttr(1)
+            )
+        return module
+
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except ParseError:
+            raise
+        except DiagnosticException as error:
+            # A constraint checked while parsing (a property of the wrong type in custom
+            # syntax): a parse error at the op, not an unlocated exception.
+            raise ParseError(span, _first_line(str(error))) from None
         if not isinstance(op.location, FileLineColLoc):
             before = bisect.bisect_left(self._newlines, span.start)  # newlines before the op
             line_start = self._newlines[before - 1] + 1 if before else 0
@@ -66,6 +92,51 @@ class LocatedParser(Parser):
         return op
 
 
+# Brackets nested deeper than this are refused before parsing: xDSL's parser recurses
+# once or more per level and would end in a RecursionError. Real IR nests a few levels
+# (regions in regions, `dense<[[...]]>` of a tensor's rank).
+MAX_NESTING = 64
+_OPENING = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_CLOSING = set(_OPENING.values())
+
+
+def check_nesting(text: str, source: Input) -> None:
+    """A ParseError at the first bracket nested deeper than MAX_NESTING.
+
+    One linear scan: strings (to their closing quote or the end of their line) and
+    `//` comments are skipped, `->` is an arrow, and a closing bracket pops the stack
+    only when it matches its top."""
+    stack: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end = _STRING_END.search(text, i + 1)
+            i = end.end() if end else n
+            continue
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+            continue
+        if c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        if c in _OPENING:
+            stack.append(_OPENING[c])
+            if len(stack) > MAX_NESTING:
+                raise ParseError(
+                    Span(i, i + 1, source),
+                    f"brackets nested deeper than {MAX_NESTING} levels",
+                )
+        elif c in _CLOSING and stack and stack[-1] == c:
+            stack.pop()
+        i += 1
+
+
+# The end of a string literal: an unescaped quote, or the end of the line.
+_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*(?:"|\n|$)')
+
+
 _LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
 
 
@@ -75,12 +146,13 @@ def failure_diagnostics(
     """A pass's failure as located diagnostics, for every tool that runs passes.
 
     A `DiagnosticError` (`located_error`) keeps its locations (one without a file is
-    reported against `name` at 0:0); another `DiagnosticException` is located by the
-    `FILE:LINE:COL:` its message starts with, else by re-verifying the module, else at
-    `name` 0:0."""
+    reported at the module, or against `name` without a position); another
+    `DiagnosticException` is located by the `FILE:LINE:COL:` its message starts with,
+    else by re-verifying the module, else at the module."""
+    where = op_location(module, name) if module is not None else (name, 0, 0)
     if isinstance(error, DiagnosticError):
         return [
-            d if d.file else Diagnostic(name, 0, 0, d.message, d.severity)
+            d if d.file else Diagnostic(*where, d.message, d.severity)
             for d in error.diagnostics
         ]
     message = " ".join(str(error).split())
@@ -89,7 +161,7 @@ def failure_diagnostics(
         file, line, col, text = stated.groups()
         return [Diagnostic(file, int(line), int(col), text)]
     located = verify_all(module, name) if module is not None else []
-    return located or [Diagnostic(name, 0, 0, message)]
+    return located or [Diagnostic(*where, message)]
 
 
 def parse_error_diagnostic(error: ParseError, name: str, line_offset: int = 0) -> Diagnostic:
@@ -112,8 +184,8 @@ def located_error(op: Operation, message: str) -> DiagnosticError:
     """A pass failure about `op`, located at `op`'s source position when it has one.
 
     Passes raise it (`raise located_error(kernel, "...")`); spyre-opt prints it as
-    `FILE:LINE:COL: error: MESSAGE` (an op without a file location is reported against
-    the input file at 0:0), and `str()` of it is that same line for Python callers."""
+    `FILE:LINE:COL: error: MESSAGE` (an op without a file location is reported at the
+    module), and `str()` of it is that same line for Python callers."""
     file, line, col = op_location(op, "")
     return DiagnosticError([Diagnostic(file, line, col, message)])
 
@@ -139,6 +211,9 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
         except (DiagnosticException, ValueError) as error:
             file, line, col = op_location(op, name)
             found.append(Diagnostic(file, line, col, _first_line(str(error))))
+        except Exception as error:  # a verifier's bug, provoked by this op
+            file, line, col = op_location(op, name)
+            found.append(Diagnostic(file, line, col, f"'{op.name}': {internal_error(error, name).message}"))
     return found
 
 
@@ -156,11 +231,35 @@ def parse_and_verify(
     return module
 
 
+class NotRegularFile(OSError):
+    """A path that names a FIFO, a device or a directory where a file is read."""
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading in binary, only if it is a regular file (after
+    symlinks): a FIFO would block forever and /dev/zero never ends. The check is made
+    on the opened descriptor (O_NONBLOCK, so opening a FIFO does not wait either)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise NotRegularFile(f"{kind} (a FIFO, device or directory is never read)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def parse_file(ctx: Context, path: str) -> ModuleOp:
     """Read, parse and verify an .mlir file; errors are located DiagnosticErrors."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open_regular(path) as f:
+            text = f.read().decode("utf-8")
+    except NotRegularFile as error:
+        raise DiagnosticError([Diagnostic(path, 0, 0, f"cannot read file: {error}")]) from None
     except (OSError, UnicodeDecodeError) as error:
         raise DiagnosticError([Diagnostic(path, 0, 0, f"cannot read file: {error}")]) from None
     return parse_and_verify(ctx, text, path)
@@ -218,3 +317,55 @@ def check_expectations(
     for extra in unmatched:
         problems.append(f"{extra} (unexpected error)")
     return problems
+
+
+# ------------------------------------------------------------ the tools' catch-all
+
+
+def _located_op_in(
+    frame_locals: dict[str, object], modules: bool
+) -> tuple[str, int, int] | None:
+    """The location of an op (or a value's owner) among a frame's locals; a module
+    only with `modules` (an op inside it says more)."""
+    for value in frame_locals.values():
+        if isinstance(value, SSAValue):
+            value = value.owner
+        if isinstance(value, Operation) and (modules or not isinstance(value, ModuleOp)):
+            file, line, col = op_location(value, "")
+            if file and line > 0:
+                return file, line, col
+    return None
+
+
+def internal_error(error: BaseException, name: str, line: int = 1) -> Diagnostic:
+    """An exception no check caught, as one located diagnostic, never a traceback.
+
+    It is located at the op the innermost failing code was working on (the first
+    located op among the locals of the traceback's frames, innermost first), else at
+    `name`:`line`. The message says it is an internal error: a bug to report, though
+    the input is usually what provoked it. SPYRE_IR_TRACEBACK=1 also prints the
+    traceback on stderr, for whoever fixes the bug."""
+    if os.environ.get("SPYRE_IR_TRACEBACK"):
+        traceback.print_exception(error)
+    where: tuple[str, int, int] | None = None
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for modules in (False, True):
+        for frame in reversed(frames):
+            where = _located_op_in(frame.f_locals, modules)
+            if where is not None:
+                break
+        if where is not None:
+            break
+    file, line, col = where or (name, line, 1)
+    if isinstance(error, RecursionError):
+        text = "the input is nested too deeply to process"
+    elif isinstance(error, MemoryError):
+        text = "out of memory (a tensor too large for this machine?)"
+    else:
+        detail = " ".join(str(error).split())[:500]
+        text = f"{type(error).__name__}{': ' + detail if detail else ''}"
+    return Diagnostic(file, line, col, f"internal error: {text} (please report this bug)")

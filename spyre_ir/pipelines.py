@@ -1,7 +1,8 @@
-"""Named pass pipelines, as data shared by spyre-opt, spyre-run and the backend.
+"""Named pass pipelines for spyre-opt, built from the compile driver's stages.
 
 Each pipeline is a list of pass specs; `-p spyre-to-dataflow{cores=8 lx-bytes=1048576}`
-runs the whole list with those options handed to the passes that take them.
+runs the whole list with those options handed to the passes that take them. The stages
+themselves (which passes take L1 to L4) live in one place, `spyre_ir/driver.py`.
 """
 
 from __future__ import annotations
@@ -13,21 +14,25 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_spec
 
-from spyre_ir import registry
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir import driver, registry
+from spyre_ir.driver import STAGES
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, card_of
 
+def _stage(name: str) -> list[str]:
+    return next(list(s.passes) for s in STAGES if s.name == name)
+
+
+# The stages of the compile driver (spyre_ir/driver.py), named for spyre-opt's -p.
 PIPELINES: dict[str, list[str]] = {
-    "spyre-to-dataflow": [
-        "spyre-fold-broadcast-matmul",
-        "spyre-stickify",
-        "spyre-fuse",
-        "spyre-partition-cores",
-        "spyre-tile",
+    "spyre-to-dataflow": _stage("dataflow"),
+    "spyre-to-units": ["spyre-to-dataflow", *_stage("units")],
+    "spyre-compile": ["spyre-to-units", *_stage("recipe")],
+    "ktir-to-dataflow": [
+        "convert-ktir-to-dataflow",
         "spyre-double-buffer",
         "spyre-allocate-scratchpad",
     ],
-    "spyre-to-units": ["spyre-to-dataflow", "convert-dataflow-to-units"],
-    "spyre-compile": ["spyre-to-units", "convert-units-to-recipe"],
+    "ktir-to-units": ["ktir-to-dataflow", "convert-dataflow-to-units"],
 }
 
 
@@ -52,9 +57,12 @@ class _Pipeline(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    split: tuple[int, ...] = ()
+    """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split}
+        for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
 
@@ -80,19 +88,60 @@ class SpyreCompile(_Pipeline):
     name = "spyre-compile"
 
 
+@dataclass(frozen=True)
+class _KtirPipeline(ModulePass):
+    """A KTIR pipeline as one pass: `scalars` ("NAME=VALUE,...") for the kernels' scalar
+    arguments goes to convert-ktir-to-dataflow, `lx_bytes` to the scratchpad passes."""
+
+    scalars: str = ""
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, scalars=self.scalars, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class KtirToDataflow(_KtirPipeline):
+    """KTIR (ktdp) -> L2: convert-ktir-to-dataflow, double-buffer, allocate the
+    scratchpad."""
+
+    name = "ktir-to-dataflow"
+
+
+@dataclass(frozen=True)
+class KtirToUnits(_KtirPipeline):
+    """KTIR (ktdp) -> L3: ktir-to-dataflow, then per-unit programs."""
+
+    name = "ktir-to-units"
+
+
 def lower_to_units(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp,
+    cores: int | None = None,
+    lx_bytes: int | None = None,
+    split: tuple[int, ...] = (),
+    config: SpyreConfig | None = None,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L3 in place and return it."""
-    SpyreToUnits(cores, lx_bytes).apply(registry.make_context(), module)
-    module.verify()
+    """Python entry point: lower an L1 module to L3 in place and return it; `split`
+    forces the (b, m, n, k) split of every matmul; `config` makes the module target
+    that card (its `spyre.card` attribute, which every pass reads; by default the card
+    the module already names), `cores` and `lx_bytes` change it."""
+    card = _config(config or card_of(module), cores, lx_bytes)
+    driver.lower(module, target="units", config=card, split=tuple(split))
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it."""
-    SpyreToDataflow(cores, lx_bytes).apply(registry.make_context(), module)
-    module.verify()
+    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes))
     return module
+
+
+def _config(card: SpyreConfig, cores: int | None, lx_bytes: int | None) -> SpyreConfig:
+    from dataclasses import replace
+
+    return replace(card, cores=card.cores if cores is None else cores,
+                   lx_bytes=card.lx_bytes if lx_bytes is None else lx_bytes)  # fmt: skip

@@ -55,6 +55,23 @@ def _recipe() -> Dialect:
     return Recipe
 
 
+def _ktdp() -> Dialect:
+    from spyre_ir.dialects.ktdp import Ktdp
+
+    return Ktdp
+
+
+def _upstream(name: str) -> Callable[[], Dialect]:
+    """The upstream dialects of KTIR kernels, loaded only when a file uses them."""
+
+    def load() -> Dialect:
+        from spyre_ir.dialects import ktir_upstream
+
+        return getattr(ktir_upstream, f"{name}_dialect")()
+
+    return load
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "spyre": _spyre,
     "dataflow": _dataflow,
@@ -63,6 +80,8 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "pe": _pe,
     "sfp": _sfp,
     "recipe": _recipe,
+    "ktdp": _ktdp,
+    **{name: _upstream(name) for name in ("linalg", "tensor", "math", "memref", "affine")},
 }
 
 
@@ -144,6 +163,27 @@ def _fold_broadcast_matmul() -> type[ModulePass]:
     return SpyreFoldBroadcastMatmul
 
 
+def _ktir_to_dataflow() -> type[ModulePass]:
+    from spyre_ir.lowering.ktir_to_dataflow import ConvertKtirToDataflow
+
+    return ConvertKtirToDataflow
+
+
+def _ktir_pipeline(name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from spyre_ir import pipelines
+
+        return {"ktir-to-dataflow": pipelines.KtirToDataflow, "ktir-to-units": pipelines.KtirToUnits}[name]
+
+    return load
+
+
+def _lower_scatter() -> type[ModulePass]:
+    from spyre_ir.passes.lower_scatter import SpyreLowerScatter
+
+    return SpyreLowerScatter
+
+
 def _compile() -> type[ModulePass]:
     from spyre_ir.pipelines import SpyreCompile
 
@@ -158,6 +198,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
+    "spyre-lower-scatter": _lower_scatter,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,
@@ -165,6 +206,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-stickify": _stickify,
     "spyre-allocate-scratchpad": _allocate_scratchpad,
     "spyre-double-buffer": _double_buffer,
+    "convert-ktir-to-dataflow": _ktir_to_dataflow,
+    "ktir-to-dataflow": _ktir_pipeline("ktir-to-dataflow"),
+    "ktir-to-units": _ktir_pipeline("ktir-to-units"),
 }
 
 
@@ -181,3 +225,53 @@ def make_context() -> Context:
     for name, factory in DIALECTS.items():
         ctx.register_dialect(name, factory)
     return ctx
+
+
+# ------------------------------------------------------------ pass option ranges
+
+INT64_MAX = 2**63 - 1
+
+
+def option_range(option: str, config: object | None = None) -> tuple[int, int, str] | None:
+    """(low, high, why) for the pass options with a physical range on the card
+    `config` (the default card when None); None for the others."""
+    from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+
+    card = config if isinstance(config, SpyreConfig) else DEFAULT_CONFIG
+    if option == "cores":
+        return 1, card.cores, f"the card has {card.cores} cores"
+    if option == "lx_bytes":
+        return (
+            card.stick_bytes,
+            card.lx_bytes,
+            f"a core's LX holds {card.lx_bytes} bytes; one stick is {card.stick_bytes}",
+        )
+    return None
+
+
+def option_problem(option: str, value: object, config: object | None = None) -> str | None:
+    """Why `value` is not a valid `option` (ints: within their range on the card, and
+    within 64 bits, as every size is an i64 in the IR), or None."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    bounds = option_range(option, config)
+    if bounds is not None:
+        low, high, why = bounds
+        if not low <= value <= high:
+            return f"is out of range [{low}, {high}] ({why})"
+    elif not -INT64_MAX - 1 <= value <= INT64_MAX:
+        return "does not fit in 64 bits"
+    return None
+
+
+def check_pass_options(p: ModulePass, config: object | None = None) -> None:
+    """A ValueError naming the pass and option when one of `p`'s options is invalid."""
+    from dataclasses import fields, is_dataclass
+
+    if not is_dataclass(p):
+        return
+    for f in fields(p):
+        value = getattr(p, f.name, None)
+        problem = option_problem(f.name, value, config)
+        if problem:
+            raise ValueError(f"{p.name}: {f.name.replace('_', '-')}={value} {problem}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 # Never let huggingface_hub / transformers reach the network from a test.
 for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
@@ -230,6 +230,52 @@ class LogitsOnly(nn.Module):
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+def padded_batch(lengths: Sequence[int], left: bool, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """(int64 token ids, int64 attention_mask) for prompts of `lengths` tokens padded to the
+    longest, on the left (decoder prompts) or on the right (encoder inputs)."""
+    width = max(lengths)
+    ids = torch.randint(0, LLAMA_VOCAB, (len(lengths), width), generator=_seeded(seed), dtype=torch.int64)
+    mask = torch.zeros(len(lengths), width, dtype=torch.int64)
+    for row, n in enumerate(lengths):
+        if left:
+            mask[row, width - n :] = 1
+        else:
+            mask[row, :n] = 1
+    return ids, mask
+
+
+class MaskedLogits(nn.Module):
+    """A HF causal LM as forward(input_ids, attention_mask) -> logits (no cache)."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+
+
+def tiny_bert(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.float32, seed: int = 0) -> nn.Module:
+    """BertModel (2 layers, hidden 128, 4 heads, no pooler) with random weights, as
+    forward(input_ids, attention_mask) -> last hidden state."""
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(vocab_size=LLAMA_VOCAB, hidden_size=128, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=256, max_position_embeddings=128)  # fmt: skip
+    cfg._attn_implementation = attn_implementation
+    _seeded(seed)
+    return BertHidden(BertModel(cfg, add_pooling_layer=False).to(dtype).eval())
+
+
+class BertHidden(nn.Module):
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
 # ------------------------------------------------------------------ registry

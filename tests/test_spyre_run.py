@@ -121,7 +121,7 @@ def test_verifier_error_is_located(tmp_path):
 def test_missing_file(tmp_path):
     done = spyre_run(str(tmp_path / "nope.mlir"))
     assert done.returncode == 1
-    assert "nope.mlir:0:0: error: cannot read file" in done.stderr
+    assert "nope.mlir: error: cannot read file" in done.stderr  # no position: not 0:0
     assert "Traceback" not in done.stderr
 
 
@@ -136,7 +136,7 @@ def test_wrong_inputs_give_clear_errors(program, tmp_path):
          "spyre-run: error: input '{}' for argument 1 (%table): expected tensor<5x8xf16> "
          "(numpy shape (5, 8), dtype float16), got shape (5, 8), dtype float32"),
         ((x, table, np.array([0, 7, 1])),
-         "spyre-run: error: {}:3:3: 'spyre.gather': index 7 is out of range for a table of 5 rows"),
+         "{}:3:3: error: 'spyre.gather': index 7 is out of range for a table of 5 rows"),
     ]  # fmt: skip
     for arrays, message in cases:
         spec = _inputs(tmp_path, *arrays)
@@ -154,7 +154,7 @@ def test_bad_index_on_the_simulator_is_located(program, tmp_path, capsys):
     spec = _inputs(tmp_path, x, table, np.array([0, 7, 1]))
     assert main([str(program), "--inputs", spec]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"spyre-run: error: {program}:3:3: 'ls.gather' (program @")
+    assert err.startswith(f"{program}:3:3: error: 'ls.gather' (program @")
     assert err.endswith("index 7 is out of range for a table of 5 rows")
 
 
@@ -507,7 +507,7 @@ def test_deadlocked_program_fails_without_traceback(tmp_path):
     done = spyre_run(str(path), "--report", "json")
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.startswith(f"spyre-run: error: {path}:2:3: 'core.program': deadlock "
+    assert done.stderr.startswith(f"{path}:2:3: error: 'core.program': deadlock "
                                   "in program @exp")  # fmt: skip
     assert "unit ls" in done.stderr and "unit sfp0" in done.stderr
     assert "Traceback" not in done.stderr

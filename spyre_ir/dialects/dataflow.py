@@ -451,8 +451,23 @@ class SlotOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': a slot drops exactly the leading dim")
 
 
-def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, ...]) -> None:
-    """The LX tile is a box of the DDR tensor, whole sticks along its stick dim."""
+def partial_stick(memory: DdrType, extents: Sequence[int]) -> bool:
+    """Whether a box of `extents` (DDR coordinates) covers part of a stick inside the
+    tensor: its extent along the stick dim is not whole sticks and does not reach the
+    tensor's end. Such a box moves the sticks it touches; a store of it writes only
+    its own elements (a masked store)."""
+    if not extents:
+        return False
+    stick_dim = memory.stick_dim
+    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+    extent = extents[stick_dim]
+    return bool(extent % per_stick) and extent < memory.get_shape()[stick_dim]
+
+
+def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, ...],
+                masked: bool) -> None:  # fmt: skip
+    """The LX tile is a box of the DDR tensor; unless `masked`, whole sticks along its
+    stick dim (a partial stick only at the tensor's end)."""
     rank = len(memory.get_shape())
     if len(tile.get_shape()) != rank:
         raise VerifyException(
@@ -467,13 +482,12 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
     if rank == 0:
         return
     box = _box_shape(tile.get_shape(), perm)
-    stick_dim = memory.stick_dim
-    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
-    extent = box[stick_dim]
-    if extent % per_stick and extent < memory.get_shape()[stick_dim]:
+    if not masked and partial_stick(memory, box):
+        per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
         raise VerifyException(
-            f"'{op.name}': moves {extent} elements along stick dim {stick_dim}, not whole "
-            f"sticks of {per_stick} (a partial stick is only allowed at the tensor's end)"
+            f"'{op.name}': moves {box[memory.stick_dim]} elements along stick dim "
+            f"{memory.stick_dim}, part of a stick of {per_stick} inside the tensor, "
+            "without `masked`"
         )
 
 
@@ -490,13 +504,16 @@ def _box_shape(tile_shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...
 class LoadBase(IRDLOperation):
     """LPDDR5 -> LX: the box of `source` at `offsets` (host coordinates) with the
     destination's extent, transposed by `perm` when given (tile dim i is source dim
-    perm[i]). Elements past the tensor's end read as `pad` (the padding fill)."""
+    perm[i]). Elements past the tensor's end read as `pad` (the padding fill). A box
+    that covers part of a stick inside the tensor is `masked`: the sticks it touches
+    are read and only its own elements kept (the constructor marks it so)."""
 
     source = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
     dest = operand_def(LxType)
     perm = opt_prop_def(DenseArrayBase[I64])
     pad = opt_prop_def(FloatAttr[Float64Type])
+    masked = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$source `[` $offsets `]` `into` $dest attr-dict `:` type($source) `,` type($dest)"
@@ -515,6 +532,12 @@ class LoadBase(IRDLOperation):
             props["perm"] = dense(perm)
         if pad is not None:
             props["pad"] = FloatAttr(pad, Float64Type())
+        memory, tile = source.type, dest.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        if len(tile.get_shape()) == len(memory.get_shape()) and partial_stick(
+            memory, _box_shape(tile.get_shape(), tuple(perm or ()))
+        ):
+            props["masked"] = UnitAttr()
         super().__init__(operands=[source, offsets, dest], properties=props)
 
     @property
@@ -526,7 +549,7 @@ class LoadBase(IRDLOperation):
         assert isinstance(memory, DdrType) and isinstance(tile, LxType)
         if len(self.offsets) != len(memory.get_shape()):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
-        _verify_box(self, memory, tile, ints(self.perm))
+        _verify_box(self, memory, tile, ints(self.perm), masked=self.masked is not None)
 
 @irdl_op_definition
 class LoadOp(LoadBase):
@@ -535,25 +558,35 @@ class LoadOp(LoadBase):
 
 class StoreBase(IRDLOperation):
     """LX -> LPDDR5: `source` written at `offsets`; the part past the tensor's end is
-    dropped, so edge tiles may overhang."""
+    dropped, so edge tiles may overhang. A tile that covers part of a stick inside the
+    tensor is `masked`: only its own elements of the sticks it touches are written
+    (another core may own the rest of the stick). The constructor marks it so."""
 
     source = operand_def(LxType)
     dest = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    masked = opt_prop_def(UnitAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$source `into` $dest `[` $offsets `]` attr-dict `:` type($source) `,` type($dest)"
     )
 
     def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[source, dest, offsets])
+        memory, tile = dest.type, source.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        props: dict[str, Attribute] = {}
+        if len(tile.get_shape()) == len(memory.get_shape()) and partial_stick(
+            memory, tile.get_shape()
+        ):
+            props["masked"] = UnitAttr()
+        super().__init__(operands=[source, dest, offsets], properties=props)
 
     def verify_(self) -> None:
         memory, tile = self.dest.type, self.source.type
         assert isinstance(memory, DdrType) and isinstance(tile, LxType)
         if len(self.offsets) != len(memory.get_shape()):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
-        _verify_box(self, memory, tile, ())
+        _verify_box(self, memory, tile, (), masked=self.masked is not None)
 
 @irdl_op_definition
 class StoreOp(StoreBase):

@@ -340,6 +340,21 @@ def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarra
     return table[indices]
 
 
+@implements(S.ScatterOp)
+def _scatter(op: S.ScatterOp, dest: np.ndarray, indices: np.ndarray,
+             source: np.ndarray) -> np.ndarray:  # fmt: skip
+    dim = op.axis
+    size = dest.shape[dim]
+    if indices.size and (indices.min() < -size or indices.max() >= size):
+        bad = indices[(indices < -size) | (indices >= size)].flat[0]
+        raise InterpreterError(f"index {bad} is out of range for dim {dim} of size {size}")
+    out = dest.copy()
+    where = [slice(None)] * dest.ndim
+    where[dim] = np.where(indices < 0, indices + size, indices)
+    out[tuple(where)] = source
+    return out
+
+
 # ---------------------------------------------------------------- constants
 
 

@@ -6,9 +6,9 @@
     module = load_artifact(artifact.text)   # parsed, verified, hash checked
 
 The artifact is MLIR text, never a pickle: it can be read, diffed, re-verified and run by
-the tools. `compile_artifact` runs `spyre-compile` stage by stage (timed with
-`telemetry.stage`, ops counted per level), after retyping an f32 graph to f16 unless
-`exact_f32` (the card has no f32 compute; see `passes/compute_in_f16.py`). Compiled text
+the tools. `compile_artifact` runs the compile driver (`spyre_ir/driver.py`: stages timed
+with `telemetry.stage`, verified, ops counted per level), after retyping an f32 graph to
+f16 unless `exact_f32` (the card has no f32 compute; see `passes/compute_in_f16.py`). Compiled text
 is kept in the on-disk `ArtifactCache`, keyed by the graph's text, the config, the
 numerics choice and the compiler (package version and a hash of its sources, so an
 edited compiler never reuses stale artifacts). A damaged cache entry is reported once by
@@ -173,37 +173,11 @@ def _from_cache(store: ArtifactCache, key: str, name: str, rec: telemetry.Compil
 
 def _compile(module: ModuleOp, config: SpyreConfig, name: str, exact_f32: bool,
              keep_levels: bool, rec: telemetry.CompileRecord) -> Artifact:  # fmt: skip
-    from spyre_ir.dialects.core import ProgramOp
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.lowering.units_to_recipe import plan_module
-    from spyre_ir.passes.compute_in_f16 import SpyreComputeInF16, has_f32
-    from spyre_ir.pipelines import SpyreToDataflow
+    from spyre_ir import driver
 
-    ctx = registry.make_context()
-    levels: dict[str, str] = {}
-
-    def run(stage: str, apply) -> None:  # one timed stage, verified after
-        with telemetry.stage(name, stage) as timer:
-            apply()
-            module.verify()
-        rec.stage_seconds[stage] = timer.seconds
-
-    if not exact_f32 and has_f32(module):
-        run("f16", lambda: SpyreComputeInF16().apply(ctx, module))
-    run("dataflow", lambda: SpyreToDataflow(config.cores, config.lx_bytes).apply(ctx, module))
-    rec.ir_ops["dataflow"] = count_ops(module)
-    if keep_levels:
-        levels["dataflow"] = print_module(module)
-    run("units", lambda: ConvertDataflowToUnits().apply(ctx, module))
-    rec.ir_ops["units"] = count_ops(module)
-    rec.kernels = sum(isinstance(op, ProgramOp) for op in module.walk())
-    if keep_levels:
-        levels["units"] = print_module(module)
-    with telemetry.stage(name, "recipe") as timer:
-        text = plan_module(module)
-        module.body.block.last_op.verify()  # the plan; the rest was verified as units
-    rec.stage_seconds["recipe"] = timer.seconds
-    rec.ir_ops["recipe"] = count_ops(module)
-    digest = stored_hash(text)
+    kept = driver.KeepText(only=("dataflow", "units"))
+    hooks = [driver.verify, driver.RecordOps(rec), *([kept] if keep_levels else [])]
+    text = driver.lower(module, config=config, f16=not exact_f32, graph=name, hooks=hooks)
+    digest = stored_hash(text) if text is not None else None
     assert digest is not None and digest == content_hash(text), "sealed hash does not match the text"
-    return Artifact(name, text, digest, levels=levels, module=module)
+    return Artifact(name, text, digest, levels=kept.levels, module=module)

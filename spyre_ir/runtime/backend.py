@@ -16,8 +16,9 @@ Road of one FX graph from dynamo:
    runs if ``.backward()`` is called, runs eagerly on CPU.
 2. The forward compiler asks ``fx_importer.unsupported_reason(node)`` about every node and
    partitions the graph with ``torch.fx``'s CapabilityBasedPartitioner. Every unsupported
-   node stays in the outer graph as CPU code, with one warning per op kind per process
-   (``SPYRE_STRICT=1``: :class:`SpyreUnsupportedError` instead).
+   node stays in the outer graph as CPU code, with a warning per op kind in every compiled
+   graph (``SPYRE_STRICT=1``: :class:`SpyreUnsupportedError` instead). A partition that
+   fails to compile leaves only the op to blame on CPU (``_isolate_failure``).
 3. Each supported partition is imported to the ``spyre`` tensor dialect
    (``fx_importer.import_graph``), compiled for the executor chosen by ``SPYRE_EXECUTOR``,
    dumped when ``SPYRE_IR_DUMP=DIR`` is set, and replaced in the outer graph by a
@@ -29,8 +30,8 @@ Road of one FX graph from dynamo:
      simulated card's current stream (inputs H2D, compute on the simulator, outputs D2H)
      and synchronizes.
    * ``reference`` (the L1 interpreter), ``dataflow`` (the L2 interpreter) and
-     ``simulator`` (the L3 module run on the simulator directly, no runtime): the levels
-     in ``LOWERINGS`` as far as the executor needs.
+     ``simulator`` (the L3 module run on the simulator directly, no runtime): the compile
+     driver (``spyre_ir/driver.py``) as far as the executor needs.
 
    Every compiled partition reports a ``telemetry.CompileRecord`` (seconds per stage, ops
    per IR level, kernels).
@@ -68,7 +69,6 @@ aten = torch.ops.aten
 
 __all__ = [
     "EXECUTORS",
-    "LOWERINGS",
     "SpyreConfigError",
     "SpyrePartition",
     "SpyreUnsupportedError",
@@ -192,39 +192,6 @@ def get_executor(name: str) -> Executor:
         ) from None
 
 
-# IR levels after the tensor level, in order: (suffix, lowering from the previous level).
-# Each level is dumped as ``<graph>_<n>.<suffix>.mlir``; e.g. ("dataflow", tensor_to_dataflow).
-def _to_dataflow(module: Any) -> Any:
-    from spyre_ir.pipelines import lower_to_dataflow
-
-    return lower_to_dataflow(module.clone())
-
-
-def _to_units(module: Any) -> Any:
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.registry import make_context
-
-    lowered = module.clone()
-    ConvertDataflowToUnits().apply(make_context(), lowered)
-    lowered.verify()
-    return lowered
-
-
-def _to_recipe(module: Any) -> Any:
-    from spyre_ir.lowering.units_to_recipe import plan_module
-
-    lowered = module.clone()
-    plan_module(lowered)
-    return lowered
-
-
-LOWERINGS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("dataflow", _to_dataflow),
-    ("units", _to_units),
-    ("recipe", _to_recipe),
-]
-
-
 def print_ir(module: Any) -> str:
     """MLIR text of a module (xDSL's str() of an op is a Python repr, not MLIR)."""
     from io import StringIO
@@ -251,7 +218,7 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
 
 
 # ---------------------------------------------------------------------------- support
-_WARNED: set[str] = set()  # op kinds already warned about, per process
+_WARNED: set[str] = set()  # once-per-process warnings already given (f32 as f16, dumps)
 _VIEW_LIKE = {aten.view.default, aten._unsafe_view.default, aten.alias.default, operator.getitem}
 
 
@@ -288,29 +255,24 @@ class _Support(torch.fx.passes.operator_support.OperatorSupportBase):
         return node in self.reasons and self.reasons[node] is None
 
 
-def _check_support(gm: fx.GraphModule, settings: Settings) -> dict[fx.Node, str | None]:
-    inputs = [n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"]
-    if not all(_static_tensors(v) for v in inputs):  # dynamo made the graph shape-generic
-        why = "spyre compiles static shapes only; use torch.compile(..., dynamic=False)"
-        reasons: dict[fx.Node, str | None] = {n: why for n in gm.graph.nodes if n.op == "call_function"}
-        bad = {"a graph with dynamic shapes": why}
-    else:
-        reasons = {n: _unsupported_reason(n) for n in gm.graph.nodes if n.op == "call_function"}
-        bad = {}
-        for node, reason in reasons.items():
-            # host bookkeeping without a tensor result (asserts, ...) stays on CPU silently
-            if reason is not None and (node.users or node.meta.get("val") is not None):
-                bad.setdefault(op_name(node), reason)
+def _check_support(gm: fx.GraphModule, graph: str, settings: Settings) -> dict[fx.Node, str | None]:
+    reasons = {n: _unsupported_reason(n) for n in gm.graph.nodes if n.op == "call_function"}
+    bad: dict[str, str] = {}
+    for node, reason in reasons.items():
+        # host bookkeeping without a tensor result (asserts, ...) stays on CPU silently
+        if reason is not None and (node.users or node.meta.get("val") is not None):
+            bad.setdefault(op_name(node), reason)
     if bad and settings.strict:
         (op, why), *rest = bad.items()
         raise SpyreUnsupportedError(op, why, [o for o, _ in rest])
-    for op, reason in bad.items():
-        _warn_once(op, f"spyre: {op} is not supported ({reason}); running it on CPU")
+    for op, reason in bad.items():  # every graph: a fallback is never silent
+        warnings.warn(f"spyre: {op} is not supported ({reason}); running it on CPU in {graph}",
+                      stacklevel=2)  # fmt: skip
     return reasons
 
 
 def reset_warnings() -> None:
-    """Forget which op kinds were warned about (for tests; normally once per process)."""
+    """Forget the once-per-process warnings given (for tests)."""
     _WARNED.clear()
 
 
@@ -363,17 +325,21 @@ class SpyrePartition(torch.nn.Module):
         super().__init__()
         self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
-        self.run = ex.factory(ir[ex.level])
+        self.card = None
+        if settings.executor == "card":  # inputs kept on the card between calls
+            from spyre_ir.runtime.resident import CardPartition
+
+            self.card = CardPartition(name, ir["recipe"], cpu)
+        else:
+            self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
         self.failed = False
 
     def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self.failed:
             try:
-                if self.settings.executor == "card" and any(a.device.type == "spyre" for a in args):
-                    from spyre_ir.runtime.eager import launch_partition  # inputs stay on the card
-
-                    return launch_partition(self.ir["recipe"], args, self.outputs)
+                if self.card is not None:
+                    return self.card(args)
                 outs = self.run([_to_numpy(a) for a in args])
                 if len(outs) != len(self.outputs):
                     raise RuntimeError(f"spyre: got {len(outs)} results, expected {len(self.outputs)}")
@@ -422,28 +388,27 @@ def _compile_artifact(module: Any, graph: str, settings: Settings, rec: Any) -> 
 
 def _lower(module: Any, ir: dict[str, Any], executor: Executor, graph: str, settings: Settings,
            rec: Any) -> None:  # fmt: skip
-    """Lower through LOWERINGS up to the executor's level (further only for the dump)."""
-    from spyre_ir.runtime import telemetry
-    from spyre_ir.runtime.artifact import count_ops
+    """The debugging executors' road: the compile driver down to the executor's level, each
+    level kept (a clone) in ``ir``; with an IR dump on to the recipe level, whose failure
+    past the executor's level must not change how the graph runs (reported, then ignored)."""
+    from spyre_ir import driver
 
-    for level, lower in LOWERINGS:
-        if executor.level in ir:
-            if settings.dump_dir is None:
-                break
-            # Levels past the executor's are only dumped: their failure must not
-            # change how the graph runs.
-            try:
-                module = ir[level] = lower(module)
-            except Exception as e:  # noqa: BLE001 - reported, then ignored
-                _warn_once(f"dump:{level}:{type(e).__name__}:{e}",
-                           f"spyre: {graph} could not be lowered to the {level} level "
-                           f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
-                break
-            continue
-        with telemetry.stage(graph, level) as timer:
-            module = ir[level] = lower(module)
-        rec.stage_seconds[level] = timer.seconds
-        rec.ir_ops[level] = count_ops(module)
+    def keep(stage: driver.Stage, lowered: Any, seconds: float) -> None:
+        if stage.name == stage.level:
+            ir[stage.level] = lowered.clone()
+
+    hooks = [driver.verify, driver.RecordOps(rec), keep]
+    if executor.level != "tensor":
+        module = module.clone()
+        driver.lower(module, target=executor.level, graph=graph, hooks=hooks)
+    if settings.dump_dir is None or executor.level == "recipe":
+        return
+    try:
+        driver.lower(module.clone(), source=executor.level, graph=graph, hooks=[driver.verify, keep])
+    except Exception as e:  # noqa: BLE001 - reported, then ignored
+        _warn_once(f"dump:{type(e).__name__}:{e}",
+                   f"spyre: {graph} could not be lowered past the {executor.level} level "
+                   f"for the IR dump ({type(e).__name__}: {e})")  # fmt: skip
 
 
 def _dump_text(ir: Any) -> str:
@@ -452,62 +417,119 @@ def _dump_text(ir: Any) -> str:
     return ir if isinstance(ir, str) else ir.text if isinstance(ir, Artifact) else print_ir(ir)
 
 
-def _compile_partition(gm: fx.GraphModule, name: str, graph: str, settings: Settings) -> None:
-    """Import one fused partition, compile it for the executor, dump it, and swap the FX
-    submodule for a SpyrePartition. Any failure leaves the partition as CPU code."""
+def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
+                       probe: bool = False) -> SpyrePartition:  # fmt: skip
+    """Import one fused partition, compile it for the executor and dump it. Raises on any
+    failure. A ``probe`` (failure isolation's trial compile) is neither dumped nor reported."""
     from spyre_ir.lowering.fx_importer import import_graph
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import count_ops
 
-    sub: fx.GraphModule = getattr(gm, name)
     executor = get_executor(settings.executor)
     ir: dict[str, Any] = {}  # level -> module (text, Artifact), in lowering order
     fx_ops = sum(n.op == "call_function" for n in sub.graph.nodes)
     rec = telemetry.CompileRecord(graph=graph, ir_ops={"fx": fx_ops})
+    dump_dir = None if probe else settings.dump_dir
     try:
-        try:
-            with telemetry.stage(graph, "import") as timer:
-                module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
-            rec.stage_seconds["import"] = timer.seconds
-            rec.ir_ops["tensor"] = count_ops(module)
-            if executor.level == "recipe":
-                ir.update(_compile_artifact(module, graph, settings, rec))
-            else:
-                _lower(module, ir, executor, graph, settings, rec)
-        finally:
-            if settings.dump_dir is not None and ir:
-                settings.dump_dir.mkdir(parents=True, exist_ok=True)
-                for level, mod in ir.items():
-                    (settings.dump_dir / f"{graph}.{level}.mlir").write_text(_dump_text(mod))
-        with telemetry.stage(graph, "prepare") as timer:
-            part = SpyrePartition(graph, sub, ir, settings)
-        rec.stage_seconds["prepare"] = timer.seconds
+        with telemetry.stage(graph, "import") as timer:
+            module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
+        rec.stage_seconds["import"] = timer.seconds
+        rec.ir_ops["tensor"] = count_ops(module)
+        if executor.level == "recipe":
+            ir.update(_compile_artifact(module, graph, settings, rec))
+        else:
+            _lower(module, ir, executor, graph, settings, rec)
+    finally:
+        if dump_dir is not None and ir:
+            dump_dir.mkdir(parents=True, exist_ok=True)
+            for level, mod in ir.items():
+                (dump_dir / f"{graph}.{level}.mlir").write_text(_dump_text(mod))
+    with telemetry.stage(graph, "prepare") as timer:
+        part = SpyrePartition(graph, sub, ir, settings)
+    rec.stage_seconds["prepare"] = timer.seconds
+    if not probe:
         telemetry.record_compile(rec)
-    except Exception as e:
-        if settings.strict:
-            raise
-        _warn_once(f"compile:{type(e).__name__}:{e}",
-                   f"spyre: could not compile {graph} ({type(e).__name__}: {e}); running it on CPU")
-        return
-    setattr(gm, name, part)
+    return part
+
+
+def _compile_partitions(gm: fx.GraphModule, reasons: dict[fx.Node, str | None], graph: str,
+                        settings: Settings) -> None:  # fmt: skip
+    """Partition ``gm`` by ``reasons`` and swap each partition for a SpyrePartition named
+    ``<graph>_<n>``; one that fails to compile is isolated (see :func:`_isolate_failure`)."""
+    for n, name in enumerate(_partition(gm, reasons)):
+        sub: fx.GraphModule = getattr(gm, name)
+        try:
+            setattr(gm, name, _compile_partition(sub, f"{graph}_{n}", settings))
+        except Exception as e:
+            if settings.strict:
+                raise
+            setattr(gm, name, _isolate_failure(sub, f"{graph}_{n}", settings, e))
+
+
+def _isolate_failure(sub: fx.GraphModule, graph: str, settings: Settings,
+                     error: Exception) -> fx.GraphModule:  # fmt: skip
+    """A partition that failed to compile: find the op to blame (runtime/isolation.py),
+    leave it on CPU with a warning naming it, and compile the rest of the partition again
+    (recursively, so every further culprit is found the same way). ``sub`` becomes an FX
+    graph of CPU ops and smaller spyre partitions named ``<graph>_<n>``."""
+    from spyre_ir.runtime.isolation import first_failing_node
+
+    def fails(candidate: fx.GraphModule) -> BaseException | None:
+        try:
+            _compile_partition(candidate, f"{graph}_probe", settings, probe=True)
+        except Exception as e:  # noqa: BLE001 - the probe's answer
+            return e
+        return None
+
+    found = first_failing_node(sub, fails)
+    if found is None:
+        warnings.warn(f"spyre: could not compile {graph} ({type(error).__name__}: {error}); "
+                      "running it on CPU", stacklevel=3)  # fmt: skip
+        return sub
+    culprit, why = found
+    warnings.warn(f"spyre: {op_name(culprit)} ({culprit.name}) in {graph} failed to compile "
+                  f"({type(why).__name__}: {why}); running it on CPU, the rest of {graph} on spyre",
+                  stacklevel=3)  # fmt: skip
+    reasons: dict[fx.Node, str | None] = {n: None for n in sub.graph.nodes if n.op == "call_function"}
+    reasons[culprit] = f"failed to compile: {why}"
+    _compile_partitions(sub, reasons, graph, settings)
+    sub.recompile()
+    return sub
 
 
 def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], settings: Settings) -> Callable:
-    """Forward / inference compiler: partition, import and wire one decomposed ATen graph."""
+    """Forward / inference compiler: partition, import and wire one decomposed ATen graph;
+    a graph with symbolic sizes runs through shape buckets (runtime/dynamic.py)."""
     from torch._functorch.aot_autograd import make_boxed_func
 
+    from spyre_ir.runtime.dynamic import BucketedGraph, is_dynamic
+
+    graph = f"graph{next(_graph_ids)}"
+    if not is_dynamic(gm):
+        return make_boxed_func(_compile_static(gm, graph, settings))
+    buckets = itertools.count()
+
+    def compile_bucket(static: fx.GraphModule, examples: list[Any], bucket: str) -> Callable:
+        return _compile_static(static, f"{graph}_b{next(buckets)}", settings, bucket)
+
+    runner = BucketedGraph(gm, graph, compile_bucket)
+    return make_boxed_func(lambda *args: runner(list(args)))
+
+
+def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
+                    bucket: str | None = None) -> fx.GraphModule:  # fmt: skip
+    """Partition a static ATen graph, compile its partitions and wire them in (in place)."""
+    from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import gc_paused
     from spyre_ir.runtime.f32_policy import place_f32
 
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
-        reasons = _check_support(gm, settings)
+        reasons = _check_support(gm, graph, settings)
         place_f32(gm, reasons, settings)  # f32 from integers and constants: on the host
-        graph_id = next(_graph_ids)
-        names = _partition(gm, reasons)
-        for n, name in enumerate(names):
-            _compile_partition(gm, name, f"graph{graph_id}_{n}", settings)
+        _compile_partitions(gm, reasons, graph, settings)
     gm.recompile()
-    return make_boxed_func(gm)
+    telemetry.record_graph(telemetry.GraphRecord(graph, bucket))
+    return gm
 
 
 def _cpu_backward(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:

@@ -131,6 +131,7 @@ def setup(required: bool = True) -> bool:
         library = torch.library.Library("_", "IMPL")  # noqa: TOR901 - a global fallback
         library.fallback(torch._disable_dynamo(_kernel, recursive=True), "PrivateUse1")
         _install_printing()
+        _fake_tensors_never_touch_the_card()
         torch.serialization.register_package(_SERIALIZATION_PRIORITY, _no_tag, _deserialize)
         _library = library
     return True
@@ -319,7 +320,7 @@ def _upload_into(dst: torch.Tensor, src: torch.Tensor) -> None:
         target.copy_(snapshot)
         return host_transfer_s(snapshot.nbytes, config)
 
-    _stream().enqueue("h2d", run, f"h2d {tuple(dst.shape)} {dst.dtype}")
+    _stream().enqueue("h2d", run, f"h2d {tuple(dst.shape)} {dst.dtype}", snapshot.nbytes)
 
 
 def upload(src: torch.Tensor) -> torch.Tensor:
@@ -347,7 +348,7 @@ def to_host(src: torch.Tensor) -> torch.Tensor:
         return host_transfer_s(src.numel() * src.element_size(), config)
 
     stream = _stream()
-    stream.enqueue("d2h", run, f"d2h {tuple(src.shape)} {src.dtype}")
+    stream.enqueue("d2h", run, f"d2h {tuple(src.shape)} {src.dtype}", src.numel() * src.element_size())
     stream.synchronize()
     return landed[0]
 
@@ -365,11 +366,18 @@ def _copy_on_card(dst: torch.Tensor, src: torch.Tensor) -> None:
         target.copy_(source.clone())
         return device_copy_s(nbytes, config)
 
-    _stream().enqueue("dma", run, f"copy {tuple(dst.shape)} {dst.dtype}")
+    _stream().enqueue("dma", run, f"copy {tuple(dst.shape)} {dst.dtype}", nbytes)
 
 
 def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
     if dst.numel() == 0:
+        return dst
+    if dst is src or _same_view(dst, src):
+        # nothing to move (AOTAutograd's write-back of an input the graph updated in place,
+        # see runtime/resident.py); the version bump that follows changes no value
+        from spyre_ir.runtime import resident
+
+        resident.note_copy_onto_itself(dst)
         return dst
     if is_spyre(dst) and is_spyre(src):
         _copy_on_card(dst, src)
@@ -378,6 +386,11 @@ def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
     else:
         dst.copy_(to_host(src))
     return dst
+
+
+def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (is_spyre(a) and is_spyre(b) and a.data_ptr() == b.data_ptr() and a.dtype == b.dtype
+            and a.shape == b.shape and a.stride() == b.stride())  # fmt: skip
 
 
 def assign(target: torch.Tensor, value: torch.Tensor) -> None:
@@ -531,6 +544,30 @@ def register_direct(op: torch._ops.OpOverload) -> None:
     _direct_library.impl(op, kernel, "PrivateUse1")
 
 
+def _fake_tensors_never_touch_the_card() -> None:
+    """FakeTensorMode (dynamo's tracing, AOTAutograd) must never run a spyre kernel.
+
+    ``torch.tensor(data, device="spyre")`` and ``t.new_tensor(data)`` (transformers' caches
+    call them) build a CPU tensor and move it with the Python dispatch key excluded; when
+    the fake mode believes the device is available it lets that move run for real, and a
+    Python fallback kernel cannot be called with a mode on the stack (torch's trampoline
+    asserts ``func != nullptr`` in python_dispatch.cpp). The mode asks
+    ``_is_privateuse1_backend_available`` (torch/_subclasses/fake_tensor.py,
+    ``avoid_device_init``); answering False for spyre makes it keep such a tensor on the
+    CPU and fake the move, as it does for CUDA on a machine without one."""
+    from torch._subclasses import fake_tensor
+
+    available = fake_tensor._is_privateuse1_backend_available
+    if getattr(available, "spyre_aware", False):
+        return
+
+    def spyre_aware() -> bool:
+        return torch._C._get_privateuse1_backend_name() != BACKEND and available()
+
+    spyre_aware.spyre_aware = True  # type: ignore[attr-defined]
+    fake_tensor._is_privateuse1_backend_available = spyre_aware
+
+
 # ---------------------------------------------------------------------------- printing
 def _install_printing() -> None:
     """Tensor printing formats values with dozens of small ops (abs, masked_select, ...);
@@ -541,7 +578,8 @@ def _install_printing() -> None:
     original = _tensor_str._str
 
     def _str(self: torch.Tensor, *, tensor_contents: str | None = None) -> str:
-        if tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided:
+        if (tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided
+                and (self.numel() == 0 or _owner(self) is not None)):  # a FakeTensor has no memory
             with torch.no_grad():
                 host = to_host(self.detach())
             plain = type(self) in (torch.Tensor, torch.nn.Parameter)

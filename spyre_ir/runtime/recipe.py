@@ -49,10 +49,12 @@ from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import telemetry
 from spyre_ir.runtime.artifact import Artifact, load_artifact
+from spyre_ir.runtime.allocator import DeviceBlock
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
 
-__all__ = ["Compute", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot", "Transfer"]
+__all__ = ["Compute", "Fetch", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot",
+           "StickImage", "Transfer"]
 
 # element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
 _DTYPES = {
@@ -167,23 +169,61 @@ class Compute:
     entry: str
 
 
+@dataclass(eq=False)
+class StickImage:
+    """One slot's stick image kept on the card beyond a launch: a launch takes it as an
+    argument in place of data (nothing is staged: its block is the slot's), or leaves
+    one of its results as one (`launch_resident`). Whoever holds it frees it."""
+
+    card: Card
+    block: DeviceBlock | None
+    layout: StickLayout
+    element: str
+    pad: float
+    size: int
+
+    @classmethod
+    def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:
+        return cls(card, block, slot.layout, slot.element, pad, slot.size)
+
+    def fits(self, slot: Slot, pad: float) -> bool:
+        """Whether this image is exactly what `slot` (with padding `pad`) needs."""
+        return (self.block is not None and self.layout == slot.layout and self.element == slot.element
+                and self.size == slot.size and (self.pad == pad or (self.pad != self.pad and pad != pad)))  # fmt: skip
+
+    def free(self) -> None:
+        block, self.block = self.block, None
+        if block is not None:
+            self.card.free(block)
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """What of one result crosses back: `into` (a host array or a DeviceArray of the
+    result's shape) receives the elements at `index` (a numpy index; None: all)."""
+
+    into: np.ndarray | DeviceArray
+    index: object = None
+
+
 class _Launch:
-    """The state of one launch: its blocks and its address table (patched by the host
-    callback when the stream reaches it)."""
+    """The state of one launch: its blocks (bound images' too) and its address table
+    (patched by the host callback when the stream reaches it)."""
 
-    __slots__ = ("card", "blocks", "table")
+    __slots__ = ("card", "blocks", "owned", "table")
 
-    def __init__(self, card: Card, blocks: dict) -> None:
+    def __init__(self, card: Card, blocks: dict, owned: set[str]) -> None:
         self.card = card
         self.blocks = blocks
+        self.owned = owned  # the blocks this launch frees: not bound inputs, not kept results
         self.table: dict = {}
 
     def release(self) -> None:
-        """Free the slot blocks (once): by the last step, or by a step that failed, since
-        the stream then cancels the rest of the launch."""
-        blocks, self.blocks = self.blocks, {}
-        for block in blocks.values():
-            self.card.free(block)
+        """Free the launch's own blocks (once): by the last step, or by a step that failed,
+        since the stream then cancels the rest of the launch."""
+        owned, self.owned = self.owned, set()
+        for name in owned:
+            self.card.free(self.blocks[name])
 
     def guarded(self, run: Callable[[], float]) -> Callable[[], float]:
         def step() -> float:
@@ -194,6 +234,9 @@ class _Launch:
                 raise
 
         return step
+
+
+Argument = np.ndarray | DeviceArray | StickImage
 
 
 class PreparedRecipe:
@@ -217,6 +260,9 @@ class PreparedRecipe:
                 self.steps.append(Restickify(slots[op.slot.root_reference.data]))
             elif isinstance(op, R.ComputeOp):
                 self.steps.append(Compute(op.callee.root_reference.data))
+        # the padding value of each input's stick image (its h2d transfer's)
+        self.input_pads = {s.slot.name: s.pad for s in self.steps
+                           if isinstance(s, Transfer) and s.slot.role == "input"}  # fmt: skip
         self.module = module  # read only: recipes prepared from one artifact share it
 
     @classmethod
@@ -233,22 +279,50 @@ class PreparedRecipe:
         return cls(name, module, plan, card)
 
     # ----------------------------------------------------------------- launching
-    def launch(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[DeviceArray]:
+    def launch(self, args: Sequence[Argument], stream: Stream | None = None) -> list[DeviceArray]:
         """Enqueue one run; results are new contiguous row-major DeviceArrays (the caller
         frees `.block`), valid once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
         outs = [self.card.empty(s.shape, s.array_dtype) for s in self.outputs]
-        self._enqueue(staged, stream, outs)
+        self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
 
-    def launch_to_host(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[np.ndarray]:
+    def launch_to_host(self, args: Sequence[Argument], stream: Stream | None = None) -> list[np.ndarray]:
         """Enqueue one run whose results come back over the link; the returned host arrays
         (simulator dtypes: bf16 as float32, f16 as float32 holding DLFloat16 values) are
         filled once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
         outs = [np.empty(s.shape, s.host_dtype) for s in self.outputs]
-        self._enqueue(staged, stream, outs)
+        self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
+
+    def launch_resident(self, args: Sequence[Argument], fetches: Sequence[Fetch | None],
+                        keep: Sequence[bool], stream: Stream | None = None) -> list[StickImage | None]:  # fmt: skip
+        """Enqueue one run whose arguments may be StickImages already on the card (bound
+        to their slots, nothing staged). Result i goes back as `fetches[i]` says (None:
+        nothing crosses) and, where `keep[i]`, stays on the card as the StickImage
+        returned at i (valid once the stream's work has run; the caller frees it)."""
+        staged, stream = self._check(args), self._stream(stream)
+        if len(fetches) != len(self.outputs) or len(keep) != len(self.outputs):
+            raise LaunchError(f"{self.name}: {len(fetches)} fetches and {len(keep)} keeps for "
+                              f"{len(self.outputs)} results")  # fmt: skip
+        return self._enqueue(staged, stream, list(fetches), list(keep))
+
+    def stage(self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None) -> StickImage:
+        """Enqueue staging `value` as input `index`'s stick image into a block of its own
+        (h2d for a host array, an on-card restickify for a DeviceArray): an image to bind
+        to this slot in later launches (the caller frees it)."""
+        (slot,) = [s for s in self.inputs if s.index == index]
+        staged, stream = self._check_one(slot, value), self._stream(stream)
+        pad = self.input_pads.get(slot.name, 0.0)
+        image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
+        launch = _Launch(self.card, {slot.name: image.block}, set())
+        launch.table[slot.name] = image.block
+        step = Transfer("h2d", slot, pad) if not isinstance(staged, DeviceArray) else Restickify(slot)
+        engine = "dma" if isinstance(staged, DeviceArray) else "h2d"
+        stream.enqueue(engine, self._stage_in(launch, step, staged), f"{self.name}: {engine} @{slot.name} (kept)",
+                       slot.size)  # fmt: skip
+        return image
 
     def _stream(self, stream: Stream | None) -> Stream:
         stream = stream or self.card.current_stream()
@@ -256,13 +330,26 @@ class PreparedRecipe:
             raise LaunchError(f"{stream} belongs to another card than recipe {self.name}")
         return stream
 
-    def _enqueue(self, staged: list[np.ndarray | DeviceArray], stream: Stream,
-                 outs: list[np.ndarray] | list[DeviceArray]) -> None:  # fmt: skip
-        launch = _Launch(self.card, {s.name: self.card.allocate(s.size) for s in (*self.inputs, *self.outputs)})
-        results = dict(zip((s.name for s in self.outputs), outs))
+    def _enqueue(self, staged: list[Argument], stream: Stream, fetches: list[Fetch | None],
+                 keep: list[bool]) -> list[StickImage | None]:  # fmt: skip
+        blocks, owned = {}, set()
+        for slot, arg in zip(self.inputs, staged):
+            if isinstance(arg, StickImage):
+                blocks[slot.name] = arg.block
+            else:
+                blocks[slot.name] = self.card.allocate(slot.size)
+                owned.add(slot.name)
+        images: list[StickImage | None] = []
+        for slot, kept in zip(self.outputs, keep):
+            blocks[slot.name] = self.card.allocate(slot.size)
+            images.append(StickImage.for_slot(self.card, slot, 0.0, blocks[slot.name]) if kept else None)
+            if not kept:
+                owned.add(slot.name)
+        launch = _Launch(self.card, blocks, owned)
+        results = dict(zip((s.name for s in self.outputs), fetches))
 
-        def enqueue(engine: str, run: Callable[[], float], what: str) -> None:
-            stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}")
+        def enqueue(engine: str, run: Callable[[], float], what: str, nbytes: int = 0) -> None:
+            stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}", nbytes)
 
         for step in self.steps:
             if isinstance(step, HostCallback):
@@ -271,41 +358,50 @@ class PreparedRecipe:
                 enqueue("compute", self._compute(launch, step), f"compute @{step.entry}")
             elif step.slot.role == "input":
                 arg = staged[step.slot.index]
-                if isinstance(arg, DeviceArray) == isinstance(step, Restickify):
+                if not isinstance(arg, StickImage) and isinstance(arg, DeviceArray) == isinstance(step, Restickify):
                     engine = "dma" if isinstance(step, Restickify) else "h2d"
-                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}")
+                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}",
+                            step.slot.size)  # fmt: skip
             else:
-                out = results[step.slot.name]
-                if isinstance(out, DeviceArray) == isinstance(step, Restickify):
+                fetch = results[step.slot.name]
+                if fetch is not None and isinstance(fetch.into, DeviceArray) == isinstance(step, Restickify):
                     engine = "dma" if isinstance(step, Restickify) else "d2h"
-                    enqueue(engine, self._stage_out(launch, step, out), f"{engine} @{step.slot.name}")
+                    nbytes = _fetched_bytes(step.slot, fetch)
+                    enqueue(engine, self._stage_out(launch, step, fetch, nbytes), f"{engine} @{step.slot.name}"
+                            + ("" if fetch.index is None else " (written part)"), nbytes)  # fmt: skip
 
         def release() -> float:
             launch.release()
             return 0.0
 
         enqueue("host", release, "free slots")
+        return images
 
-    def _check(self, args: Sequence[np.ndarray | DeviceArray]) -> list[np.ndarray | DeviceArray]:
+    def _check(self, args: Sequence[Argument]) -> list[Argument]:
         """Arguments checked against the input slots; host arrays copied (a later change
         by the caller must not leak into the pending transfer)."""
         if len(args) != len(self.inputs):
             raise LaunchError(f"{self.name}: {len(args)} arguments, the recipe takes {len(self.inputs)}")
-        staged: list[np.ndarray | DeviceArray] = []
-        for slot, arg in zip(self.inputs, args):
-            if not isinstance(arg, DeviceArray):
-                arg = np.array(arg, copy=True)
-            shape = tuple(arg.shape)
-            if shape != slot.shape:
-                raise LaunchError(f"{self.name}: argument {slot.index} has shape {list(shape)}, "
-                                  f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
-            kind = np.dtype(arg.dtype).kind
-            if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
-                    slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
-                raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
-                                  f"@{slot.name} holds {slot.element}")  # fmt: skip
-            staged.append(arg)
-        return staged
+        return [self._check_one(slot, arg) for slot, arg in zip(self.inputs, args)]
+
+    def _check_one(self, slot: Slot, arg: Argument) -> Argument:
+        if isinstance(arg, StickImage):
+            if not arg.fits(slot, self.input_pads.get(slot.name, 0.0)):
+                raise LaunchError(f"{self.name}: argument {slot.index} is a stick image that does not "
+                                  f"fit slot @{slot.name}")  # fmt: skip
+            return arg
+        if not isinstance(arg, DeviceArray):
+            arg = np.array(arg, copy=True)
+        shape = tuple(arg.shape)
+        if shape != slot.shape:
+            raise LaunchError(f"{self.name}: argument {slot.index} has shape {list(shape)}, "
+                              f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
+        kind = np.dtype(arg.dtype).kind
+        if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
+                slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
+            raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
+                              f"@{slot.name} holds {slot.element}")  # fmt: skip
+        return arg
 
     # ------------------------------------------------------ the steps' work
     def _patch(self, launch: _Launch, step: HostCallback):
@@ -321,7 +417,8 @@ class PreparedRecipe:
 
     def _stage_in(self, launch: _Launch, step: Transfer | Restickify, arg: np.ndarray | DeviceArray):
         config, slot = self.card.config, step.slot
-        pad = step.pad if isinstance(step, Transfer) else 0.0
+        # a restickified DeviceArray pads like the slot's own transfer would
+        pad = step.pad if isinstance(step, Transfer) else self.input_pads.get(slot.name, 0.0)
 
         def run() -> float:
             if isinstance(arg, DeviceArray):
@@ -350,15 +447,32 @@ class PreparedRecipe:
 
         return run
 
-    def _stage_out(self, launch: _Launch, step: Transfer | Restickify, out: np.ndarray | DeviceArray):
-        config, slot = self.card.config, step.slot
+    def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
+        config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
 
         def run() -> float:
             values = slot.read_image(self._view(launch, slot))
             if isinstance(out, DeviceArray):
-                out.write_host(slot.to_array_elements(values).reshape(slot.shape))
-                return cost_model.device_copy_s(slot.size, config)
-            out[...] = values
-            return cost_model.host_transfer_s(slot.size, config)
+                elements = slot.to_array_elements(values).reshape(slot.shape)
+                if index is None:
+                    out.write_host(elements)
+                else:
+                    out._elements()[index] = elements[index]
+                return cost_model.device_copy_s(nbytes, config)
+            if index is None:
+                out[...] = values
+            else:
+                out[index] = values[index]
+            return cost_model.host_transfer_s(nbytes, config)
 
         return run
+
+
+def _fetched_bytes(slot: Slot, fetch: Fetch) -> int:
+    """Bytes a fetch moves: the whole slot image, or the elements at its index."""
+    if fetch.index is None:
+        return slot.size
+    picked = np.empty(slot.shape, dtype=np.bool_)
+    picked[...] = False
+    picked[fetch.index] = True
+    return int(picked.sum()) * slot.device_dtype.itemsize

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "CompileRecord",
+    "GraphRecord",
     "LaunchRecord",
     "Recorder",
     "StageTime",
     "progress",
     "record_compile",
+    "record_graph",
     "record_launch",
     "recording",
     "stage",
@@ -54,6 +56,16 @@ class CompileRecord:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     ir_ops: dict[str, int] = field(default_factory=dict)
     kernels: int = 0
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One graph compiled by the backend (its partitions each give a CompileRecord): a
+    static graph from dynamo, or one bucket of a dynamic-shape graph (``bucket`` names its
+    capacities; docs/dynamic-shapes.md). ``len(recorder.graphs)`` is the compile count."""
+
+    graph: str
+    bucket: str | None = None
 
 
 @dataclass
@@ -82,6 +94,7 @@ class Recorder:
 
     trace: bool = False
     compiles: list[CompileRecord] = field(default_factory=list)
+    graphs: list[GraphRecord] = field(default_factory=list)
     launches: list[LaunchRecord] = field(default_factory=list)
     stages: list[StageTime] = field(default_factory=list)
 
@@ -115,6 +128,12 @@ def record_compile(rec: CompileRecord) -> None:
     with _lock:
         for r in _active:
             r.compiles.append(rec)
+
+
+def record_graph(rec: GraphRecord) -> None:
+    with _lock:
+        for r in _active:
+            r.graphs.append(rec)
 
 
 def record_launch(rec: LaunchRecord) -> None:

@@ -8,10 +8,17 @@ xdsl-opt does) and, where a chunk carries `// expected-error {{...}}` annotation
 are checked as mlir-opt checks them: a missing or unexpected error exits 1. Without
 annotations anywhere in the file, `--verify-diagnostics` exits 0 and FileCheck reads
 the printed diagnostics.
+
+`-o OUT` is written atomically once every chunk has succeeded (so `-o` may name the
+input, and a failed run leaves an existing OUT as it was); pass options are
+range-checked (`cores` within the card, `lx-bytes` within a core's LX, every integer
+within 64 bits); any other exception is caught here and printed as one located
+`internal error` line, exit 1, never a traceback (SPYRE_IR_TRACEBACK=1 prints it too).
 """
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from collections.abc import Sequence
@@ -23,6 +30,13 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
+from spyre_ir.tools.output import (
+    OutputError,
+    check_writable,
+    discard,
+    write_atomically,
+    write_stream,
+)
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -30,6 +44,7 @@ from spyre_ir.diagnostics import (
     check_expectations,
     expected_errors,
     failure_diagnostics,
+    internal_error,
     parse_error_diagnostic,
     verify_all,
 )
@@ -41,14 +56,21 @@ class SpyreOptMain(xDSLOptMain):
     version_format = "spyre-opt (spyre-ir) on xdsl {xdsl_version}"
 
     def register_all_dialects(self) -> None:
-        super().register_all_dialects()
-        for name, factory in registry.DIALECTS.items():
+        from xdsl.dialects import get_all_dialects
+
+        # Ours last: they replace xDSL's of the same name (linalg, for KTIR's syntax).
+        for name, factory in {**get_all_dialects(), **registry.DIALECTS}.items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
         for name, factory in registry.PASSES.items():
             self.register_pass(name, factory)
+
+    def setup_pipeline(self) -> None:
+        super().setup_pipeline()
+        for p in self.pipeline.passes:
+            registry.check_pass_options(p)
 
     def read_chunks(self) -> list[tuple[str, int]]:
         """The input, split at `// -----` lines when asked, with each chunk's line offset."""
@@ -107,23 +129,38 @@ class SpyreOptMain(xDSLOptMain):
         return True
 
     def run(self) -> None:
-        out = self.prepare_output()
+        """Process every chunk; stdout gets each chunk's output as it is made, a file
+        named by `-o` gets all of it at once, only if every chunk succeeded."""
+        to_file = self.args.output_file is not None
+        if to_file:
+            check_writable(self.args.output_file)
+        out: IO[str] = io.StringIO() if to_file else sys.stdout
+        chunks = self.read_chunks()
+        # Annotations anywhere make every chunk's diagnostics checked, as in
+        # mlir-opt; without any, diagnostics are only printed, as in xdsl-opt.
+        annotated = any(expected_errors(text) for text, _ in chunks)
         ok = True
-        try:
-            chunks = self.read_chunks()
-            # Annotations anywhere make every chunk's diagnostics checked, as in
-            # mlir-opt; without any, diagnostics are only printed, as in xdsl-opt.
-            annotated = any(expected_errors(text) for text, _ in chunks)
-            for index, (text, offset) in enumerate(chunks):
-                if index:
-                    out.write("// -----\n")
-                ok = self.process_chunk(text, offset, out, annotated) and ok
-                out.flush()
-        finally:
-            if out is not sys.stdout:
-                out.close()
+        for index, (text, offset) in enumerate(chunks):
+            chunk_out = io.StringIO()
+            if index:
+                chunk_out.write("// -----\n")
+            try:
+                ok = self.process_chunk(text, offset, chunk_out, annotated) and ok
+            except DIAGNOSED:
+                raise
+            except Exception as error:  # the catch-all: located, never a traceback
+                print(internal_error(error, self.get_input_name(), offset + 1), file=sys.stderr)
+                ok = False
+            write_stream(out, chunk_out.getvalue())
+        if to_file and ok:
+            assert isinstance(out, io.StringIO)
+            write_atomically(self.args.output_file, out.getvalue())
         if not ok:
             sys.exit(1)
+
+
+# Failures main() reports itself, each in its own words.
+DIAGNOSED = (BrokenPipeError, ArgSpecParseError, DiagnosticError, OutputError, ValueError)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -131,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         SpyreOptMain(args=argv).run()
     except BrokenPipeError:
         # The reader went away (`spyre-opt f.mlir | head`): nothing left to report.
+        discard(sys.stdout)
         sys.stderr.close()
         sys.exit(0)
     except ArgSpecParseError as error:
@@ -140,9 +178,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         for d in error.diagnostics:
             print(d, file=sys.stderr)
         sys.exit(1)
+    except OutputError as error:
+        print(f"spyre-opt: error: {error}", file=sys.stderr)
+        sys.exit(1)
     except ValueError as error:
         # Pipeline specs that name unknown passes or give bad options land here.
         print(f"spyre-opt: error: {error}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as error:  # the catch-all, outside any chunk (options, input)
+        print(f"spyre-opt: {internal_error(error, '')}", file=sys.stderr)
         sys.exit(1)
 
 

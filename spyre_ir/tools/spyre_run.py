@@ -69,16 +69,27 @@ Under `--check` the simulator (and the L2 interpreter) also run their race check
 cores storing different values to one element, outputs left unwritten).
 
 Exit codes: 0 success; 1 a bad file, bad inputs or options, a failed lowering, an error
-while running (e.g. a deadlocked L3 program: `spyre-run: error: ...` naming the waiting
-units) or a check mismatch; 2 a `--check` that cannot apply, or a command-line syntax
-error (from argparse). Errors are messages on stderr, never a traceback.
+while running (e.g. a deadlocked L3 program: `FILE:LINE:COL: error: ...` naming the
+waiting units) or a check mismatch; 2 a `--check` that cannot apply, or a command-line
+syntax error (from argparse). Errors are messages on stderr, never a traceback: one
+about a place in FILE starts with `FILE:LINE:COL: error:`, the others with
+`spyre-run: error:`; an unexpected exception is caught at the boundary and printed as a
+located `internal error` (exit 1). Option values are range-checked (`--cores` within
+the card's cores, `--lx-bytes` within a core's LX, `--seed` in [0, 2**64)); `--inputs`
+reads only regular .npy files whose header agrees with their size; `--output` and
+`--trace` are written atomically, and only once the run has succeeded.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import math
+import os
+import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -87,17 +98,28 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from spyre_ir.diagnostics import (
+    Diagnostic,
     DiagnosticError,
+    NotRegularFile,
+    open_regular,
+    internal_error,
     failure_diagnostics,
     op_location,
     parse_file,
     verify_all,
 )
-from spyre_ir.registry import make_context
+from spyre_ir.registry import make_context, option_problem
+from spyre_ir.tools.output import (
+    GuardedStream,
+    OutputError,
+    check_writable,
+    discard,
+    flush_stdout,
+    write_atomically,
+)
 
 
 class RunError(Exception):
@@ -183,6 +205,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spyre-run",
@@ -192,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", metavar="FILE", help="the .mlir file to run (L1, L2 or L3)")
     parser.add_argument("--entry", default="main", help="function to run (default: main)")
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
+        "--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)"
     )
     parser.add_argument(
         "--inputs", metavar="A.npy,B.npy", help="comma-separated .npy files, one per argument"
@@ -232,6 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="REF.mlir",
         help="with --check (implied): compare with this L1 or L2 file's results instead",
     )
+    parser.add_argument(
+        "--scalars",
+        metavar="NAME=VALUE,...",
+        help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
+    )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
     return parser
@@ -263,37 +300,28 @@ def _describe_op(op: Operation | None, path: str) -> str:
     return f" ({op.name}{symbol} at {file}:{line}:{col})"
 
 
-def apply_passes(passes: Sequence[ModulePass], module: ModuleOp, path: str) -> None:
-    """Run `passes` on `module` in place and verify it; a failure raises a located
-    DiagnosticError (as spyre-opt reports it) or a RunError (a bad pass option)."""
-    ctx = make_context()
+def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
+    """Lower `module` in place from level `source` to level `target` (the compile driver's
+    stages); a failure raises a located DiagnosticError or a RunError (bad options)."""
+    from dataclasses import replace
+
+    from spyre_ir import driver
+    from spyre_ir.hardware import DEFAULT_CONFIG
+
+    if target <= source:
+        return
+    options = {k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None}
+    levels = driver.LEVELS
     try:
-        for p in passes:
-            p.apply(ctx, module)
-        problems = verify_all(module, path)
+        driver.lower(module, source=levels[source - 1], target=levels[target - 1],
+                     config=replace(DEFAULT_CONFIG, **options), hooks=())  # fmt: skip
+        problems = verify_all(module, args.file)
     except (DiagnosticError, DiagnosticException) as error:
-        problems = failure_diagnostics(error, module, path)
+        problems = failure_diagnostics(error, module, args.file)
     except ValueError as error:  # bad pass options, e.g. an LX too small for a stick
         raise RunError(f"lowering failed: {error}") from None
     if problems:
         raise DiagnosticError(problems)
-
-
-def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) -> None:
-    """Lower `module` in place from level `source` to level `target`."""
-    from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
-    from spyre_ir.pipelines import SpyreToDataflow
-
-    options = {
-        k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None
-    }
-    passes: list[ModulePass] = []
-    if source == 1 and target >= 2:
-        passes.append(SpyreToDataflow(**options))  # type: ignore[arg-type]
-    if source <= 2 and target >= 3:
-        passes.append(ConvertDataflowToUnits())
-    if passes:
-        apply_passes(passes, module, args.file)
 
 
 # ---------------------------------------------------------------- inputs
@@ -345,6 +373,7 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
     from spyre_ir.dialects.spyre import element_type_name
     from spyre_ir.interp.numerics import to_storage
 
+    check_input_bytes(fn)
     rng = np.random.default_rng(seed)
     bounds = _index_bounds(fn)
     inputs = []
@@ -360,18 +389,68 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
     return inputs
 
 
-def _load_npy(path: str) -> np.ndarray:
+def input_byte_limit() -> int:
+    """The most bytes of arguments a run draws: what the card's LPDDR5 holds, and no
+    more than half of this machine's memory (the interpreters copy them)."""
+    from spyre_ir.hardware import DEFAULT_CONFIG
+
+    limit = DEFAULT_CONFIG.lpddr_usable_bytes
     try:
-        with open(path, "rb") as f:
-            magic = f.read(6)
-            f.seek(0)
-            if magic != b"\x93NUMPY":
+        limit = min(limit, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2)
+    except (ValueError, OSError, AttributeError):
+        pass  # no figure for the host: the card's is the bound
+    return limit
+
+
+def check_input_bytes(fn: func.FuncOp) -> None:
+    """A RunError, before anything is allocated, when @fn's arguments are too large."""
+    from spyre_ir.dialects.spyre import element_type_name
+    from spyre_ir.hardware import ELEMENT_BYTES
+
+    total = 0
+    for t in _tensor_types(fn):
+        name = element_type_name(t.element_type)
+        total += math.prod(t.get_shape()) * ELEMENT_BYTES.get(name, 8)
+    limit = input_byte_limit()
+    if total > limit:
+        raise RunError(
+            f"the arguments of @{fn.sym_name.data} take {total} bytes; a run draws at "
+            f"most {limit} (the card's LPDDR5, half of this machine's memory)"
+        )
+
+
+def _load_npy(path: str) -> np.ndarray:
+    """One array from a regular .npy file whose header agrees with its size, so that
+    neither a FIFO nor a header declaring a huge shape can hang or exhaust memory."""
+    try:
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if f.read(6) != b"\x93NUMPY":
                 raise RunError(f"input '{path}' is not a .npy file (one array per argument)")
+            f.seek(0)
+            version = np.lib.format.read_magic(f)
+            read_header = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read_header(f)  # refuses headers over 10000 bytes
+            if dtype.hasobject:
+                raise RunError(f"input '{path}' holds Python objects, not numbers")
+            need = math.prod(shape) * dtype.itemsize
+            if need > size - f.tell():
+                raise RunError(
+                    f"input '{path}': its header declares shape {shape} of {dtype} "
+                    f"({need} bytes), but the file holds {size - f.tell()} bytes of data"
+                )
+            f.seek(0)
             return np.load(f, allow_pickle=False)
+    except NotRegularFile as error:
+        raise RunError(f"cannot read input '{path}': {error}") from None
     except OSError as error:
         raise RunError(f"cannot read input '{path}': {error.strerror or error}") from None
-    except (ValueError, EOFError) as error:
-        raise RunError(f"cannot load input '{path}': {error}") from None
+    except (ValueError, EOFError, SyntaxError, TypeError) as error:
+        raise RunError(f"cannot load input '{path}': {' '.join(str(error).split())}") from None
 
 
 def load_inputs(spec: str, fn: func.FuncOp) -> list[np.ndarray]:
@@ -448,11 +527,9 @@ def report(
 
 
 def save(path: str, results: Sequence[np.ndarray]) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **{f"result_{i}": r for i, r in enumerate(results)})
-    except OSError as error:
-        raise RunError(f"cannot write '{path}': {error.strerror or error}") from None
+    buffer = io.BytesIO()
+    np.savez(buffer, **{f"result_{i}": r for i, r in enumerate(results)})
+    write_atomically(path, buffer.getvalue())
 
 
 # ---------------------------------------------------------------- the simulator's report
@@ -534,11 +611,7 @@ def _json_default(value: object) -> object:
 
 
 def write_trace(path: str, trace: dict) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(trace, f, default=_json_default)
-    except OSError as error:
-        raise RunError(f"cannot write '{path}': {error.strerror or error}") from None
+    write_atomically(path, json.dumps(trace, default=_json_default))
 
 
 # ---------------------------------------------------------------- --check
@@ -697,10 +770,30 @@ def load_reference(args: argparse.Namespace, module: ModuleOp, fn: func.FuncOp) 
     return Reference(ref, level, ref_fn, f"{REFERENCE[level]} on {path}")
 
 
+def check_values(args: argparse.Namespace) -> None:
+    """Option values in range and outputs writable, before any work."""
+    for option in ("cores", "lx_bytes"):
+        value = getattr(args, option)
+        problem = option_problem(option, value)
+        if problem:
+            raise RunError(f"--{option.replace('_', '-')} {value} {problem}")
+    for path in (args.output, args.trace):
+        if path is not None:
+            check_writable(path)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.reference is not None:
         args.check = True
+    check_values(args)
+    started = time.perf_counter()
     module = parse_file(make_context(), args.file)
+    from spyre_ir.tools import ktir_inputs
+
+    if ktir_inputs.is_ktir(module):  # a KTIR (ktdp) kernel: its own inputs and reference
+        return ktir_inputs.run(args, module, time.perf_counter() - started)
+    if args.scalars is not None:
+        raise RunError("--scalars applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
@@ -746,15 +839,40 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = GuardedStream(stdout)  # type: ignore[assignment]
     try:
-        return run(args)
+        status = run(args)
+        flush_stdout()
+        return status
+    except BrokenPipeError:
+        discard(sys.stdout)  # the reader went away: nothing left to report
+        return 0
     except DiagnosticError as error:
         for d in error.diagnostics:
             print(d, file=sys.stderr)
         return 1
-    except RunError as error:
-        print(f"spyre-run: error: {error}", file=sys.stderr)
-        return error.code
+    except (RunError, OutputError) as error:
+        print(_run_error_line(str(error)), file=sys.stderr)
+        return error.code if isinstance(error, RunError) else 1
+    except Exception as error:  # the catch-all: located, never a traceback
+        print(internal_error(error, args.file), file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout = stdout
+
+
+def _run_error_line(message: str) -> str:
+    """`spyre-run: error: MESSAGE`, or `FILE:LINE:COL: error: ...` when the message
+    starts with a location (errors raised while running an op keep it first)."""
+    located = _LOCATED_MESSAGE.match(message)
+    if located:
+        file, line, col, text = located.groups()
+        return str(Diagnostic(file, int(line), int(col), text))
+    return f"spyre-run: error: {message}"
+
+
+_LOCATED_MESSAGE = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
 
 
 if __name__ == "__main__":

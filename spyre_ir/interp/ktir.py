@@ -1,0 +1,443 @@
+"""Reference interpreter of KTIR kernels (`ktdp` with arith, math, scf, tensor, linalg),
+in numpy, vectorised across the tiles of the grid.
+
+Every value carries a leading tile axis: of length 1 when it is the same on every tile
+(constants, pointers), or T (the grid's tile count) when it differs (anything derived
+from `ktdp.get_compute_tile_id`). Control flow that differs per tile runs masked: an
+`scf.for` runs the most iterations any tile needs with the others inactive, an `scf.if`
+runs both branches, and stores and loads only touch active tiles. Memory is one flat
+array per pointer argument; a pointer is an address whose high bits name the buffer,
+so pointer arithmetic (`arith.addi %ptr, %off`) works in elements.
+
+Grid positions follow ktir-cpu (torch-spyre/ktir-cpu, ktir_cpu/grid.py
+`_linear_to_grid`): the first grid dim varies fastest over the linear tile id, and the
+tile index `i` of the inter-tile sets is that linear id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import AffineSetAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineSymExpr,
+)
+
+from spyre_ir.dialects import ktdp
+from spyre_ir.dialects import ktdp_intertile as kt
+from spyre_ir.interp import ktir_ops
+
+BUFFER_SHIFT = 40
+"""A pointer is (buffer number << BUFFER_SHIFT) + element offset."""
+
+
+class KtirError(Exception):
+    """A KTIR construct the interpreter cannot run; `op` locates it."""
+
+    def __init__(self, message: str, op: Operation | None = None):
+        super().__init__(message)
+        self.op = op
+
+
+# ---------------------------------------------------------------- affine evaluation
+
+
+def eval_affine(expr: AffineExpr, dims: Sequence, symbols: Sequence = ()) -> np.ndarray:
+    """`expr` on numpy arrays (broadcasting), with MLIR's floordiv/ceildiv/mod."""
+    if isinstance(expr, AffineDimExpr):
+        return np.asarray(dims[expr.position], dtype=np.int64)
+    if isinstance(expr, AffineSymExpr):
+        return np.asarray(symbols[expr.position], dtype=np.int64)
+    if isinstance(expr, AffineConstantExpr):
+        return np.asarray(expr.value, dtype=np.int64)
+    assert isinstance(expr, AffineBinaryOpExpr)
+    a, b = eval_affine(expr.lhs, dims, symbols), eval_affine(expr.rhs, dims, symbols)
+    kind = expr.kind
+    if kind == AffineBinaryOpKind.Add:
+        return a + b
+    if kind == AffineBinaryOpKind.Mul:
+        return a * b
+    if kind == AffineBinaryOpKind.FloorDiv:
+        return np.floor_divide(a, b)
+    if kind == AffineBinaryOpKind.CeilDiv:
+        return -np.floor_divide(-a, b)
+    return np.mod(a, b)
+
+
+def in_set(attr: AffineSetAttr, dims: Sequence, symbols: Sequence = ()) -> np.ndarray:
+    """Which points (broadcast arrays of dims) satisfy every constraint of the set."""
+    ok = np.asarray(True)
+    for c in attr.data.constraints:
+        value = eval_affine(c.lhs - c.rhs, dims, symbols)
+        ok = ok & (value == 0 if c.kind.value == "==" else value >= 0)
+    return ok
+
+
+def linear_form(expr: AffineExpr, dims: int, symbols: int) -> tuple[list[int], list[int], int]:
+    """(dim coefficients, symbol coefficients, constant) of a linear affine expression."""
+    zero_d, zero_s = [0] * dims, [0] * symbols
+    constant = int(eval_affine(expr, zero_d, zero_s))
+
+    def unit(n: int, i: int) -> list[int]:
+        return [1 if k == i else 0 for k in range(n)]
+
+    cd = [int(eval_affine(expr, unit(dims, i), zero_s)) - constant for i in range(dims)]
+    cs = [int(eval_affine(expr, zero_d, unit(symbols, i))) - constant for i in range(symbols)]
+    return cd, cs, constant
+
+
+def set_box(attr: AffineSetAttr, op: Operation) -> list[tuple[int, int]]:
+    """Per dim, the [lo, hi] that the set's constant single-dim constraints give."""
+    s = attr.data
+    lo: list[int | None] = [None] * s.num_dims
+    hi: list[int | None] = [None] * s.num_dims
+    for c in s.constraints:
+        cd, cs, k = linear_form(c.lhs - c.rhs, s.num_dims, s.num_symbols)
+        used = [d for d, a in enumerate(cd) if a]
+        if len(used) != 1 or any(cs) or cd[used[0]] not in (1, -1):
+            continue
+        d = used[0]
+        if cd[d] == 1 or c.kind.value == "==":  # d + k >= 0 (or == 0)
+            bound = -k * cd[d]
+            lo[d] = bound if lo[d] is None else max(lo[d], bound)
+        if cd[d] == -1 or c.kind.value == "==":  # -d + k >= 0 (or == 0)
+            bound = k * -cd[d] if cd[d] == -1 else -k
+            hi[d] = bound if hi[d] is None else min(hi[d], bound)
+    box = []
+    for d in range(s.num_dims):
+        if lo[d] is None or hi[d] is None:
+            raise KtirError(f"'{op.name}': dim {d} of {attr} has no constant bounds", op)
+        box.append((lo[d], hi[d]))
+    return box
+
+
+def order_perm(order: Attribute, op: Operation) -> list[int]:
+    """The permutation an access order map is (result j is set dim perm[j])."""
+    m = order.data
+    perm = []
+    for r in m.results:
+        if not isinstance(r, AffineDimExpr):
+            raise KtirError(f"'{op.name}': order {order} is not a permutation of dims", op)
+        perm.append(r.position)
+    if sorted(perm) != list(range(m.num_dims)):
+        raise KtirError(f"'{op.name}': order {order} is not a permutation of dims", op)
+    return perm
+
+
+def tile_points(
+    space: AffineSetAttr, order: Attribute, shape: Sequence[int], op: Operation
+) -> list[np.ndarray]:
+    """The set's points laid out in the tile's shape: one array of shape `shape` per set
+    dim (the point's coordinate), from the set's box through the order."""
+    box = set_box(space, op)
+    perm = order_perm(order, op)
+    extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
+    if list(extents) != list(shape):
+        raise KtirError(
+            f"'{op.name}': the set spans {extents} but the tile is {list(shape)}", op
+        )
+    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
+    points: list[np.ndarray] = [np.zeros(shape, np.int64)] * len(perm)
+    for j, d in enumerate(perm):
+        points[d] = grids[j] + box[d][0]
+    return points
+
+
+# ---------------------------------------------------------------- memory
+
+
+@dataclass
+class View:
+    """A memory view: buffer, per-tile element offset, sizes, strides, element dtype."""
+
+    buffer: int
+    offset: np.ndarray
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass
+class Tile:
+    """An access tile: a view and, per tile and element, the address and validity."""
+
+    view: View
+    address: np.ndarray
+    valid: np.ndarray
+
+
+@dataclass
+class Future:
+    """A tile future: the partials of every tile and which tiles produce in which group."""
+
+    partials: list[np.ndarray]
+    producer_of: np.ndarray  # [T]: the group a tile produces for, or -1
+
+
+class Interpreter:
+    def __init__(self, fn: func.FuncOp, buffers: list[np.ndarray], grid: Sequence[int]):
+        self.fn = fn
+        self.buffers = buffers
+        self.grid = tuple(grid)
+        self.tiles = int(np.prod(self.grid))
+        self.env: dict[SSAValue, object] = {}
+        self.mask: np.ndarray = np.ones(1, bool)
+
+    # ------------------------------------------------------------ plumbing
+
+    def get(self, value: SSAValue):
+        return self.env[value]
+
+    def run_block(self, block: Block, args: Sequence[object]) -> list[object]:
+        """Run `block` with `args`; the terminator's operands are the results."""
+        for arg, value in zip(block.args, args):
+            self.env[arg] = value
+        for op in block.ops:
+            if op is block.last_op and op.has_trait(IsTerminator):
+                return [self.get(v) for v in op.operands]
+            self.run_op(op)
+        return []
+
+    def run_op(self, op: Operation) -> None:
+        handler = next((HANDLERS[c] for c in type(op).__mro__ if c in HANDLERS), None)
+        if handler is not None:
+            results = handler(self, op)
+        elif (fn := ktir_ops.ELEMENTWISE.get(op.name)) is not None:
+            results = [ktir_ops.apply(fn, op, [self.get(v) for v in op.operands])]
+        else:
+            raise KtirError(f"'{op.name}' is not supported by the KTIR interpreter", op)
+        for r, value in zip(op.results, results):
+            self.env[r] = value
+
+    def active(self, shape_rank: int) -> np.ndarray:
+        return self.mask.reshape(self.mask.shape + (1,) * shape_rank)
+
+    # ------------------------------------------------------------ ktdp
+
+    def tile_id(self, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
+        if len(op.results) != len(self.grid):
+            raise KtirError(
+                f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}",
+                op,
+            )
+        linear = np.arange(self.tiles, dtype=np.int64)
+        ids = []
+        for n in self.grid:
+            ids.append(linear % n)
+            linear = linear // n
+        return ids
+
+    def memory_view(self, op: ktdp.ConstructMemoryViewOp) -> list[object]:
+        if op.sizes or op.strides:
+            raise KtirError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
+        pointer = np.asarray(self.get(op.offset), dtype=np.int64)
+        buffer = np.unique(pointer >> BUFFER_SHIFT)
+        if len(buffer) != 1 or not 0 <= buffer[0] < len(self.buffers):
+            raise KtirError(f"'{op.name}': the address is not inside one pointer argument", op)
+        offset = pointer - (int(buffer[0]) << BUFFER_SHIFT)
+        return [View(int(buffer[0]), offset, op.sizes_static(), op.strides_static())]
+
+    def access_tile(self, op: ktdp.ConstructAccessTileOp) -> list[object]:
+        view = self.get(op.base)
+        if not isinstance(view, View):
+            raise KtirError(f"'{op.name}' on a tensor is not supported", op)
+        shape = op.result.type.get_shape()
+        points = tile_points(op.access_tile_set, op.access_tile_order, shape, op)
+        indices = [np.asarray(self.get(v), np.int64) for v in op.indices]
+        symbols = [np.asarray(self.get(v), np.int64) for v in op.symbol_operands]
+        lead = (1,) * len(shape)
+        base = [eval_affine(e, [i.reshape(i.shape + lead) for i in indices]) for e in op.base_map.data.results]
+        coords = [b + p for b, p in zip(base, points)]
+        sym = [s.reshape(s.shape + lead) for s in symbols]
+        valid = in_set(op.access_tile_set, points, sym) if symbols else np.asarray(True)
+        return [self._addresses(view, coords, valid, len(shape))]
+
+    def _addresses(self, view: View, coords: list[np.ndarray], valid, rank: int) -> Tile:
+        inside = np.asarray(valid)
+        address = view.offset.reshape(view.offset.shape + (1,) * rank)
+        for c, size, stride in zip(coords, view.sizes, view.strides):
+            inside = inside & (c >= 0) & (c < size)
+            address = address + c * stride
+        address, inside = np.broadcast_arrays(address, inside)
+        return Tile(view, address, inside)
+
+    def indirect_tile(self, op: ktdp.ConstructIndirectAccessTileOp) -> list[object]:
+        view = self.get(op.base)
+        shape = op.result.type.get_shape()
+        points = tile_points(op.variables_space_set, op.variables_space_order, shape, op)
+        lead = (1,) * len(shape)
+        captured = [np.asarray(self.get(v), np.int64) for v in op.captured_variables]
+        dims = [c.reshape(c.shape + lead) for c in captured] + [p[None] for p in points]
+        views = iter(op.indirect_memrefs)
+        coords = []
+        for indirect, m in zip(op.kinds(), op.per_dim_subscript_maps.data):
+            subscript = [eval_affine(e, dims) for e in m.data.results]
+            if not indirect:
+                coords.append(subscript[0])
+                continue
+            index_view = self.get(next(views))
+            tile = self._addresses(index_view, subscript, True, len(shape))
+            coords.append(self._gather(tile, op).astype(np.int64))
+        return [self._addresses(view, coords, True, len(shape))]
+
+    def _gather(self, tile: Tile, op: Operation) -> np.ndarray:
+        memory = self.buffers[tile.view.buffer]
+        ok = tile.valid & self.active(tile.address.ndim - 1)
+        safe = np.where(ok, tile.address, 0)
+        if np.any(ok & (safe >= memory.size)):
+            raise KtirError(f"'{op.name}' reads past the end of its pointer argument", op)
+        return np.where(ok, memory[np.minimum(safe, memory.size - 1)], 0).astype(memory.dtype)
+
+    def load(self, op: ktdp.LoadOp) -> list[object]:
+        return [self._gather(self.get(op.access_tile), op)]
+
+    def store(self, op: ktdp.StoreOp) -> list[object]:
+        tile: Tile = self.get(op.access_tile)
+        data = np.asarray(self.get(op.data_tile))
+        memory = self.buffers[tile.view.buffer]
+        ok = tile.valid & self.active(tile.address.ndim - 1)
+        address, data, ok = np.broadcast_arrays(tile.address, data, ok)
+        memory[address[ok]] = data[ok].astype(memory.dtype)
+        return []
+
+    # ------------------------------------------------------------ control flow
+
+    def for_op(self, op: scf.ForOp) -> list[object]:
+        lb, ub, step = (np.asarray(self.get(v), np.int64) for v in (op.lb, op.ub, op.step))
+        values = [self.get(v) for v in op.iter_args]
+        trips = np.maximum(-np.floor_divide(-(ub - lb), step), 0)
+        saved = self.mask
+        for i in range(int(trips.max(initial=0))):
+            iv = lb + i * step
+            running = saved & (iv < ub)
+            if not running.any():
+                break
+            self.mask = running
+            new = self.run_block(op.body.block, [iv, *values])
+            values = [merge(running, n, v) for n, v in zip(new, values)]
+        self.mask = saved
+        return values
+
+    def if_op(self, op: scf.IfOp) -> list[object]:
+        cond = np.asarray(self.get(op.cond), bool)
+        saved = self.mask
+        if cond.size == 1:
+            region = op.true_region if cond.item() else op.false_region
+            return self.run_block(region.block, []) if region.blocks else []
+        taken = saved & cond
+        self.mask = taken
+        then = self.run_block(op.true_region.block, [])
+        self.mask = saved & ~cond
+        other = self.run_block(op.false_region.block, []) if op.false_region.blocks else []
+        self.mask = saved
+        return [merge(taken, t, o) for t, o in zip(then, other)]
+
+    # ------------------------------------------------------------ inter-tile
+
+    def produce(self, op: kt.InterTileProduceOp) -> list[object]:
+        groups = group_ids(op.future.type.groups, self.tiles, op)
+        tiles = np.arange(self.tiles)
+        member = in_set(op.producer_tiles_per_group, [tiles[:, None]], [groups[None, :]])
+        group = np.where(member.any(axis=1), groups[np.argmax(member, axis=1)], -1)
+        partials = self.run_block(op.body.block, [group])
+        partials = [np.broadcast_to(p, (self.tiles, *np.shape(p)[1:])).copy() for p in partials]
+        return [Future(partials, group)]
+
+    def deliver(self, op: kt.InterTileConsumeOp | kt.InterTileReduceOp) -> list[object]:
+        future: Future = self.get(op.future)
+        groups = group_ids(op.future.type.groups, self.tiles, op)
+        tiles = np.arange(self.tiles)
+        results = [np.zeros_like(p) for p in future.partials]
+        for g in groups:
+            consumers = tiles[in_set(op.consumer_tiles_per_group, [tiles], [g])]
+            producers = tiles[future.producer_of == g]
+            for c in consumers:
+                senders = producers
+                dep = op.producer_dependency_per_consumer
+                if dep is not None:
+                    senders = producers[in_set(dep, [producers], [c, g][: dep.data.num_symbols])]
+                values = self._combine(op, [[p[s] for s in senders] for p in future.partials])
+                for r, v in zip(results, values):
+                    r[c] = v
+        return results
+
+    def _combine(self, op: Operation, per_role: list[list[np.ndarray]]) -> list[np.ndarray]:
+        if isinstance(op, kt.InterTileConsumeOp):
+            if any(len(v) != 1 for v in per_role):
+                raise KtirError(
+                    f"'{op.name}': a consumer tile has {len(per_role[0])} producers; copy "
+                    "delivery needs exactly one source",
+                    op,
+                )
+            return [v[0] for v in per_role]
+        acc = [np.asarray(self.get(i))[0] for i in op.identity]
+        for k in range(len(per_role[0])):
+            rhs = [v[k] for v in per_role]
+            out = self.run_block(op.combiner.block, [a[None] for a in acc] + [r[None] for r in rhs])
+            acc = [np.asarray(o)[0] for o in out]
+        return acc
+
+
+def group_ids(groups: AffineSetAttr, tiles: int, op: Operation) -> np.ndarray:
+    """The group indices of a groups set (bounded by the tile count)."""
+    candidates = np.arange(tiles)
+    return candidates[in_set(groups, [candidates])]
+
+
+def merge(mask: np.ndarray, new: object, old: object) -> object:
+    """Per tile, `new` where `mask` else `old` (arrays with a leading tile axis)."""
+    new, old = np.asarray(new), np.asarray(old)
+    m = mask.reshape(mask.shape + (1,) * (max(new.ndim, old.ndim) - 1))
+    return np.where(m, new, old).astype(new.dtype)
+
+
+HANDLERS: dict[type, Callable[[Interpreter, Operation], list[object]]] = {
+    ktdp.GetComputeTileIdOp: Interpreter.tile_id,
+    ktdp.ConstructMemoryViewOp: Interpreter.memory_view,
+    ktdp.ConstructAccessTileOp: Interpreter.access_tile,
+    ktdp.ConstructIndirectAccessTileOp: Interpreter.indirect_tile,
+    ktdp.LoadOp: Interpreter.load,
+    ktdp.StoreOp: Interpreter.store,
+    kt.InterTileProduceOp: Interpreter.produce,
+    kt.InterTileConsumeOp: Interpreter.deliver,
+    kt.InterTileReduceOp: Interpreter.deliver,
+    scf.ForOp: Interpreter.for_op,
+    scf.IfOp: Interpreter.if_op,
+    **ktir_ops.TENSOR_HANDLERS,
+}
+
+
+def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
+    """The kernel's `grid = [...]` attribute (one tile when absent)."""
+    attr = fn.attributes.get("grid")
+    if attr is None:
+        return (1,)
+    return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
+
+
+def run_kernel(
+    fn: func.FuncOp, pointers: dict[int, np.ndarray], scalars: dict[int, object]
+) -> dict[int, np.ndarray]:
+    """Run kernel `fn` over its grid. `pointers` maps argument positions to the arrays
+    behind them (copied), `scalars` the other arguments to their values; returns every
+    pointer's array after the run."""
+    order = sorted(pointers)
+    buffers = [np.array(pointers[k]).reshape(-1).copy() for k in order]
+    it = Interpreter(fn, buffers, grid_of(fn))
+    args: list[object] = []
+    for k, arg in enumerate(fn.body.block.args):
+        if k in pointers:
+            args.append(np.array([order.index(k) << BUFFER_SHIFT], np.int64))
+        else:
+            args.append(np.array([scalars[k]], dtype=ktir_ops.dtype_of(arg.type)))
+    it.run_block(fn.body.block, args)
+    return {k: buffers[i].reshape(np.shape(pointers[k])) for i, k in enumerate(order)}

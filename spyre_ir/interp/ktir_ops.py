@@ -1,0 +1,285 @@
+"""The upstream ops of KTIR kernels for the KTIR interpreter (spyre_ir/interp/ktir.py):
+arith and math elementwise on numpy arrays with a leading tile axis, tensor and linalg
+ops on tiles. Float ops compute in float32 and round to the result type, as one
+rounding per op; matmuls and reductions accumulate in float32."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation
+
+from spyre_ir.interp.numerics import storage_dtype
+
+if TYPE_CHECKING:
+    from spyre_ir.interp.ktir import Interpreter
+
+
+def dtype_of(t: Attribute) -> np.dtype:
+    """numpy dtype of a scalar or tensor type (index as int64)."""
+    element = t.element_type if isinstance(t, TensorType) else t
+    if isinstance(element, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(element, IntegerType) and element.width.data == 1:
+        return np.dtype(bool)
+    return storage_dtype(element)
+
+
+_F = np.float32
+
+ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
+    "arith.addf": np.add,
+    "arith.subf": np.subtract,
+    "arith.mulf": np.multiply,
+    "arith.divf": np.divide,
+    "arith.maxnumf": np.fmax,
+    "arith.minnumf": np.fmin,
+    "arith.maximumf": np.maximum,
+    "arith.minimumf": np.minimum,
+    "arith.negf": np.negative,
+    "arith.addi": np.add,
+    "arith.subi": np.subtract,
+    "arith.muli": np.multiply,
+    "arith.divsi": lambda a, b: np.trunc(a / b).astype(a.dtype),
+    "arith.divui": np.floor_divide,
+    "arith.floordivsi": np.floor_divide,
+    "arith.ceildivsi": lambda a, b: -np.floor_divide(-a, b),
+    "arith.ceildivui": lambda a, b: -np.floor_divide(-a, b),
+    "arith.remsi": np.fmod,
+    "arith.remui": np.mod,
+    "arith.maxsi": np.maximum,
+    "arith.minsi": np.minimum,
+    "arith.maxui": np.maximum,
+    "arith.minui": np.minimum,
+    "arith.andi": np.bitwise_and,
+    "arith.ori": np.bitwise_or,
+    "arith.xori": np.bitwise_xor,
+    "arith.select": lambda c, a, b: np.where(c, a, b),
+    "arith.index_cast": lambda a: a,
+    "arith.index_castui": lambda a: a,
+    "arith.sitofp": lambda a: a,
+    "arith.uitofp": lambda a: a,
+    "arith.fptosi": np.trunc,
+    "arith.fptoui": np.trunc,
+    "arith.extf": lambda a: a,
+    "arith.truncf": lambda a: a,
+    "arith.extsi": lambda a: a,
+    "arith.extui": lambda a: a,
+    "arith.trunci": lambda a: a,
+    "math.exp": np.exp,
+    "math.exp2": np.exp2,
+    "math.log": np.log,
+    "math.log2": np.log2,
+    "math.sqrt": np.sqrt,
+    "math.rsqrt": lambda a: 1 / np.sqrt(a),
+    "math.tanh": np.tanh,
+    "math.absf": np.abs,
+    "math.absi": np.abs,
+    "math.sin": np.sin,
+    "math.cos": np.cos,
+    "math.floor": np.floor,
+    "math.ceil": np.ceil,
+    "math.powf": np.power,
+    "math.erf": None,  # filled below (numpy has no erf)
+}
+
+_CMP = {
+    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
+    "sgt": np.greater, "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal,
+    "ugt": np.greater, "uge": np.greater_equal, "oeq": np.equal, "one": np.not_equal,
+    "olt": np.less, "ole": np.less_equal, "ogt": np.greater, "oge": np.greater_equal,
+    "ueq": np.equal, "une": np.not_equal,
+}
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    from spyre_ir.interp.numerics import erf
+
+    return erf(a)
+
+
+ELEMENTWISE["math.erf"] = _erf
+ELEMENTWISE["arith.cmpi"] = ELEMENTWISE["arith.cmpf"] = lambda a, b: (a, b)  # see apply
+
+
+def apply(fn: Callable[..., np.ndarray], op: Operation, args: list) -> np.ndarray:
+    """`fn` on the operands, computed in float32 for floats, cast to the result type."""
+    out = dtype_of(op.results[0].type)
+    arrays = [np.asarray(a) for a in args]
+    if op.name in ("arith.cmpi", "arith.cmpf"):
+        predicate = op.predicate.value.data  # type: ignore[attr-defined]
+        names = (arith.CMPI_COMPARISON_OPERATIONS if op.name == "arith.cmpi"
+                 else arith.CMPF_COMPARISON_OPERATIONS)
+        return _CMP[names[predicate]](*(_wide(a) for a in arrays))
+    with np.errstate(all="ignore"):
+        value = fn(*(_wide(a) for a in arrays))
+    return np.asarray(value).astype(out)
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    return a.astype(_F) if a.dtype == np.float16 else a
+
+
+# ---------------------------------------------------------------- tensors and linalg
+
+
+def constant(it: Interpreter, op: arith.ConstantOp) -> list:
+    value, t = op.value, op.result.type
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        shape = tuple(t.get_shape())
+        data = np.array(value.get_values(), dtype=dtype_of(t))
+        return [np.broadcast_to(data, shape).copy()[None] if data.size == 1 else data.reshape((1, *shape))]
+    if isinstance(value, FloatAttr | IntegerAttr):
+        return [np.array([value.value.data], dtype=dtype_of(t))]
+    raise KeyError(op.name)
+
+
+def splat(it: Interpreter, op: tensor.SplatOp) -> list:
+    v = np.asarray(it.get(op.input))
+    shape = tuple(op.result.type.get_shape())
+    return [np.broadcast_to(v.reshape(v.shape + (1,) * len(shape)), v.shape + shape).copy()]
+
+
+def extract(it: Interpreter, op: tensor.ExtractOp) -> list:
+    t = np.asarray(it.get(op.tensor))
+    idx = [np.asarray(it.get(i), np.int64) for i in op.indices]
+    tiles = np.arange(t.shape[0]) if t.shape[0] > 1 else np.zeros(1, np.int64)
+    n = max([t.shape[0], *(i.shape[0] for i in idx)])
+    return [t[(np.broadcast_to(tiles, n) if t.shape[0] > 1 else 0, *(np.broadcast_to(i, n) for i in idx))]]
+
+
+def empty(it: Interpreter, op: tensor.EmptyOp) -> list:
+    return [np.zeros((1, *op.tensor.type.get_shape()), dtype_of(op.tensor.type))]
+
+
+def reshape(it: Interpreter, op: Operation) -> list:
+    v = np.asarray(it.get(op.operands[0]))
+    return [v.reshape((v.shape[0], *op.results[0].type.get_shape()))]
+
+
+def matmul(it: Interpreter, op: linalg.MatmulOp) -> list:
+    a, b = (np.asarray(it.get(v)).astype(_F) for v in op.inputs)
+    c = np.asarray(it.get(op.outputs[0])).astype(_F)
+    return [(c + np.matmul(a, b)).astype(dtype_of(op.results[0].type))]
+
+
+_REDUCERS = {
+    "arith.addf": np.add, "arith.addi": np.add, "arith.mulf": np.multiply,
+    "arith.maxnumf": np.fmax, "arith.maximumf": np.maximum, "arith.maxsi": np.maximum,
+    "arith.minnumf": np.fmin, "arith.minimumf": np.minimum, "arith.minsi": np.minimum,
+}
+
+
+def combiner_name(block) -> str | None:
+    """The op of a one-op combiner body `(in, acc) -> op(in, acc)`, or None."""
+    ops = list(block.ops)
+    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and tuple(ops[1].operands) == tuple(ops[0].results):
+        return ops[0].name
+    return None
+
+
+def reduce(it: Interpreter, op: linalg.ReduceOp) -> list:
+    x = np.asarray(it.get(op.input))
+    init = np.asarray(it.get(op.init))
+    axes = tuple(int(d) + 1 for d in op.dimensions.get_values())
+    out = dtype_of(op.result[0].type)
+    name = combiner_name(op.region.block)
+    if name in _REDUCERS:
+        ufunc = _REDUCERS[name]
+        folded = ufunc.reduce(_wide(x), axis=axes)
+        return [ufunc(_wide(init), folded).astype(out)]
+    acc = init
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    flat = moved.reshape(moved.shape[: x.ndim - len(axes)] + (-1,))
+    for k in range(flat.shape[-1]):
+        acc = np.asarray(it.run_block(op.region.block, [flat[..., k], acc])[0])
+    return [acc.astype(out)]
+
+
+def generic(it: Interpreter, op: linalg.GenericOp) -> list:
+    """Parallel generics with projected-permutation maps: the body on whole arrays."""
+    kinds = [str(k.data) for k in op.iterator_types.data]
+    if any(k != "parallel" for k in kinds):
+        raise _unsupported(op, "linalg.generic with reduction iterators")
+    out_shape = tuple(op.outputs[0].type.get_shape())
+    args = []
+    for value, m in zip([*op.inputs, *op.outputs], op.indexing_maps.data):
+        arr = np.asarray(it.get(value))
+        dims = [r.position for r in m.data.results]  # type: ignore[attr-defined]
+        order = np.argsort(dims)
+        arr = np.transpose(arr, (0, *(1 + order)))
+        expand = [slice(None)] + [slice(None) if d in dims else None for d in range(len(kinds))]
+        args.append(arr[tuple(expand)])
+    results = it.run_block(op.body.block, args)
+    n = max(a.shape[0] for a in args)
+    return [
+        np.broadcast_to(np.asarray(r), (n, *out_shape)).astype(dtype_of(o.type)).copy()
+        for r, o in zip(results, op.outputs)
+    ]
+
+
+def fill(it: Interpreter, op: linalg.FillOp) -> list:
+    v = np.asarray(it.get(op.inputs[0]))
+    shape = tuple(op.outputs[0].type.get_shape())
+    return [np.broadcast_to(v.reshape(v.shape + (1,) * len(shape)), v.shape + shape).astype(dtype_of(op.outputs[0].type))]
+
+
+def named_elementwise(it: Interpreter, op: Operation) -> list:
+    name = {"linalg.add": "arith.addf", "linalg.sub": "arith.subf", "linalg.mul": "arith.mulf",
+            "linalg.max": "arith.maximumf", "linalg.min": "arith.minimumf",
+            "linalg.exp": "math.exp", "linalg.log": "math.log", "linalg.sqrt": "math.sqrt"}[op.name]
+    ins = [np.asarray(it.get(v)) for v in op.inputs]  # type: ignore[attr-defined]
+    with np.errstate(all="ignore"):
+        value = ELEMENTWISE[name](*(_wide(a) for a in ins))
+    return [np.asarray(value).astype(dtype_of(op.results[0].type))]
+
+
+def transpose(it: Interpreter, op: linalg.TransposeOp) -> list:
+    v = np.asarray(it.get(op.input))
+    perm = [int(p) for p in op.permutation.get_values()]
+    return [np.transpose(v, (0, *(p + 1 for p in perm)))]
+
+
+def broadcast(it: Interpreter, op: linalg.BroadcastOp) -> list:
+    v = np.asarray(it.get(op.input))
+    shape = tuple(op.init.type.get_shape())
+    for d in sorted(int(d) for d in op.dimensions.get_values()):
+        v = np.expand_dims(v, d + 1)
+    return [np.broadcast_to(v, (v.shape[0], *shape)).copy()]
+
+
+def _unsupported(op: Operation, what: str):
+    from spyre_ir.interp.ktir import KtirError
+
+    return KtirError(f"{what} is not supported by the KTIR interpreter", op)
+
+
+TENSOR_HANDLERS: dict[type, Callable] = {
+    arith.ConstantOp: constant,
+    tensor.SplatOp: splat,
+    tensor.ExtractOp: extract,
+    tensor.EmptyOp: empty,
+    tensor.ExpandShapeOp: reshape,
+    tensor.CollapseShapeOp: reshape,
+    linalg.MatmulOp: matmul,
+    linalg.ReduceOp: reduce,
+    linalg.GenericOp: generic,
+    linalg.FillOp: fill,
+    linalg.TransposeOp: transpose,
+    linalg.BroadcastOp: broadcast,
+    **{cls: named_elementwise for cls in (linalg.AddOp, linalg.SubOp, linalg.MulOp,
+                                          linalg.MaxOp, linalg.MinOp, linalg.ExpOp,
+                                          linalg.LogOp, linalg.SqrtOp)},
+}
