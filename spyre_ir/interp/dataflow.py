@@ -51,6 +51,14 @@ K loop accumulating into an f16 buffer rounds each partial sum, as the hardware'
 storage does; an f32 buffer stays f32. `ring_allreduce` combines in float32 and rounds
 once. Results and DDR tensors use the L1 storage dtypes (f16 -> float16).
 
+`halves="dlfloat16"` computes as the card does (docs/dlfloat16.md; the simulator's
+numerics): an f16 tensor is DLFloat16, held in float32 in LX and in DDR alike (loads
+and stores copy), every tile op computes in float32 (the L1 op with f16 widened to f32)
+and rounds its result to DLFloat16 once, and an L1 op between kernels does the same.
+f16 arguments (IEEE float16) are converted to DLFloat16 on entry and f16 results back
+to float16, or, with `card_format`, taken and given as float32 arrays of DLFloat16
+values. The default, "ieee", stays bit for bit with the L1 interpreter.
+
 `check_races=True` (a debug mode, used by the tests) raises `InterpreterError` when two
 cores write the same in-range element with different values, within one store or
 across stores, and when a kernel leaves an element of an output unwritten.
