@@ -50,6 +50,7 @@ F16_STAGE = Stage("f16", "tensor", ("spyre-compute-in-f16",))
 
 STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
+        "spyre-lower-scatter",
         "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",

@@ -27,6 +27,12 @@ PIPELINES: dict[str, list[str]] = {
     "spyre-to-dataflow": _stage("dataflow"),
     "spyre-to-units": ["spyre-to-dataflow", *_stage("units")],
     "spyre-compile": ["spyre-to-units", *_stage("recipe")],
+    "ktir-to-dataflow": [
+        "convert-ktir-to-dataflow",
+        "spyre-double-buffer",
+        "spyre-allocate-scratchpad",
+    ],
+    "ktir-to-units": ["ktir-to-dataflow", "convert-dataflow-to-units"],
 }
 
 
@@ -80,6 +86,34 @@ class SpyreCompile(_Pipeline):
     """L1 -> L4: spyre-to-units, then the recipe plan that makes the module an artifact."""
 
     name = "spyre-compile"
+
+
+@dataclass(frozen=True)
+class _KtirPipeline(ModulePass):
+    """A KTIR pipeline as one pass: `scalars` ("NAME=VALUE,...") for the kernels' scalar
+    arguments goes to convert-ktir-to-dataflow, `lx_bytes` to the scratchpad passes."""
+
+    scalars: str = ""
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, scalars=self.scalars, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class KtirToDataflow(_KtirPipeline):
+    """KTIR (ktdp) -> L2: convert-ktir-to-dataflow, double-buffer, allocate the
+    scratchpad."""
+
+    name = "ktir-to-dataflow"
+
+
+@dataclass(frozen=True)
+class KtirToUnits(_KtirPipeline):
+    """KTIR (ktdp) -> L3: ktir-to-dataflow, then per-unit programs."""
+
+    name = "ktir-to-units"
 
 
 def lower_to_units(

@@ -209,14 +209,9 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     )
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
-    # Inputs read across their stick dim need tiles of whole sticks.
-    stick = max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
-                 for v in group.body.block.args if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
     try:
-        t, cores, per_core = cost_model.balanced_rows_tile(
-            numel(outer), inner, row_bytes, plan["cores"], lx_bytes or card_of(group).lx_bytes,
-            stick,
-        )
+        t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
+                                       plan["cores"], lx_bytes or card_of(group).lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
@@ -280,6 +275,26 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
         offsets = box_offsets(lb, value, analysis.axes[value], row_offsets)
         lb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
     return shell.kernel
+
+
+def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: int,
+              inner: int, row_bytes: int, cores: int, lx_bytes: int) -> tuple[int, int, int]:  # fmt: skip
+    """(t, cores, tiles per core) of a rows kernel. Inputs read across their stick dim
+    need tiles of whole sticks; outputs written across theirs get whole sticks too when
+    such tiles fit half of LX (an output with wider sticks, an i1 mask of i64 indices,
+    would otherwise be written in part-sticks: masked stores, each moving whole sticks)."""
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+
+    def stick_of(values: Sequence[SSAValue]) -> int:
+        return max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                    for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
+
+    inputs = stick_of(group.body.block.args)
+    moved = max(inputs, stick_of(yielded.values))
+    if moved > inputs and min(inner, moved) * row_bytes <= lx_bytes // 2:
+        return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, moved)
+    return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, inputs)
 
 
 def slice_on_tile(op: spyre.SliceOp, analysis: row_model.RowAnalysis,

@@ -19,7 +19,9 @@ within 64 bits); any other exception is caught here and printed as one located
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -31,13 +33,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
 from spyre_ir.hardware import read_card, set_card
-from spyre_ir.tools.output import (
-    OutputError,
-    check_writable,
-    discard,
-    write_atomically,
-    write_stream,
-)
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -48,6 +43,13 @@ from spyre_ir.diagnostics import (
     internal_error,
     parse_error_diagnostic,
     verify_all,
+)
+from spyre_ir.tools.output import (
+    OutputError,
+    check_writable,
+    discard,
+    write_atomically,
+    write_stream,
 )
 
 _SPLIT = re.compile(rb"^// -----.*$", re.MULTILINE)
@@ -93,11 +95,16 @@ class SpyreOptMain(xDSLOptMain):
         """The input, split at `// -----` lines when asked, with each chunk's line offset."""
         name = self.get_input_name()
         try:
+            if self.args.input_file is not None:
+                mode = os.stat(self.args.input_file).st_mode
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would never end
+                    raise DiagnosticError([Diagnostic(name, 0, 0, "cannot read input: a device")])
             stream, _ = self.get_input_stream()
             with stream:
                 data = stream.read()
         except OSError as error:
-            raise DiagnosticError([Diagnostic(name, 0, 0, f"cannot read input: {error.strerror}")])
+            why = error.strerror or str(error)
+            raise DiagnosticError([Diagnostic(name, 0, 0, f"cannot read input: {why}")]) from None
         if not self.args.split_input_file:
             return [(data.decode("utf-8", "replace"), 0)]
         chunks, offset, start = [], 0, 0
