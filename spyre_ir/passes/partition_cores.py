@@ -146,7 +146,7 @@ def plan_group(
             plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced,
                                           rhs_batched=len(spyre.shape_of(mm.rhs)) > 2)
         except ValueError as e:
-            raise located_error(mm, f"spyre-partition-cores: {e}") from None
+            raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
         return {
             "kind": kind,
             "cores": plan.cores,
