@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from spyre_ir.diagnostics import parse_file
+from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
 from spyre_ir.interp.ktir import run_kernel
 from spyre_ir.registry import make_context
 from spyre_ir.tools.spyre_run import main
@@ -118,4 +119,6 @@ def test_given_inputs_give_the_results(capsys, tmp_path):
     status, out, err = run(capsys, str(KERNELS / "vector_add.mlir"), "--inputs", inputs,
                            "--output", str(tmp_path / "r.npz"))
     assert status == 0, err
-    np.testing.assert_array_equal(np.load(tmp_path / "r.npz")["result_0"], x + y)
+    # on the card: x and y as DLFloat16, their sum rounded to DLFloat16, back as fp16
+    want = to_user(round_to_dlf16(from_user(x) + from_user(y)), np.float16)
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npz")["result_0"], want)
