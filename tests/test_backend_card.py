@@ -165,15 +165,15 @@ def test_ir_dump_holds_the_recipe_level(env, tmp_path: Path) -> None:
 def test_a_second_call_replays_the_recorded_programs(env) -> None:
     """The recipe's compute step simulates the same program ops on every launch: the
     second call replays them (no scheduler run) and still matches eager on new data."""
-    from spyre_ir.sim import engine
+    from spyre_ir.sim import scheduler
 
     model = models.rmsnorm_swiglu().to(F16)
     compiled = torch.compile(model, backend="spyre", dynamic=False)
     with torch.no_grad():
         compiled(models.randn(2, models.DIM, dtype=F16, seed=1))
         runs = []
-        original = engine._Program._schedule
-        env.setattr(engine._Program, "_schedule", lambda self: runs.append(original(self)))
+        original = scheduler.Scheduler.run
+        env.setattr(scheduler.Scheduler, "run", lambda self: runs.append(original(self)))
         x = models.randn(2, models.DIM, dtype=F16, seed=2)
         got, want = compiled(x), model(x)
     assert runs == [], "a launch of the same recipe scheduled its programs again"

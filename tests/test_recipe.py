@@ -137,8 +137,22 @@ def test_cache_entry_failing_the_artifact_hash_is_rebuilt(tmp_path: Path) -> Non
         warnings.simplefilter("always")
         rebuilt = compile_artifact(l1(), name="g", cache=cache)
     assert [w.category for w in caught] == [ArtifactCacheWarning]
-    assert "fails its content hash" in str(caught[0].message)
+    assert "it does not load: g: content hash mismatch" in str(caught[0].message)
     assert not rebuilt.from_cache and rebuilt.text == first.text
+
+
+def test_cache_entry_that_does_not_parse_is_deleted_and_rebuilt(tmp_path: Path) -> None:
+    """Sound hashes, the cache's own mac, but text that does not parse: deleted on the
+    first load (it used to stay, sending every later process to the CPU)."""
+    cache = ArtifactCache(tmp_path)
+    first = compile_artifact(l1(), name="g", cache=cache)
+    broken = first.text.replace("core.program", "core.progrm", 1)
+    cache.put(default_key(), with_hash(broken, content_hash(broken)))
+    with pytest.warns(ArtifactCacheWarning, match="it does not load: .*core.progrm is not registered"):
+        rebuilt = compile_artifact(l1(), name="g", cache=cache)
+    assert not rebuilt.from_cache and rebuilt.text == first.text
+    again = compile_artifact(l1(), name="g", cache=cache)  # the rebuilt entry was stored
+    assert again.from_cache and again.module is not None and again.text == first.text
 
 
 def cache_config():

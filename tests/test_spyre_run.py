@@ -527,3 +527,42 @@ def test_bad_files_and_options_never_show_a_traceback(levels, tmp_path):
         assert done.returncode == code, (argv, done.stderr)
         assert done.stderr.startswith(message), (argv, done.stderr)
         assert "Traceback" not in done.stderr + done.stdout
+
+
+ADD = """
+func.func @main(%x: tensor<4096x1024xf16>, %y: tensor<4096x1024xf16>) -> tensor<4096x1024xf16> {
+  %s = spyre.add %x, %y : tensor<4096x1024xf16>, tensor<4096x1024xf16> -> tensor<4096x1024xf16>
+  func.return %s : tensor<4096x1024xf16>
+}
+"""
+
+
+def test_card_changes_plans_and_timing_together(tmp_path, capsys):
+    # A bandwidth-bound add (16 MiB read, 8 MiB written) on a card with half the LPDDR5
+    # bandwidth: the same plan takes twice as long (the bus is the bound, and the core
+    # limit, 67.2 GB/s per core, is far from it on 32 cores).
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    card = tmp_path / "half.json"
+    card.write_text(json.dumps({"lpddr_bandwidth": 83.2e9}))
+    assert main([str(path), "--report", "json"]) == 0
+    base = json.loads(capsys.readouterr().out)
+    assert main([str(path), "--report", "json", "--card", str(card)]) == 0
+    half = json.loads(capsys.readouterr().out)
+    assert half["simulated_us"] == pytest.approx(2 * base["simulated_us"], rel=0.02)
+    # The card's LX: a smaller one gives smaller row tiles (more, shorter moves).
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"lx_bytes": 65536}))
+    assert main([str(path), "--report", "json", "--card", str(small)]) == 0
+    assert json.loads(capsys.readouterr().out)["lx_peak_bytes"] <= 65536 < base["lx_peak_bytes"]
+
+
+def test_a_bad_card_is_a_clear_error(tmp_path):
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    card = tmp_path / "bad.json"
+    card.write_text(json.dumps({"lx_bytes": 100, "no_such_field": 1}))
+    proc = spyre_run(str(path), "--card", str(card))
+    assert proc.returncode == 1
+    assert "--card" in proc.stderr and "unknown hardware field(s): no_such_field" in proc.stderr
+    assert "Traceback" not in proc.stderr

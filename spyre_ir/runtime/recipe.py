@@ -173,7 +173,8 @@ class Compute:
 class StickImage:
     """One slot's stick image kept on the card beyond a launch: a launch takes it as an
     argument in place of data (nothing is staged: its block is the slot's), or leaves
-    one of its results as one (`launch_resident`). Whoever holds it frees it."""
+    one of its results as one (`launch_resident`). Each holder (`share` makes one more)
+    frees it once; the block goes back to the card with the last."""
 
     card: Card
     block: DeviceBlock | None
@@ -181,6 +182,7 @@ class StickImage:
     element: str
     pad: float
     size: int
+    holders: int = 1
 
     @classmethod
     def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:
@@ -191,7 +193,14 @@ class StickImage:
         return (self.block is not None and self.layout == slot.layout and self.element == slot.element
                 and self.size == slot.size and (self.pad == pad or (self.pad != self.pad and pad != pad)))  # fmt: skip
 
+    def share(self) -> StickImage:
+        self.holders += 1
+        return self
+
     def free(self) -> None:
+        self.holders -= 1
+        if self.holders > 0:
+            return
         block, self.block = self.block, None
         if block is not None:
             self.card.free(block)

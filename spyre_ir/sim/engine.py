@@ -107,7 +107,7 @@ from xdsl.ir import Block, Operation
 from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
 from spyre_ir.dialects import dataflow as D
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.interp.dataflow import (
     _DataflowInterpreter,
     _Kernel,
@@ -157,7 +157,7 @@ def simulate(
     module: ModuleOp,
     args: Sequence[np.ndarray],
     entry: str = "main",
-    config: SpyreConfig = DEFAULT_CONFIG,
+    config: SpyreConfig | None = None,
     *,
     trace: bool = False,
     check_races: bool = False,
@@ -167,10 +167,11 @@ def simulate(
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
-    Arguments are checked as by the interpreters (shapes, storage dtypes); f16 tensors
-    are DLFloat16 on the card, converted from and to float16 at the boundary, or given
-    and returned as float32 arrays of DLFloat16 values with `card_format` (as
-    `spyre_ir.interp.dataflow.run_module` takes them). `trace`
+    `config`: the card to run on; by default the one the module is compiled for (its
+    `spyre.card`, `hardware.card_of`). Arguments are checked as by the interpreters
+    (shapes, storage dtypes); f16 tensors are DLFloat16 on the card, converted from and to
+    float16 at the boundary, or given and returned as float32 arrays of DLFloat16 values
+    with `card_format` (as `spyre_ir.interp.dataflow.run_module` takes them). `trace`
     also returns a Chrome trace of core 0's instructions; `check_races` turns on the
     L2 interpreter's store checks (two cores writing different values to one element,
     outputs left unwritten). `blas_threads`: run numpy's OpenBLAS with that many
@@ -182,6 +183,8 @@ def simulate(
     op that cannot run), naming the op. `numerics=False` times the program without
     computing its tiles or moving its data (timing never depends on tensor values):
     the report and trace are those of a full run, the outputs are not meaningful."""
+    if config is None:
+        config = card_of(module)
     interp = _SimInterpreter(module, config, check_races, trace, card_format)
     interp.numerics = numerics
     with _blas_threads(blas_threads):

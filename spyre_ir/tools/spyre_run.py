@@ -105,10 +105,10 @@ from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     NotRegularFile,
-    open_regular,
-    internal_error,
     failure_diagnostics,
+    internal_error,
     op_location,
+    open_regular,
     parse_file,
     verify_all,
 )
@@ -247,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="LX scratchpad bytes per core for the L1 -> L2 lowering",
     )
     parser.add_argument(
+        "--card",
+        metavar="FILE.json",
+        help="compile for and simulate on this card: a JSON object of SpyreConfig fields "
+        "that differ from the default card",
+    )
+    parser.add_argument(
         "--report",
         choices=("text", "json"),
         help="print the simulator's report: readable text, or JSON alone on stdout",
@@ -307,15 +313,20 @@ def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) 
     from dataclasses import replace
 
     from spyre_ir import driver
-    from spyre_ir.hardware import DEFAULT_CONFIG
+    from spyre_ir.hardware import card_of, read_card, set_card
 
+    if getattr(args, "card", None):  # compiled for and simulated on this card
+        try:
+            set_card(module, read_card(args.card))
+        except ValueError as error:
+            raise RunError(str(error)) from None
     if target <= source:
         return
     options = {k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None}
     levels = driver.LEVELS
     try:
         driver.lower(module, source=levels[source - 1], target=levels[target - 1],
-                     config=replace(DEFAULT_CONFIG, **options), hooks=())  # fmt: skip
+                     config=replace(card_of(module), **options), hooks=())  # fmt: skip
         problems = verify_all(module, args.file)
     except (DiagnosticError, DiagnosticException) as error:
         problems = failure_diagnostics(error, module, args.file)
