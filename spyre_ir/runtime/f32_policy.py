@@ -4,8 +4,8 @@ The card executor compiles f32 tensors as 16-bit floats (`passes/compute_in_f16.
 which the card holds as DLFloat16 (docs/dlfloat16.md). For the f32 ops of a graph that
 means one of two things, decided per FX node before partitioning (`place_f32`):
 
-1. **Exactly on the host.** An f32 value computed only from integer tensors, factory
-   ops (arange, full) and small constant inputs - parameters and buffers of at most
+1. **Exactly on the host.** An f32 value computed (by arithmetic, not only a factory,
+   view or cast) from integer tensors, factory ops (arange, full) and small constant inputs - parameters and buffers of at most
    `CONSTANT_ELEMENTS` elements, such as rotary's `inv_freq` - does not depend on the
    activations: rotary angles and their cos/sin from positions, masks from positions.
    Such ops (with the constant-only ops feeding them) stay in the FX graph as CPU code,
@@ -37,6 +37,13 @@ CONSTANT_ELEMENTS = 4096
 `inv_freq`, not a weight matrix): f32 computed from it and integers runs on the host."""
 
 _CASTS = (torch.ops.prims.convert_element_type.default, torch.ops.aten._to_copy.default)
+_aten = torch.ops.aten
+_PASSIVE = frozenset({
+    *_CASTS, _aten.view.default, _aten._unsafe_view.default, _aten.unsqueeze.default,
+    _aten.expand.default, _aten.permute.default, _aten.clone.default, _aten.alias.default,
+    _aten.slice.Tensor, _aten.select.int, _aten.squeeze.dim, _aten.reshape.default,
+})  # fmt: skip
+"""Ops that move or retype values without arithmetic."""
 
 HOST_REASON = "float32 computed from integer inputs and constants: exactly on the host"
 
@@ -86,7 +93,16 @@ def host_exact_nodes(gm: fx.GraphModule, reasons: dict[fx.Node, str | None],
     integers and constants, the constant-only nodes feeding them and their casts
     (graph order)."""
     known = _constant_like(gm, static)
-    chosen = {n for n, ok in known.items() if ok and n.op == "call_function" and _is_f32(n)
+    # Only values that arithmetic made: a factory, view or cast alone (a `full` of the
+    # mask value) loses nothing on the card that its transfer would not lose too.
+    computed: set[fx.Node] = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and (
+            any(a in computed for a in node.all_input_nodes)
+            or (node.all_input_nodes and node.target not in _PASSIVE)
+        ):
+            computed.add(node)
+    chosen = {n for n, ok in known.items() if ok and n in computed and _is_f32(n)
               and reasons.get(n) is None}  # fmt: skip
     stack = list(chosen)
     while stack:
