@@ -16,7 +16,7 @@ op counts into a telemetry record (:class:`RecordOps`), IR text kept for dumps
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ F16_STAGE = Stage("f16", "tensor", ("spyre-compute-in-f16",))
 
 STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
+        "spyre-fuse-attention",
         "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",
@@ -135,19 +136,21 @@ def lower(
     f16: bool = False,
     graph: str = "main",
     hooks: Sequence[Hook] = (verify,),
+    pass_options: Mapping[str, object] | None = None,
 ) -> str | None:
     """Lower ``module`` in place from level ``source`` to level ``target``; return the
     artifact text (the sealed L4 module) if the recipe level was reached.
 
     ``f16`` retypes an f32 graph to f16 first (the card's numerics; a graph without f32
     skips the stage). Each stage is timed as ``telemetry.stage(graph, stage.name)``, then
-    each hook is called with the stage, the module and its seconds."""
+    each hook is called with the stage, the module and its seconds. ``pass_options``
+    go to the passes that declare them (``{"fuse_attention": False}``)."""
     from spyre_ir.lowering.units_to_recipe import plan_module
     from spyre_ir.passes.compute_in_f16 import has_f32
     from spyre_ir.runtime import telemetry
 
     ctx = registry.make_context()
-    options = {"cores": config.cores, "lx_bytes": config.lx_bytes}
+    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, **(pass_options or {})}
     text = None
     for stage in stages_between(source, target, f16=f16 and has_f32(module)):
         with telemetry.stage(graph, stage.name) as timer:

@@ -51,9 +51,11 @@ class _Pipeline(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    fuse_attention: bool = True  # spyre-fuse-attention's switch
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes):
+        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes,
+                              fuse_attention=self.fuse_attention):  # fmt: skip
             p.apply(ctx, op)
 
 
@@ -80,18 +82,24 @@ class SpyreCompile(_Pipeline):
 
 
 def lower_to_units(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    **pass_options: object,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L3 in place and return it."""
-    driver.lower(module, target="units", config=_config(cores, lx_bytes))
+    """Python entry point: lower an L1 module to L3 in place and return it; `pass_options`
+    go to the passes that declare them (`fuse_attention=False`)."""
+    driver.lower(module, target="units", config=_config(cores, lx_bytes),
+                 pass_options=pass_options)  # fmt: skip
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    **pass_options: object,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L2 in place and return it."""
-    driver.lower(module, target="dataflow", config=_config(cores, lx_bytes))
+    """Python entry point: lower an L1 module to L2 in place and return it; `pass_options`
+    go to the passes that declare them (`fuse_attention=False`)."""
+    driver.lower(module, target="dataflow", config=_config(cores, lx_bytes),
+                 pass_options=pass_options)  # fmt: skip
     return module
 
 

@@ -5,6 +5,8 @@ The plan goes on the group as a `plan` dictionary (see docs/dataflow.md):
   gather: {kind = "gather", row_dims, cores}          the same, over index positions
   matmul: {kind = "matmul", cores, split = [m, n, k]} from the matmul cost model; k > 1
           is split-K with a ring all-reduce of the partial sums
+  attention: {kind = "attention", cores, ...} the flash-attention tiling of
+          passes/tile_attention.py
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ def plan_group(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
             "cores": plan.cores,
             "split": [plan.split_m, plan.split_n, plan.split_k],
         }
+    if kind == "attention":
+        from spyre_ir.passes.tile_attention import plan_attention
+
+        return plan_attention(group, cores)
     out = spyre.shape_of(group.outputs[0])
     rows = 1
     for d in out[:row_dims]:

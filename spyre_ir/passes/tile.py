@@ -615,6 +615,10 @@ class SpyreTile(ModulePass):
             group_kind(group)
             if plan["kind"] == "matmul":
                 kernel = tile_matmul_group(group, plan, self.lx_bytes)
+            elif plan["kind"] == "attention":
+                from spyre_ir.passes.tile_attention import tile_attention_group
+
+                kernel = tile_attention_group(group, plan, self.lx_bytes)
             elif plan["kind"] == "copy":
                 from spyre_ir.passes.tile_copy import tile_copy_group
 
