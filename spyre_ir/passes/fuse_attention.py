@@ -261,7 +261,7 @@ def reshaped(rewriter: PatternRewriter, where: InsertPoint, value: SSAValue,
     if shape(value) == want:
         return value
     op = spyre.ReshapeOp(value, TensorType(spyre.element_of(value), want))
-    rewriter.insert_op(op, where)
+    rewriter.insert(op, where)
     return op.result
 
 
@@ -340,14 +340,14 @@ class FuseAttention(RewritePattern):
             mask = m.mask
             if not m.mask_keep:
                 inverted = spyre.LogicalNotOp(mask, mask.type)
-                rewriter.insert_op(inverted, where)
+                rewriter.insert(inverted, where)
                 mask = inverted.result
             mask = reshaped(rewriter, where, mask, mask_shape(shape(mask), m.mask_view, (b, h)))
         result = TensorType(spyre.element_of(out), (b, h, s, e))
         fused = spyre.AttentionOp(q4, k4, v4, mask, m.scale, result,
                                   zero_masked_rows=m.zero_rows)  # fmt: skip
         fused.location = out.owner.location
-        rewriter.insert_op(fused, where)
+        rewriter.insert(fused, where)
         rewriter.replace_all_uses_with(out, reshaped(rewriter, where, fused.result, shape(out)))
         erase_dead(rewriter, m.ops)
 
@@ -361,7 +361,7 @@ def erase_dead(rewriter: PatternRewriter, ops: list[Operation]) -> None:
         if op.parent is None or any(r.uses for r in op.results):
             continue
         feeders = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
-        rewriter.erase_op(op)
+        rewriter.erase(op)
         pending.extend(f for f in feeders if isinstance(f, spyre.SpyreOp) and f not in pending)
         pending.extend(o for o in ops if o.parent is not None and o not in pending
                        and not any(r.uses for r in o.results))  # fmt: skip

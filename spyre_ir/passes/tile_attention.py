@@ -90,34 +90,47 @@ def nbytes(shape: tuple[int, ...], element: Attribute) -> int:
     return math.prod(shape) * ELEMENT_BYTES[spyre.element_type_name(element)]
 
 
-def lx_need(op: spyre.AttentionOp, heads: int, rows: int, keys: int) -> int:
-    """Bytes of LX the kernel allocates for one tiling (loads counted twice: double
-    buffering)."""
-    _, _, s, d = spyre.shape_of(op.q)
-    e = spyre.shape_of(op.v)[3]
-    elt = spyre.element_of(op.q)
-    tile, stats, keys_row = (1, heads, rows), (1, heads, rows, 1), (1, 1, 1, keys)
-    need = 2 * (nbytes((*tile, d), elt) + nbytes((1, 1, d, keys), elt)
-                + nbytes((1, 1, keys, e), elt))  # fmt: skip
-    need += 3 * nbytes((*tile, keys), F32) + nbytes((*tile, keys), elt)  # s, e, mask, p
-    need += 2 * nbytes((*tile, e), F32)  # acc, out
-    need += 8 * nbytes(stats, F32) + nbytes(keys_row, I64) * 2 + nbytes((1, 1, rows, keys), I1)
-    return need + 2 * nbytes((1, 1, rows, 1), I64)
+def lx_need(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
+    """Bytes of LX the kernel's buffers take, all counted as live at once. A buffer
+    written in a loop that runs more than once gets two slots (spyre-double-buffer
+    prefetches loads and alternates compute buffers across iterations)."""
+    _, h, s, d = spyre.shape_of(op.q)
+    t, e = spyre.shape_of(op.v)[2:]
+    elt, out = spyre.element_of(op.q), spyre.element_of(op.result)
+    tile, scores = (1, plan.heads, plan.rows), (1, plan.heads, plan.rows, plan.keys)
+    per_key = nbytes((1, 1, d, plan.keys), elt) + nbytes((1, 1, plan.keys, e), elt)
+    per_key += 3 * nbytes(scores, F32) + nbytes(scores, elt)  # s, s - m, exp, p
+    per_key += 8 * nbytes((*tile, 1), F32) + 2 * nbytes((1, 1, 1, plan.keys), I64)
+    per_key += nbytes((1, 1, plan.rows, plan.keys), I1) + nbytes((1, 1, plan.rows, 1), I64)
+    if op.mask is not None:
+        full = (0, h, s, t)
+        mask_tile = tuple(x if n == f and f > 1 else 1
+                          for x, n, f in zip(scores, spyre.shape_of(op.mask), full))  # fmt: skip
+        per_key += 2 * nbytes(mask_tile, spyre.element_of(op.mask)) + nbytes(mask_tile, F32)
+    per_unit = nbytes((*tile, d), elt) + 2 * nbytes((*tile, e), F32) + nbytes((*tile, e), out)
+    per_unit += 6 * nbytes((*tile, 1), F32)
+    key_slots = 2 if plan.key_tiles > 1 else 1
+    unit_slots = 2 if plan.units_per_group > 1 else 1
+    carried = nbytes((*tile, e), F32) + 4 * nbytes((*tile, 1), F32)  # acc, m, l
+    return unit_slots * (per_unit + key_slots * per_key) + carried + KEY_STEP * 64
 
 
 def choose_plan(op: spyre.AttentionOp, cores: int, lx_bytes: int) -> AttentionPlan:
-    """The largest query tile that fits (fewer re-reads of K and V), then the split of
-    the keys over the cores left idle by too few units."""
-    b, h, s, _ = spyre.shape_of(op.q)
+    """The largest query tile that fits (fewer re-reads of K and V), then the widest
+    key tile; with fewer units than cores, the keys split over the idle cores."""
+    s = spyre.shape_of(op.q)[2]
     kvh, t = spyre.shape_of(op.k)[1:3]
-    g = h // kvh
-    key_cap = cost_model.ceil_div(max(t, 1), KEY_STEP) * KEY_STEP
+    g = spyre.shape_of(op.q)[1] // kvh
+    key_cap = max(KEY_STEP, cost_model.ceil_div(max(t, 1), KEY_STEP) * KEY_STEP)
     row_options = [s] if s <= 8 else [r for r in (512, 256, 128, 64, 32, 16, 8) if r <= s]
     for heads in (g, 1):
         for rows in row_options:
             for keys in (512, 256, 128):
-                if keys <= max(key_cap, KEY_STEP) and lx_need(op, heads, rows, keys) <= lx_bytes:
-                    return split(op, cores, heads, rows, keys, lx_bytes)
+                if keys > key_cap:
+                    continue
+                plan = split(op, cores, heads, rows, keys, lx_bytes)
+                if lx_need(op, plan) <= lx_bytes:
+                    return plan
     raise ValueError("no attention tile fits in LX")
 
 
@@ -126,17 +139,20 @@ def split(op: spyre.AttentionOp, cores: int, heads: int, rows: int, keys: int,
     b, h, s, _ = spyre.shape_of(op.q)
     kvh, t = spyre.shape_of(op.k)[1:3]
     units = b * kvh * (h // kvh // heads) * cost_model.ceil_div(s, rows)
-    split_kv = 1
     if units < cores and t > KEY_STEP:
         # Idle cores take a share of the keys each, one key tile (see split_unit).
         want = min(cores // units, cost_model.ceil_div(t, KEY_STEP))
         share = cost_model.ceil_div(cost_model.ceil_div(t, want), KEY_STEP) * KEY_STEP
-        if lx_need(op, heads, rows, share) <= lx_bytes:
-            keys, split_kv = share, cost_model.ceil_div(t, share)
-    groups = min(units, max(1, cores // split_kv))
-    key_tiles = cost_model.ceil_div(cost_model.ceil_div(max(t, 1), keys), split_kv)
-    return AttentionPlan(heads, rows, keys, split_kv, groups,
-                         cost_model.ceil_div(units, groups), key_tiles)  # fmt: skip
+        split_kv = cost_model.ceil_div(t, share)
+        groups = min(units, max(1, cores // split_kv))
+        plan = AttentionPlan(heads, rows, share, split_kv, groups,
+                             cost_model.ceil_div(units, groups), 1)  # fmt: skip
+        if lx_need(op, plan) <= lx_bytes:
+            return plan
+    groups = min(units, cores)
+    key_tiles = cost_model.ceil_div(max(t, 1), keys)
+    return AttentionPlan(heads, rows, keys, 1, groups, cost_model.ceil_div(units, groups),
+                         key_tiles)  # fmt: skip
 
 
 def plan_attention(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
