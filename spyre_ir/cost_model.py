@@ -8,6 +8,7 @@ uses (at the end) are in core clock cycles.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,16 +42,30 @@ def corelets_sharing(tn: int, config: SpyreConfig) -> int:
 
 
 def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig) -> float:
-    """One core's PE time for `flops` in tiles of tm x tn (see `corelets_sharing`)."""
+    """One core's PE time for `flops` in tiles of tm x tn (see `corelets_sharing`), at
+    the array's sustained rate (`pe_sustained_fraction` of its peak)."""
     corelets = config.corelets_per_core
     used = corelets_sharing(tn, config)
-    peak = config.fp16_peak_flops_per_core * used / corelets
+    peak = config.fp16_peak_flops_per_core * used / corelets * config.pe_sustained_fraction
     return flops / (peak * pe_utilisation(tm, tn, config))
 
 
 def ddr_seconds(total_bytes: float, config: SpyreConfig) -> float:
-    """All cores share LPDDR5 bandwidth."""
-    return total_bytes / config.lpddr_bandwidth
+    """All cores share LPDDR5 bandwidth; reads sustain `lpddr_read_efficiency` of it."""
+    return total_bytes / config.sustained_read_bandwidth
+
+
+def lpddr_seconds(
+    read_bytes: float, write_bytes: float, core_bytes: float, config: SpyreConfig
+) -> float:
+    """LPDDR5 time of a kernel reading `read_bytes` and writing `write_bytes` from the
+    card's memory (multicast boxes counted once) while its busiest core moves
+    `core_bytes`: the shared bus at the sustained rates of each direction, or the
+    core's own limit on requests in flight (spyre_ir/sim/lpddr.py, `move_cycles`)."""
+    shared = (read_bytes / config.sustained_read_bandwidth
+              + write_bytes / config.sustained_write_bandwidth)  # fmt: skip
+    own = core_bytes / (config.lpddr_core_bytes_per_cycle * config.clock_hz)
+    return max(shared, own)
 
 
 def ring_allreduce_seconds(bytes_per_core: float, group: int, config: SpyreConfig) -> float:
@@ -116,9 +131,12 @@ def matmul_lx_bytes(
 ) -> int:
     """Double-buffered A and B tiles, an f32 accumulator, the output tile and
     `extra_per_elem` bytes per output element for epilogue buffers; with split-K also
-    the output tile split into the row blocks the cores of a K group store."""
-    split_rows = tm * tn * elem if split_k > 1 else 0
-    return 2 * (tm * tk + tk * tn) * elem + tm * tn * (4 + elem + extra_per_elem) + split_rows
+    the output tile split into the row blocks the cores of a K group store, a second
+    accumulator and output slot (a tile's all-reduce overlaps the next tile's matmul)
+    and the A tile stacked by K group ([sk, tm / sk, tk])."""
+    split_k_bytes = tm * tn * (2 * elem + 4) + tm * tk * elem if split_k > 1 else 0
+    return (2 * (tm * tk + tk * tn) * elem + tm * tn * (4 + elem + extra_per_elem)
+            + split_k_bytes)  # fmt: skip
 
 
 TAIL_ROW_BLOCKS = 4
@@ -168,6 +186,7 @@ def plan_matmul(
     epilogue_bytes_per_elem: int = 0,
     split: tuple[int, int, int] | None = None,
     lx_bytes: int | None = None,
+    rhs_batched: bool = False,
 ) -> MatmulPlan:
     """The (split, tile) with the lowest estimated time that fits LX.
 
@@ -227,18 +246,32 @@ def plan_matmul(
                     blocks = tail_row_blocks(rows, tm, sn if share else 1, k_tiles, tiles,
                                              sk, config) if batch == 1 else 1  # fmt: skip
                     last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
-                    ddr = ddr_seconds(used * (a_bytes + b_bytes + c_bytes), config)
-                    # Two slots keep two steps' loads in flight, so a step takes at least
-                    # half of the LPDDR5 latency plus its own transfer (short streams of
-                    # small tiles are latency-bound, not bandwidth-bound).
+                    # The card multicasts a tile several cores load at once: the sm
+                    # cores of an N column share each B tile (of one batch), the sn
+                    # cores of an M row each A tile they do not split and gather.
+                    b_cohort = (max(1, sm // batch) if rhs_batched else sm
+                                ) if config.lpddr_multicast else 1  # fmt: skip
+                    a_cohort = sn if config.lpddr_multicast and not share else 1
+                    ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
+                                        used * c_bytes, a_bytes + b_bytes + c_bytes,
+                                        config)  # fmt: skip
+                    ddr += ((b_cohort - 1) * b_bytes + (a_cohort - 1) * a_bytes) * (
+                        config.multicast_member_cycles_per_byte / config.clock_hz)
+                    # Two slots keep two steps' loads in flight: step k + 2's load starts
+                    # once step k's matmul has freed its slot, so two steps take at least
+                    # a matmul, the LPDDR5 latency and a step's transfer (short streams
+                    # of small tiles are latency-bound, not bandwidth-bound).
                     step_bytes = (a_bytes / a_loads if k_tiles > 1 else 0) + tk * tn * elem
-                    step = config.lpddr_latency_s + ddr_seconds(used * step_bytes, config)
+                    transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
+                                             config)  # fmt: skip
+                    step = config.lpddr_latency_s + transfer + pe_seconds(
+                        2 * tm * tn * tk, pe_rows, tn, config)
                     ddr = max(ddr, steps * step / 2)
                     if k_tiles == 1 and n_tiles > 1:
                         # Two B slots: tile j + 2's load waits for tile j's matmul and
                         # all-reduce, so two tiles take at least one tile's B load
                         # plus that chain.
-                        b_tile = ddr_seconds(used * tk * tn * elem, config)
+                        b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
                         ddr = max(ddr, tiles * (b_tile + last_step + reduce) / 2)
                     pe = pe_seconds(flops, pe_rows, tn, config)
                     if blocks > 1 and corelets_sharing(tn, config) == 1:
@@ -247,13 +280,13 @@ def plan_matmul(
                         # Two slots: step k + 2's last B tile (a corelet's) is loaded
                         # once step k's matmul is done, which waited for that tile of
                         # step k to land: two steps take at least that chain.
-                        b_last = ddr_seconds(used * tk * tn * elem
+                        b_last = ddr_seconds(used * tk * tn * elem / b_cohort
                                              / corelets_sharing(tn, config), config)
                         chain = b_last + config.lpddr_latency_s + pe / steps
                         ddr = max(ddr, steps * chain / 2)
                         # One output tile per core: its stores follow the PE arrays' work
                         # but for the last step's later blocks.
-                        c_store = ddr_seconds(used * c_bytes, config)
+                        c_store = used * c_bytes / config.sustained_write_bandwidth
                         ddr = max(ddr, pe - last_step + last_step / blocks + c_store)
                     plan = MatmulPlan(
                         sm, sn, sk, tm, tn, tk,
@@ -313,6 +346,20 @@ def balanced_rows_tile(
     return best
 
 
+def kernel_bound_seconds(
+    flops: float, read_bytes: float, write_bytes: float, config: SpyreConfig
+) -> float:
+    """The fastest a kernel can be on the card as calibrated: the larger of its flops
+    at the sustained PE rate and its bytes at the sustained stream rates of its
+    read/write mix (reads and writes share the LPDDR5 bus):
+
+        max(flops / sustained_fp16_flops,
+            read_bytes / sustained_read_bandwidth + write_bytes / sustained_write_bandwidth)"""
+    memory = (read_bytes / config.sustained_read_bandwidth
+              + write_bytes / config.sustained_write_bandwidth)  # fmt: skip
+    return max(flops / config.sustained_fp16_flops, memory)
+
+
 def bandwidth_seconds(nbytes: float, config: SpyreConfig) -> float:
     return nbytes / config.lpddr_bandwidth
 
@@ -357,10 +404,12 @@ def pe_matmul_cycles(m: int, n: int, k: int, config: SpyreConfig, batch: int = 1
             + pe_rows + pe_cols
 
     Each cycle the 8 x 8 array with 8 fp16 lanes per PE does an 8-row x 64-column
-    outer-product step of one k; the last term fills and drains the array."""
+    outer-product step of one k, at `pe_sustained_fraction` of that rate (the first
+    term is divided by it, rounded up); the last term fills and drains the array."""
     rows = ceil_div(m, config.pe_rows)
     cols = ceil_div(n, config.pe_cols * config.pe_fp16_lanes)
-    return batch * rows * cols * k + pe_fill_cycles(config)
+    steps = batch * rows * cols * k
+    return math.ceil(steps / config.pe_sustained_fraction) + pe_fill_cycles(config)
 
 
 def pe_elementwise_cycles(elements: int, config: SpyreConfig) -> int:
@@ -513,7 +562,8 @@ def host_transfer_s(nbytes: int, config: SpyreConfig) -> float:
 
 
 def device_copy_s(nbytes: int, config: SpyreConfig) -> float:
-    """An on-card LPDDR5 -> LPDDR5 copy of `nbytes`: every byte is read and written,
+    """An on-card LPDDR5 -> LPDDR5 copy of `nbytes`: every byte is read and written, at
+    the sustained rates of each direction (spyre_ir/sim/lpddr.py),
 
-        2 * nbytes / lpddr_bandwidth"""
-    return 2 * nbytes / config.lpddr_bandwidth
+        nbytes / sustained_read_bandwidth + nbytes / sustained_write_bandwidth"""
+    return nbytes / config.sustained_read_bandwidth + nbytes / config.sustained_write_bandwidth

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from spyre_ir import registry
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import SpyreConfig, card_of, set_card
 
 if TYPE_CHECKING:
     from spyre_ir.runtime.telemetry import CompileRecord
@@ -50,6 +50,7 @@ F16_STAGE = Stage("f16", "tensor", ("spyre-compute-in-f16",))
 
 STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
+        "spyre-lower-scatter",
         "spyre-fuse-attention",
         "spyre-fold-broadcast-matmul",
         "spyre-stickify",
@@ -132,25 +133,34 @@ def lower(
     *,
     source: str = "tensor",
     target: str = "recipe",
-    config: SpyreConfig = DEFAULT_CONFIG,
+    config: SpyreConfig | None = None,
     f16: bool = False,
     graph: str = "main",
     hooks: Sequence[Hook] = (verify,),
     pass_options: Mapping[str, object] | None = None,
+    split: tuple[int, ...] = (),
 ) -> str | None:
     """Lower ``module`` in place from level ``source`` to level ``target``; return the
     artifact text (the sealed L4 module) if the recipe level was reached.
 
     ``f16`` retypes an f32 graph to f16 first (the card's numerics; a graph without f32
     skips the stage). Each stage is timed as ``telemetry.stage(graph, stage.name)``, then
-    each hook is called with the stage, the module and its seconds. ``pass_options``
+    each hook is called with the stage, the module and its seconds. ``config`` is the
+    card to compile for, recorded on the module (``spyre.card``, which every pass
+    reads); None keeps the card the module names. ``split`` forces the (b, m, n, k)
+    split of every matmul. ``pass_options``
     go to the passes that declare them (``{"fuse_attention": False}``)."""
     from spyre_ir.lowering.units_to_recipe import plan_module
     from spyre_ir.passes.compute_in_f16 import has_f32
     from spyre_ir.runtime import telemetry
 
     ctx = registry.make_context()
-    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, **(pass_options or {})}
+    if config is None:
+        config = card_of(module)
+    elif source == "tensor":
+        set_card(module, config)
+    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, "split": split,
+               **(pass_options or {})}
     text = None
     for stage in stages_between(source, target, f16=f16 and has_f32(module)):
         with telemetry.stage(graph, stage.name) as timer:

@@ -45,7 +45,7 @@ LS_OPS = frozenset(
     f"spyre.{name}"
     for name in (
         "reshape", "transpose", "broadcast_to", "slice", "concat", "pad", "gather",
-        "restickify",
+        "scatter", "restickify",
     )
 )  # fmt: skip
 
@@ -77,14 +77,17 @@ class SpyreConfig:
     """Columns of the PE array of one corelet. Source: as `cores`."""
 
     pe_fp16_lanes: int = 8
-    """fp16 SIMD lanes of one PE. Not published directly: it is what makes the sourced
-    fp16 peak (98.304 TFLOP/s) come out at the 1.5 GHz clock of the 14 nm ancestor core
-    (IBM Research); see spyre-hardware.md, row "clock"."""
+    """fp16 SIMD lanes of one PE. Not published directly: with it the array does 1,024
+    fp16 MACs per cycle per core, which makes both of IBM's peaks come out of their
+    clocks (72.1 TFLOP/s at 1.1 GHz, 98.3 at 1.5 GHz); see spyre-hardware.md."""
 
-    clock_hz: float = 1.5e9
-    """Core clock. Derived in spyre-hardware.md from the fp16 peak: 98.304e12 / (32 x 2 x
-    64 x 8 x 2); the 14 nm ancestor core also ran at 1.5 GHz (IBM Research). Kept as a
-    field so a variant card can change it; `fp16_peak_flops` is computed from it."""
+    clock_hz: float = 1.1e9
+    """Core clock. CALIBRATED choice between IBM's two configurations (1.1 GHz / 72.1
+    TFLOP/s in one, 1.5 GHz / 98.3 TFLOP/s in others; real-card/README.md): one core's
+    matmul runs at 1,031.8 MAC/ns (matmul_cores.csv, 1024^3 on 1 core, 1040.8 us) and
+    1,039.8 MAC/ns (2048^3 on 1 core, 8261.5 us): 92 % of the 1,126 MAC/ns of 1,024 MACs
+    per cycle at 1.1 GHz, but only 67 % at 1.5 GHz, a loss no tile of that size explains.
+    So 1.1 GHz; `fp16_peak_flops` (72.1e12) is computed from it."""
 
     lx_bytes: int = 2 * MIB
     """Scratchpad (LX) per core; no hardware cache, compiler-managed. Source: pytorch.org
@@ -97,9 +100,12 @@ class SpyreConfig:
     lpddr_usable_bytes: int = 112 * GIB
     """LPDDR5 usable after ECC. Source: torch-spyre allocator notes."""
 
-    lpddr_bandwidth: float = 204.8e9
-    """LPDDR5 bandwidth in bytes/s, shared by all cores. Source: torch-spyre
-    work-division cost model constant."""
+    lpddr_bandwidth: float = 166.4e9
+    """LPDDR5 peak bandwidth in bytes/s, shared by all cores: 128 B per cycle at 1.3 GHz,
+    the IBM configuration that also says 1.1 GHz (real-card/README.md). CALIBRATED
+    choice: read streams reach 150-157 GB/s on the card (real-card/*.csv, see
+    `lpddr_read_efficiency`), 92-94 % of it, where 204.8e9 (torch-spyre's cost model)
+    would leave them at 75 %."""
 
     ring_bytes_per_cycle: int = 128
     """Ring bandwidth per direction in bytes per cycle. Source: torch-spyre docs,
@@ -146,14 +152,17 @@ class SpyreConfig:
     """MODEL ASSUMPTION: SFP passes (cycles per `sfp_lanes` elements) of a simple
     function: add, mul, cast, compare, select, floor, ceil ..."""
 
-    sfp_cost_special: int = 3
-    """MODEL ASSUMPTION: SFP passes of a special function (exp, log, tanh, sigmoid,
-    erf, sin, cos, pow, sqrt, rsqrt, reciprocal, div): a table lookup plus a short
-    polynomial, pipelined."""
+    sfp_cost_special: int = 10
+    """CALIBRATED: SFP passes of a special function (exp, log, tanh, sigmoid, erf, sin,
+    cos, pow, sqrt, rsqrt, reciprocal, div): a table lookup plus a polynomial. Fitted to
+    elementwise_cores.csv gelu 4096x4096 on 1 core (1326.2 us: 11 passes of 128
+    elements per cycle at 1.1 GHz, gelu being a special and a simple pass)."""
 
-    sfp_cost_reduction: int = 1
-    """MODEL ASSUMPTION: SFP passes of a reduction (sum, mean, max, min, argmax, cumsum):
-    one pass over its input (var takes two)."""
+    sfp_cost_reduction: int = 17
+    """CALIBRATED: SFP passes of a reduction (sum, mean, max, min, argmax, cumsum; var
+    takes two): across a stick the lanes are folded step by step. Fitted to
+    elementwise_cores.csv mean_rows 2048x8192 on 1 core (1985.0 us: 16.7 passes of 128
+    elements per cycle at 1.1 GHz)."""
 
     sfp_cost_softmax: int = 5
     """MODEL ASSUMPTION: SFP passes of a softmax: a max pass, an exp-and-sum pass (a
@@ -179,6 +188,48 @@ class SpyreConfig:
     addresses - before the port can start it. Small next to a transfer (a 64 x 64 f16
     tile of LPDDR5 takes ~1900 cycles when 32 cores stream at once), so it matters
     only for streams of tiny moves."""
+
+    # CALIBRATED: fitted to the real card's device times (../shared/real-card/*.csv, each
+    # row with its source); each names the rows. docs/simulator.md, "Calibration".
+
+    pe_sustained_fraction: float = 0.92
+    """CALIBRATED: the share of the PE array's peak a matmul instruction sustains
+    (operand feed from LX, accumulator write-back), on top of the array's fill and
+    drain. Fitted to matmul_cores.csv, 1 core: 1024^3 in 1040.8 us (1,031.8 MAC/ns) and
+    2048^3 in 8261.5 us (1,039.8 MAC/ns), against 1,126.4 MAC/ns at 1.1 GHz."""
+
+    lpddr_read_efficiency: float = 0.945
+    """CALIBRATED: share of `lpddr_bandwidth` a stream of reads sustains (refresh,
+    page misses, command overhead). Fitted to read-bound rows: matmul_splits.csv
+    1x64x4096x12800 under 1x4x8x1 (685.47 us for 105 MB of weights: 153 GB/s) and
+    elementwise_cores.csv mean_rows 2048x8192 on 32 cores (222.8 us, 33.6 MB: 151 GB/s)."""
+
+    lpddr_write_efficiency: float = 0.455
+    """CALIBRATED: share of `lpddr_bandwidth` the writes of a kernel sustain while it
+    also reads (every measured kernel does: the bus turns around between reads and
+    writes, so interleaved writes cost about twice their bytes). Fitted to copy_sizes.csv
+    32 MiB (662.6 us for 33.6 MB read + 33.6 MB written: the reads at
+    `lpddr_read_efficiency` leave 443 us for the writes, 75.7 GB/s); it then predicts
+    elementwise_cores.csv add on 32 cores (2 reads, 1 write: 879 us, measured 875.9)."""
+
+    lpddr_core_bytes_in_flight: int = 33_600
+    """CALIBRATED: bytes one core's load/store unit keeps in flight to LPDDR5 (its
+    request queue), so one core streams at most this over `lpddr_latency_s` (67.2 GB/s)
+    and cannot fill the card's bandwidth. Fitted to elementwise_cores.csv add 4096x4096
+    on 1 core (1498.9 us for 100.7 MB moved: 67.2 GB/s)."""
+
+    lpddr_multicast: bool = True
+    """The card multicasts a box that several cores load at once (the cores of a cohort
+    sharing an operand): LPDDR5 reads it once and the ring delivers it to each (README of
+    real-card; matmul_splits.csv: the M and N splits of one shape move the same bytes
+    from LPDDR5). False: every core's load is its own read (the uncalibrated card)."""
+
+    multicast_member_cycles_per_byte: float = 2e-4
+    """CALIBRATED: cycles per byte a multicast load spends for each member of its
+    cohort past the first (delivering the copies over the ring): wide cohorts are slow.
+    Fitted to matmul_splits.csv 1x512x4096x4096 under 1x32x1x1 (802.74 us against
+    317.36 for 1x4x8x1 at the same LPDDR5 traffic: about 190 us for 31 extra copies of
+    the 33.5 MB of B each core takes)."""
 
     # Derived values: computed, never typed in.
 
@@ -243,15 +294,156 @@ class SpyreConfig:
         variant.check()
         return variant
 
+    @property
+    def lpddr_core_bytes_per_cycle(self) -> float:
+        """What one core's load/store unit streams at most: its bytes in flight over the
+        LPDDR5 latency (61.1 B per cycle, 67.2 GB/s, for the default card)."""
+        return self.lpddr_core_bytes_in_flight / self.lpddr_latency_cycles
+
+    @property
+    def pe_sustained_macs_per_cycle(self) -> float:
+        """fp16 MACs one core's PE arrays sustain per cycle on large tiles (942)."""
+        return self.pes_per_core * self.pe_fp16_lanes * self.pe_sustained_fraction
+
+    @property
+    def sustained_fp16_flops(self) -> float:
+        """The card's sustained fp16 rate: the peak times `pe_sustained_fraction`."""
+        return self.fp16_peak_flops * self.pe_sustained_fraction
+
+    @property
+    def sustained_read_bandwidth(self) -> float:
+        return self.lpddr_bandwidth * self.lpddr_read_efficiency
+
+    @property
+    def sustained_write_bandwidth(self) -> float:
+        return self.lpddr_bandwidth * self.lpddr_write_efficiency
+
     def check(self) -> None:
         """Reject configurations no card can have."""
         for f in fields(self):
-            if getattr(self, f.name) <= 0:
+            value = getattr(self, f.name)
+            if isinstance(value, bool):
+                continue
+            if f.name == "multicast_member_cycles_per_byte" and value == 0:
+                continue
+            if value <= 0:
                 raise ValueError(f"hardware field '{f.name}' must be positive")
         if self.stick_bytes % 8:
             raise ValueError("stick_bytes must hold whole 8-byte elements")
         if self.lx_bytes % self.stick_bytes:
             raise ValueError("lx_bytes must be a whole number of sticks")
+        for name in ("pe_sustained_fraction", "lpddr_read_efficiency",
+                     "lpddr_write_efficiency"):  # fmt: skip
+            if getattr(self, name) > 1:
+                raise ValueError(f"hardware field '{name}' is a share: at most 1")
 
 
 DEFAULT_CONFIG = SpyreConfig()
+"""The card as calibrated on the real one's measurements (../shared/real-card/)."""
+
+UNCALIBRATED_CONFIG = SpyreConfig(
+    clock_hz=1.5e9,
+    lpddr_bandwidth=204.8e9,
+    pe_sustained_fraction=1.0,
+    lpddr_read_efficiency=1.0,
+    lpddr_write_efficiency=1.0,
+    lpddr_core_bytes_in_flight=10**15,
+    lpddr_multicast=False,
+    multicast_member_cycles_per_byte=0.0,
+    sfp_cost_special=3,
+    sfp_cost_reduction=1,
+)
+"""The card before calibration, for comparison (bench/fidelity.py): the 1.5 GHz clock
+derived from torch-spyre's 98.304 TFLOP/s, its 204.8 GB/s, the PE array and LPDDR5 at
+their peaks, no per-core limit on requests in flight, no multicast."""
+
+
+# ---------------------------------------------------------------- the module's card
+
+CARD_ATTR = "spyre.card"
+"""Module attribute naming the card a module is compiled for: a dictionary of the
+SpyreConfig fields that differ from DEFAULT_CONFIG (none: the default card)."""
+
+
+def card_attr(config: SpyreConfig):
+    """`config` as the `spyre.card` dictionary attribute (its non-default fields)."""
+    from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, f64, i64
+
+    entries = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if value == getattr(DEFAULT_CONFIG, f.name):
+            continue
+        if isinstance(value, bool) or isinstance(value, int):
+            entries[f.name] = IntegerAttr(int(value), i64)
+        else:
+            entries[f.name] = FloatAttr(float(value), f64)
+    return DictionaryAttr(entries)
+
+
+_CARDS: dict[tuple, SpyreConfig] = {}
+
+
+def card_from_attr(attr) -> SpyreConfig:
+    """The SpyreConfig a `spyre.card` attribute describes (cached per attribute)."""
+    key = tuple(sorted((name, value.value.data) for name, value in attr.data.items()))
+    found = _CARDS.get(key)
+    if found is not None:
+        return found
+    kinds = {f.name: type(getattr(DEFAULT_CONFIG, f.name)) for f in fields(DEFAULT_CONFIG)}
+    changes = {}
+    for name, value in attr.data.items():
+        if name not in kinds:
+            raise ValueError(f"{CARD_ATTR}: unknown hardware field '{name}'")
+        changes[name] = kinds[name](value.value.data)
+    config = DEFAULT_CONFIG.with_options(**changes)
+    _CARDS[key] = config
+    return config
+
+
+def card_of(op) -> SpyreConfig:
+    """The card the module holding `op` is compiled for: its `spyre.card` attribute, or
+    DEFAULT_CONFIG. The one accessor passes, verifiers, cost models and the simulator
+    use."""
+    while op is not None:
+        attr = op.attributes.get(CARD_ATTR) if hasattr(op, "attributes") else None
+        if attr is not None:
+            return card_from_attr(attr)
+        op = op.parent_op()
+    return DEFAULT_CONFIG
+
+
+def set_card(module, config: SpyreConfig) -> None:
+    """Make `module` target `config` (no attribute for the default card)."""
+    if config == DEFAULT_CONFIG:
+        module.attributes.pop(CARD_ATTR, None)
+    else:
+        module.attributes[CARD_ATTR] = card_attr(config)
+
+
+def card_from_json(text: str) -> SpyreConfig:
+    """A card description (JSON object of SpyreConfig fields) as a variant of the
+    default card; unknown fields and bad values are ValueErrors."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError("a card description is a JSON object of hardware fields")
+    return DEFAULT_CONFIG.with_options(**data)
+
+
+def read_card(path: str) -> SpyreConfig:
+    """The card description in the JSON file `path` (`--card` of spyre-opt and
+    spyre-run); a ValueError naming the file for anything wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ValueError(f"--card {path}: cannot read: {e.strerror}") from None
+    try:
+        return card_from_json(text)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"--card {path}: {e}") from None

@@ -16,7 +16,7 @@ from xdsl.utils.arg_spec import parse_spec
 
 from spyre_ir import driver, registry
 from spyre_ir.driver import STAGES
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, card_of
 
 def _stage(name: str) -> list[str]:
     return next(list(s.passes) for s in STAGES if s.name == name)
@@ -27,6 +27,12 @@ PIPELINES: dict[str, list[str]] = {
     "spyre-to-dataflow": _stage("dataflow"),
     "spyre-to-units": ["spyre-to-dataflow", *_stage("units")],
     "spyre-compile": ["spyre-to-units", *_stage("recipe")],
+    "ktir-to-dataflow": [
+        "convert-ktir-to-dataflow",
+        "spyre-double-buffer",
+        "spyre-allocate-scratchpad",
+    ],
+    "ktir-to-units": ["ktir-to-dataflow", "convert-dataflow-to-units"],
 }
 
 
@@ -51,11 +57,15 @@ class _Pipeline(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
-    fuse_attention: bool = True  # spyre-fuse-attention's switch
+    split: tuple[int, ...] = ()
+    """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
+    fuse_attention: bool = True
+    """spyre-fuse-attention's switch (false: attention runs unfused)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, cores=self.cores, lx_bytes=self.lx_bytes,
-                              fuse_attention=self.fuse_attention):  # fmt: skip
+        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split,
+                   "fuse_attention": self.fuse_attention}
+        for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
 
@@ -81,29 +91,66 @@ class SpyreCompile(_Pipeline):
     name = "spyre-compile"
 
 
+@dataclass(frozen=True)
+class _KtirPipeline(ModulePass):
+    """A KTIR pipeline as one pass: `scalars` ("NAME=VALUE,...") for the kernels' scalar
+    arguments goes to convert-ktir-to-dataflow, `lx_bytes` to the scratchpad passes."""
+
+    scalars: str = ""
+    lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for p in build_passes(self.name, scalars=self.scalars, lx_bytes=self.lx_bytes):
+            p.apply(ctx, op)
+
+
+@dataclass(frozen=True)
+class KtirToDataflow(_KtirPipeline):
+    """KTIR (ktdp) -> L2: convert-ktir-to-dataflow, double-buffer, allocate the
+    scratchpad."""
+
+    name = "ktir-to-dataflow"
+
+
+@dataclass(frozen=True)
+class KtirToUnits(_KtirPipeline):
+    """KTIR (ktdp) -> L3: ktir-to-dataflow, then per-unit programs."""
+
+    name = "ktir-to-units"
+
+
 def lower_to_units(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    module: ModuleOp,
+    cores: int | None = None,
+    lx_bytes: int | None = None,
+    split: tuple[int, ...] = (),
+    config: SpyreConfig | None = None,
     **pass_options: object,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L3 in place and return it; `pass_options`
-    go to the passes that declare them (`fuse_attention=False`)."""
-    driver.lower(module, target="units", config=_config(cores, lx_bytes),
-                 pass_options=pass_options)  # fmt: skip
+    """Python entry point: lower an L1 module to L3 in place and return it; `split`
+    forces the (b, m, n, k) split of every matmul; `config` makes the module target
+    that card (its `spyre.card` attribute, which every pass reads; by default the card
+    the module already names), `cores` and `lx_bytes` change it; `pass_options` go to
+    the passes that declare them (`fuse_attention=False`)."""
+    card = _config(config or card_of(module), cores, lx_bytes)
+    driver.lower(module, target="units", config=card, split=tuple(split),
+                 pass_options=pass_options)
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int = DEFAULT_CONFIG.cores, lx_bytes: int = DEFAULT_CONFIG.lx_bytes,
+    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None,
     **pass_options: object,
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it; `pass_options`
     go to the passes that declare them (`fuse_attention=False`)."""
-    driver.lower(module, target="dataflow", config=_config(cores, lx_bytes),
+    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes),
                  pass_options=pass_options)  # fmt: skip
     return module
 
 
-def _config(cores: int, lx_bytes: int) -> SpyreConfig:
+def _config(card: SpyreConfig, cores: int | None, lx_bytes: int | None) -> SpyreConfig:
     from dataclasses import replace
 
-    return replace(DEFAULT_CONFIG, cores=cores, lx_bytes=lx_bytes)
+    return replace(card, cores=card.cores if cores is None else cores,
+                   lx_bytes=card.lx_bytes if lx_bytes is None else lx_bytes)  # fmt: skip

@@ -169,6 +169,27 @@ def _fuse_attention() -> type[ModulePass]:
     return SpyreFuseAttention
 
 
+def _ktir_to_dataflow() -> type[ModulePass]:
+    from spyre_ir.lowering.ktir_to_dataflow import ConvertKtirToDataflow
+
+    return ConvertKtirToDataflow
+
+
+def _ktir_pipeline(name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from spyre_ir import pipelines
+
+        return {"ktir-to-dataflow": pipelines.KtirToDataflow, "ktir-to-units": pipelines.KtirToUnits}[name]
+
+    return load
+
+
+def _lower_scatter() -> type[ModulePass]:
+    from spyre_ir.passes.lower_scatter import SpyreLowerScatter
+
+    return SpyreLowerScatter
+
+
 def _compile() -> type[ModulePass]:
     from spyre_ir.pipelines import SpyreCompile
 
@@ -184,6 +205,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
     "spyre-fuse-attention": _fuse_attention,
+    "spyre-lower-scatter": _lower_scatter,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,
@@ -191,6 +213,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-stickify": _stickify,
     "spyre-allocate-scratchpad": _allocate_scratchpad,
     "spyre-double-buffer": _double_buffer,
+    "convert-ktir-to-dataflow": _ktir_to_dataflow,
+    "ktir-to-dataflow": _ktir_pipeline("ktir-to-dataflow"),
+    "ktir-to-units": _ktir_pipeline("ktir-to-units"),
 }
 
 

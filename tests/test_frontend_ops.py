@@ -250,6 +250,35 @@ def _index(x, x3, idx, i, j):
     return x[idx], x3[i, j], torch.index_select(x, 0, idx[0]), x[idx[0], -idx[1]]
 
 
+def _index_any_dim(x, x3, idx, i, j):
+    """Indices on a middle or the last (stick) dim, separated indexed dims (result dims in
+    front), and HF's mask lookup shape: 6 or 5 elements of a stick."""
+    return (x[:, idx[0]], x3[:, i, j], x3[i, :, j], x3[..., j[0]],
+            x3[torch.arange(3)[:, None, None], i[None, :1], j[None]])  # fmt: skip
+
+
+def _gather(x, x3, idx, i, j):
+    return (torch.gather(x, 1, idx), torch.gather(x3, 0, i[:3].clamp(0, 2)[:, :, None].expand(3, 7, 9)),
+            torch.gather(x3, 2, j.abs().expand(3, 7, 6)))  # fmt: skip
+
+
+def _cache_writes(cache, k, pos):
+    """KV-cache writes at runtime positions (StaticCache's index_copy_, `c[:, :, pos] = k`)
+    and at static ones (slice / select assignment), and copy_ into a fresh tensor."""
+    a, b, c, d = cache.clone(), cache.clone(), cache.clone(), torch.zeros_like(cache)
+    a.index_copy_(2, pos, k)
+    b[:, :, pos[:1]] = k[:, :, :1] * 2
+    c[:, :, 3:5] = k[:, :, 1:]
+    c[:, :, 7] = k[:, :, 0]
+    d.copy_(cache[:1] + 1)
+    return a, b, c, d
+
+
+def _cache_inputs(dt, s):
+    return (normal((2, 2, 16, 32), dt, s), normal((2, 2, 3, 32), dt, s + 1),
+            torch.randperm(16, generator=torch.Generator().manual_seed(s))[:3])  # fmt: skip
+
+
 def _int_ops(ids):
     pos = torch.arange(ids.shape[-1])
     causal = pos[:, None] >= pos[None, :]  # ge.Tensor on int64 -> bool
@@ -350,6 +379,11 @@ CASES: list[Case] = [
     Case("embedding", _embedding, lambda dt, s: (normal(S2, dt, s), ints((5, 3), 0, 67, s)),
          ("aten.embedding.default",)),
     Case("index", _index, _index_inputs, ("aten.index.Tensor",)),
+    Case("index_any_dim", _index_any_dim, _index_inputs, ("aten.index.Tensor",)),
+    Case("gather", _gather, _index_inputs, ("aten.gather.default",)),
+    Case("cache_writes", _cache_writes, _cache_inputs,
+         ("aten.index_put.default", "aten.slice_scatter.default", "aten.select_scatter.default",
+          "aten.copy.default")),
     Case("int_ops", _int_ops, lambda dt, s: (ints((67, 71), 0, 16, s),),
          ("prims.iota.default", "aten.ge.Tensor", "aten.where.self", "aten.cumsum.default",
           "aten.sum.dim_IntList", "aten.max.dim", "aten.argmax.default", "aten.floor.default",

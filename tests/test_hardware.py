@@ -6,24 +6,27 @@ import dataclasses
 
 import pytest
 
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, unit_for
+from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG, SpyreConfig, unit_for
 
 
 def test_sourced_values_of_the_default_card() -> None:
     c = DEFAULT_CONFIG
     assert (c.cores, c.corelets_per_core, c.pe_rows, c.pe_cols) == (32, 2, 8, 8)
     assert c.lx_bytes == 2 * 2**20
-    assert c.lpddr_bandwidth == 204.8e9
+    assert c.lpddr_bandwidth == 166.4e9  # 128 B per cycle at 1.3 GHz (IBM's config)
     assert c.stick_bytes == 128
     assert c.ring_bytes_per_cycle == 128
 
 
 def test_derived_values_are_computed() -> None:
     c = DEFAULT_CONFIG
-    # 98.304e12 = 32 cores x 2 corelets x 64 PEs x 8 lanes x 2 flop x 1.5 GHz
-    assert c.fp16_peak_flops == pytest.approx(98.304e12)
+    # 72.0896e12 = 32 cores x 2 corelets x 64 PEs x 8 lanes x 2 flop x 1.1 GHz
+    assert c.fp16_peak_flops == pytest.approx(72.0896e12)
+    # the uncalibrated card: IBM's other configuration, 98.304e12 at 1.5 GHz
+    assert UNCALIBRATED_CONFIG.fp16_peak_flops == pytest.approx(98.304e12)
+    assert c.sustained_fp16_flops == pytest.approx(72.0896e12 * 0.92)
     assert c.lx_total_bytes == 64 * 2**20
-    assert c.ring_bandwidth == pytest.approx(128 * 1.5e9)
+    assert c.ring_bandwidth == pytest.approx(128 * 1.1e9)
     assert c.elements_per_stick("f16") == 64
     assert c.elements_per_stick("f32") == 32
     assert c.elements_per_stick("i8") == 128

@@ -2,7 +2,8 @@
 stacked [sk, tm / sk, tn] tiles whose row blocks the cores of a K group store, and the
 deferred stores; and kernels whose last K step runs in row blocks. All against the L2
 interpreter (bit for bit) and L1 (to rounding), and moving exactly the tensors'
-bytes."""
+bytes. The kernels are planned for the uncalibrated card (SIMPLE): the shapes below
+were chosen for the plans its planner makes."""
 
 from __future__ import annotations
 
@@ -10,22 +11,25 @@ import pytest
 
 from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.hardware import UNCALIBRATED_CONFIG
 from spyre_ir.passes.partition_cores import from_attr
 from spyre_ir.sim.engine import simulate
 from test_sim_engine import differential, lower, no_double_buffer, random_args
 
+SIMPLE = UNCALIBRATED_CONFIG
 
-def matmul(m: int, n: int, k: int, bias: bool = False) -> str:
+
+def matmul(m: int, n: int, k: int, bias: bool = False, split: tuple[int, ...] = ()) -> str:
+    attr = f" {{spyre.split = array<i64: {', '.join(map(str, split))}>}}" if split else ""
     if not bias:
         return f"""
 func.func @main(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{
-  %p = spyre.matmul %a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16> -> tensor<{m}x{n}xf16>
+  %p = spyre.matmul %a, %b{attr} : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16> -> tensor<{m}x{n}xf16>
   func.return %p : tensor<{m}x{n}xf16>
 }}"""
     return f"""
 func.func @main(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>, %c: tensor<{n}xf16>) -> tensor<{m}x{n}xf16> {{
-  %p = spyre.matmul %a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16> -> tensor<{m}x{n}xf16>
+  %p = spyre.matmul %a, %b{attr} : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16> -> tensor<{m}x{n}xf16>
   %r = spyre.add %p, %c : tensor<{m}x{n}xf16>, tensor<{n}xf16> -> tensor<{m}x{n}xf16>
   func.return %r : tensor<{m}x{n}xf16>
 }}"""
@@ -37,7 +41,7 @@ def pipelines(cores: int) -> dict[str, str]:
 
 
 def split_of(text: str, cores: int) -> list[int]:
-    module = lower(text, f"spyre-to-units{{cores={cores}}}")
+    module = lower(text, f"spyre-to-units{{cores={cores}}}", SIMPLE)
     (program,) = [op for op in module.walk() if isinstance(op, core.ProgramOp)]
     return from_attr(program.properties["plan"])["split"]
 
@@ -53,7 +57,7 @@ CASES = {
     "stacked-shared-a": (4, 64, 2560, 512, False, 1, 1),
     # A K loop per core (uneven K) over five N tiles: the reduced tile is reshaped on
     # the LS unit and each core stores its row block.
-    "k-loop": (4, 67, 600, 1000, False, 5, 1),
+    "k-loop": (4, 67, 600, 2000, False, 5, 1),
     # An epilogue: the reshape path after the bias add.
     "epilogue": (4, 64, 640, 1024, True, 1, 1),
 }
@@ -66,7 +70,7 @@ def test_split_k_matmul_matches_and_moves_each_byte_once(case: str, lowering: st
     text = matmul(m, n, k, bias)
     split = split_of(text, cores)
     assert split[2] > 1, split  # the planner splits K for these shapes
-    result = differential(text, pipelines(cores)[lowering])
+    result = differential(text, pipelines(cores)[lowering], config=SIMPLE)
     (kernel,) = result.report["kernels"]
     # Whole sticks of every tensor (`k-loop`'s 1000 and 600 columns: 16 and 10 sticks
     # a row), A and B as often as said, C once: each output row is stored by one core
@@ -84,19 +88,22 @@ ROW_BLOCKED = {
     "plain": (4, 128, 512, 1024, False),
     # The bias epilogue runs block by block; its inputs are loaded for every block.
     "epilogue": (4, 128, 512, 1024, True),
-    # 64 columns a core: one corelet's width, so the row blocks take turns on the two.
-    "one-corelet": (4, 64, 256, 2048, True),
+    # 64 columns a core (the split forced: N over the 4 cores): one corelet's width, so
+    # the row blocks take turns on the two.
+    "one-corelet": (4, 64, 256, 2048, True, (1, 1, 4, 1)),
 }
 
 
 @pytest.mark.parametrize("case", ROW_BLOCKED)
 @pytest.mark.parametrize("lowering", ["double-buffered", "single-buffered"])
 def test_row_blocked_last_k_step_matches_and_moves_each_byte_once(case: str, lowering: str) -> None:
-    cores, m, n, k, bias = ROW_BLOCKED[case]
-    plan = cm.plan_matmul(1, m, n, k, 2, DEFAULT_CONFIG, cores)
+    cores, m, n, k, bias, *forced = ROW_BLOCKED[case]
+    split = forced[0] if forced else ()
+    epilogue = 2 * 2 if bias else 0  # the bias add's buffers, 2 bytes a value each
+    plan = cm.plan_matmul(1, m, n, k, 2, SIMPLE, cores, epilogue, split[1:] or None)
     assert (plan.split_k, plan.row_blocks) == (1, 4) and plan.shares_a
-    text = matmul(m, n, k, bias)
-    result = differential(text, pipelines(cores)[lowering])
+    text = matmul(m, n, k, bias, split)
+    result = differential(text, pipelines(cores)[lowering], config=SIMPLE)
     (kernel,) = result.report["kernels"]
     # A, B and C once; the bias (n / 64 sticks over the cores) once per row block.
     sticks = (k // 64) * m + (n // 64) * k + (n // 64) * m + (4 * n // 64 if bias else 0)
@@ -109,9 +116,10 @@ def test_row_blocks_store_while_the_last_step_computes() -> None:
     # the simulated time is close to the planner's estimate (bandwidth plus the last
     # step's first block).
     text = matmul(512, 4096, 1024)
-    plan = cm.plan_matmul(1, 512, 4096, 1024, 2, DEFAULT_CONFIG, 32)
+    plan = cm.plan_matmul(1, 512, 4096, 1024, 2, SIMPLE, 32)
     assert plan.row_blocks == 4
-    result = simulate(lower(text, "spyre-to-units{cores=32}"), random_args(text), trace=True)
+    result = simulate(lower(text, "spyre-to-units{cores=32}", SIMPLE), random_args(text),
+                      config=SIMPLE, trace=True)  # fmt: skip
     events = [e for e in result.trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 1]
     first_store = min(e["ts"] for e in events if e["name"] == "ls.store")
     last_matmul_end = max(e["ts"] + e["dur"] for e in events if e["name"] == "spyre.matmul")

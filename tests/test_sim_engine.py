@@ -20,12 +20,20 @@ from xdsl.transforms import get_all_passes
 
 from spyre_ir import registry
 from spyre_ir.diagnostics import parse_and_verify
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG, SpyreConfig, set_card
 from spyre_ir.interp import dataflow as L2
 from spyre_ir.interp import tensor as L1
+from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
 from spyre_ir.interp.numerics import storage_dtype
 from spyre_ir.pipelines import PIPELINES
 from spyre_ir.sim.engine import SimulationError, simulate
+from card_tolerance import assert_card_close
+
+SIMPLE = UNCALIBRATED_CONFIG
+"""The scheduler's exact-timing tests run on the uncalibrated card, whose LPDDR5 is one
+shared bandwidth (204.8e9 B/s at 1.5 GHz: 136.5 B per cycle for the card) with no
+per-core limit and no multicast, so their cycles are short hand sums; the calibrated
+memory system has tests of its own (tests/test_sim_lpddr.py)."""
 
 TO_UNITS = "spyre-to-units"  # L1 -> L3: spyre-to-dataflow, convert-dataflow-to-units
 
@@ -50,8 +58,11 @@ def parse(text: str) -> ModuleOp:
     return parse_and_verify(registry.make_context(), text, "test.mlir")
 
 
-def lower(text: str, pipeline: str) -> ModuleOp:
+def lower(text: str, pipeline: str, config: SpyreConfig | None = None) -> ModuleOp:
+    """`text` through `pipeline`, compiled for `config` (its `spyre.card`) if given."""
     module = parse(text)
+    if config is not None:
+        set_card(module, config)
     available = {**get_all_passes(), **registry.PASSES}
     PassPipeline.parse_spec(available, pipeline).apply(registry.make_context(), module)
     module.verify()
@@ -95,23 +106,24 @@ def check_report(report: dict) -> None:
     assert report["lx_peak_bytes"] == max(k["lx_peak_bytes"] for k in kernels)
 
 
-def differential(text: str, pipeline: str = TO_UNITS, tol: float = 1e-2, **arg_options):
-    """Simulate the L3 lowering of an L1 function: the same numbers as the L2
-    interpreter on the L2 lowering, bit for bit, and as the L1 interpreter to rounding.
-    Returns the simulation result."""
+def differential(text: str, pipeline: str = TO_UNITS, tol: float = 1e-2,
+                 config: SpyreConfig | None = None, **arg_options):  # fmt: skip
+    """Simulate the L3 lowering of an L1 function (compiled for and run on `config`,
+    else the default card): the same numbers as the L2 interpreter on the L2 lowering
+    (with the card's DLFloat16) bit for bit, and as the L1 interpreter (IEEE fp16) to
+    rounding. Returns the simulation result."""
     args = random_args(text, **arg_options)
     want = L1.run_module(parse(text), args)
     l2_pipeline = pipeline.replace("spyre-to-units", "spyre-to-dataflow")
-    l2 = L2.run_module(lower(text, l2_pipeline.replace(",convert-dataflow-to-units", "")), args)
-    l3 = lower(text, pipeline)
-    result = simulate(l3, args, check_races=True)
+    l2_pipeline = l2_pipeline.replace(",convert-dataflow-to-units", "")
+    l2 = L2.run_module(lower(text, l2_pipeline, config), args, halves="dlfloat16")
+    l3 = lower(text, pipeline, config)
+    result = simulate(l3, args, config=config or DEFAULT_CONFIG, check_races=True)
     assert len(result.outputs) == len(want)
     for got, exact, ref in zip(result.outputs, l2, want):
         assert got.shape == ref.shape and got.dtype == ref.dtype
         np.testing.assert_array_equal(got, exact)
-        np.testing.assert_allclose(
-            got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol
-        )
+        assert_card_close(got, ref, tol)  # DLFloat16 on the card, fp16 at L1
     check_report(result.report)
     return result
 
@@ -219,7 +231,10 @@ def test_gather_embedding(lowering: str) -> None:
 
 @pytest.mark.parametrize("lowering", LOWERINGS)
 def test_programs_and_l1_views_in_one_function(lowering: str) -> None:
-    result = differential(MIXED, LOWERINGS[lowering])
+    # Softmax of logits exp(x) * w up to ~150, where DLFloat16's rounding of a logit
+    # (0.125, to fp16's 0.0625) moves its weight by ~13 %: the L1 reference rounds the
+    # same logits to fp16, so the two differ by that much on dominated rows.
+    result = differential(MIXED, LOWERINGS[lowering], tol=5e-2)
     assert len(result.report["kernels"]) >= 2
     assert result.report["bottleneck"] in {k["bottleneck"] for k in result.report["kernels"]}
 
@@ -290,10 +305,12 @@ PIPELINED = two_tile_program(
 
 def test_hand_written_program_numerics_and_exact_timing() -> None:
     x = random_args(PIPELINED)[0]
-    result = simulate(parse(PIPELINED), [x], trace=True)
-    want = np.exp(x.astype(np.float32)).astype(np.float16)
+    result = simulate(parse(PIPELINED), [x], config=SIMPLE, trace=True)
+    # On the card: x rounded to DLFloat16 on entry, exp in fp32 rounded to DLFloat16,
+    # and the result back as fp16.
+    want = to_user(round_to_dlf16(np.exp(from_user(x))), np.float16)
     np.testing.assert_array_equal(result.outputs[0], want)
-    # By hand, default card, 2 cores: a tile is 8 sticks = 1024 B, moved in
+    # By hand, the simple card (SIMPLE), 2 cores: a tile is 8 sticks = 1024 B, moved in
     # 1024 * 2 / (204.8e9 / 1.5e9) = 15 cycles, its result 750 cycles later; exp of
     # 512 elements is ceil(512 / 64) * 3 = 24 cycles; the LS unit issues an instruction
     # in 4 cycles, then its port runs it.
@@ -374,7 +391,7 @@ def test_a_push_to_a_full_queue_waits_for_a_pop() -> None:
     #         784, so the push waits for the pop at 793
     #   sfp0: exp0 [769, 793], pops 784 at 793; exp1 [793, 817]; exp2 [817, 841]
     #   ls:   load3 is issued at 793 (not 12): [797, 812], lands at 1562 - the end.
-    report = simulate(parse(BLOCKING_PUSH), random_args(BLOCKING_PUSH)).report
+    report = simulate(parse(BLOCKING_PUSH), random_args(BLOCKING_PUSH), config=SIMPLE).report
     assert report["simulated_us"] == pytest.approx(1562 / 1500)
     assert report["busy_us"]["sfp"] == pytest.approx(72 / 1500)
     assert report["busy_us"]["lpddr"] == pytest.approx(60 / 1500)
@@ -434,7 +451,7 @@ def test_ls_ports_overlap_unless_the_data_depends(part: str, dependent: bool) ->
     # than the sum of the two); one of the loaded bytes (the slot, or another buffer at
     # the same LX offset) waits for them: [769, 787], the sum.
     text = ls_program(f"      ls.load %in[%row, %c0] into %s0 : {X32}, {P8}\n" + gather(part))
-    result = simulate(parse(text), random_args(text), trace=True)
+    result = simulate(parse(text), random_args(text), config=SIMPLE, trace=True)
     check_report(result.report)
     starts = [(e["name"], round(e["ts"] * 1500)) for e in result.trace["traceEvents"]
               if e["ph"] == "X" and e["pid"] == 1]  # fmt: skip
@@ -468,12 +485,14 @@ MIXED_LS = ls_program(
 
 def test_ls_stream_mixing_moves_and_collectives_exact_timing() -> None:
     x = random_args(MIXED_LS)[0]
-    result = simulate(parse(MIXED_LS), [x], trace=True)
+    result = simulate(parse(MIXED_LS), [x], config=SIMPLE, trace=True)
     check_report(result.report)
     # Core c all-gathers rows [16c, 16c + 8) of both cores, then [16c + 8, 16c + 16),
     # and stores each 16-row result at rows 32c and 32c + 16.
     halves = [np.concatenate([x[0:8], x[16:24]]), np.concatenate([x[8:16], x[24:32]])]
-    np.testing.assert_array_equal(result.outputs[0], np.concatenate(halves * 2))
+    # Moves only: each value as DLFloat16 keeps it (x's fp16 rounded to 9 fraction bits)
+    want = to_user(from_user(np.concatenate(halves * 2)), np.float16)
+    np.testing.assert_array_equal(result.outputs[0], want)
     # By hand, 2 cores: 8 sticks move in 15 cycles, 16 in 30, an all-gather to 16 rows
     # takes 18; each instruction is issued in 4 cycles, at 0, 4, 8 ...
     #   load s0        issued [0, 4]   lpddr [4, 19]       lands 769
@@ -559,8 +578,8 @@ func.func @main(%x: tensor<4096x1024xf16>, %y: tensor<4096x1024xf16>) -> tensor<
 """
 
 
-def simulated_us(text: str, pipeline: str) -> dict:
-    result = simulate(lower(text, pipeline), random_args(text))
+def simulated_us(text: str, pipeline: str, config: SpyreConfig = DEFAULT_CONFIG) -> dict:
+    result = simulate(lower(text, pipeline), random_args(text), config=config)
     check_report(result.report)
     return result.report
 
@@ -568,8 +587,8 @@ def simulated_us(text: str, pipeline: str) -> dict:
 def test_double_buffering_hides_compute_behind_loads() -> None:
     # exp of 4096 x 1024 f16 on 2 cores: LPDDR5 ~82 us, SFP ~66 us per core. Single
     # buffered, a tile's load waits for the exp of the one before: about the sum.
-    single = simulated_us(STREAM_EXP, no_double_buffer(cores=2))
-    double = simulated_us(STREAM_EXP, "spyre-to-units{cores=2}")
+    single = simulated_us(STREAM_EXP, no_double_buffer(cores=2), SIMPLE)
+    double = simulated_us(STREAM_EXP, "spyre-to-units{cores=2}", SIMPLE)
     assert single["bottleneck"] == double["bottleneck"] == "lpddr"
     assert single["simulated_us"] > 1.5 * single["busy_us"]["lpddr"]
     assert double["simulated_us"] < 0.8 * single["simulated_us"]
@@ -577,11 +596,12 @@ def test_double_buffering_hides_compute_behind_loads() -> None:
 
 
 def test_thirty_two_cores_share_the_bandwidth() -> None:
-    one = simulated_us(STREAM_ADD, "spyre-to-units{cores=1}")
-    many = simulated_us(STREAM_ADD, "spyre-to-units{cores=32}")
+    one = simulated_us(STREAM_ADD, "spyre-to-units{cores=1}", SIMPLE)
+    many = simulated_us(STREAM_ADD, "spyre-to-units{cores=32}", SIMPLE)
     assert one["kernels"][0]["cores"] == 1 and many["kernels"][0]["cores"] == 32
     assert one["bottleneck"] == many["bottleneck"] == "lpddr"
-    # Bandwidth-bound: 32 cores stream at 1/32 of the bandwidth each, so they gain
+    # Bandwidth-bound on the simple card (no per-core limit: one core alone streams at
+    # the card's bandwidth): 32 cores stream at 1/32 of the bandwidth each, so they gain
     # only what overlapping the little compute with moves gains - far from 32x.
     speedup = one["simulated_us"] / many["simulated_us"]
     assert 0.9 < speedup < 1.5, speedup
@@ -616,7 +636,8 @@ def test_docs_list_every_timing_parameter() -> None:
     root = Path(__file__).resolve().parent.parent
     doc = (root / "docs" / "simulator.md").read_text().split("\n## Timing rules")[0]
     code = "".join((root / "spyre_ir" / f).read_text()
-                   for f in ("cost_model.py", "sim/engine.py"))  # fmt: skip
+                   for f in ("cost_model.py", "sim/engine.py", "sim/lpddr.py",
+                             "sim/timing.py", "sim/scheduler.py"))  # fmt: skip
     used = set(re.findall(r"\bconfig\.([a-z_0-9]+)", code))
     assert {"ls_issue_cycles", "lpddr_latency_cycles", "ring_bytes_per_cycle"} <= used
     rows = {m.group(1): line for line in doc.splitlines()
@@ -644,7 +665,8 @@ def test_config_changes_the_timing() -> None:
     module = lower(SOFTMAX, TO_UNITS)
     args = random_args(SOFTMAX)
     base = simulate(module, args).report["simulated_us"]
-    fast = simulate(module, args, config=DEFAULT_CONFIG.with_options(lpddr_bandwidth=2 * 204.8e9))
+    fast = simulate(module, args, config=DEFAULT_CONFIG.with_options(
+        lpddr_bandwidth=2 * DEFAULT_CONFIG.lpddr_bandwidth))
     assert fast.report["simulated_us"] < base
 
 
@@ -657,8 +679,7 @@ def test_blas_threads_are_restored_and_numerics_stay_close() -> None:
     got = simulate(lower(text, TO_UNITS), args, blas_threads=1).outputs[0]
     assert [get() for get, _ in _blas_controls()] == before
     want = L1.run_module(parse(text), args)[0]
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-2,
-                               atol=1e-2)  # fmt: skip
+    assert_card_close(got, want, 1e-2)
 
 
 @pytest.mark.slow

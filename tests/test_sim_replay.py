@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from spyre_ir.dialects import core
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.interp.tensor import InterpreterError
-from spyre_ir.sim import engine, replay
+from spyre_ir.sim import engine, replay, scheduler
 from spyre_ir.sim.engine import SimulationError, simulate
 
 SPLIT_K = matmul_bias(16, 128, 8192)  # few rows, long K: split-K with a ring all-reduce
@@ -54,10 +54,10 @@ def test_a_replay_skips_the_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
     module = lower(SOFTMAX, TO_UNITS)
     simulate(module, random_args(SOFTMAX))
 
-    def unexpected(self) -> None:
+    def unexpected(self) -> float:
         raise AssertionError("the scheduler ran on a replay")
 
-    monkeypatch.setattr(engine._Program, "_schedule", unexpected)
+    monkeypatch.setattr(scheduler.Scheduler, "run", unexpected)
     simulate(module, random_args(SOFTMAX, seed=3))
 
 
@@ -108,13 +108,13 @@ def test_race_checks_always_run_the_program(monkeypatch: pytest.MonkeyPatch) -> 
     module = lower(SOFTMAX, TO_UNITS)
     simulate(module, random_args(SOFTMAX))
     calls = []
-    original = engine._Program._schedule
+    original = scheduler.Scheduler.run
 
-    def counting(self) -> None:
+    def counting(self) -> float:
         calls.append(1)
-        original(self)
+        return original(self)
 
-    monkeypatch.setattr(engine._Program, "_schedule", counting)
+    monkeypatch.setattr(scheduler.Scheduler, "run", counting)
     simulate(module, random_args(SOFTMAX), check_races=True)
     assert calls == [1]
 

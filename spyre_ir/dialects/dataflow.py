@@ -67,7 +67,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, unit_for
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 
@@ -202,6 +202,69 @@ def ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
     return () if attr is None else tuple(int(v) for v in attr.get_values())
 
 
+# ---------------------------------------------------------------- work plans
+
+# The keys of each kind of plan (see docs/dataflow.md), and their types: "cores" an
+# integer within the card, "dims" one in [0, 64], "split" three positive integers
+# [m, n, k], "str" a string, "any" anything; a trailing "?": the key may be absent.
+PLAN_KEYS: dict[str, dict[str, str]] = {
+    "rows": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "gather": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "copy": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "matmul": {"kind": "str", "cores": "cores", "split": "split"},
+    # A kernel lowered from KTIR (lowering/ktir_to_dataflow.py): its launch grid.
+    "ktir": {"kind": "str", "grid": "any?"},
+    # Flash attention (passes/tile_attention.py): [heads, rows, keys] per tile, and the
+    # cores each unit's keys split over (only on the kernel: the group has cores alone).
+    "attention": {"kind": "str", "cores": "cores", "tile": "any?", "split_kv": "any?"},
+}
+
+
+def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | None:
+    """Why `plan` is not a well-formed work plan (None when it is): a known `kind`, each
+    of that kind's keys present with its type and in range (cores within the card, a
+    split of positive core counts whose product is at most the cores), no other key."""
+    limit = cores_limit or DEFAULT_CONFIG.cores
+    kind = plan.data.get("kind")
+    if not isinstance(kind, StringAttr) or kind.data not in PLAN_KEYS:
+        return f"plan kind must be one of {', '.join(map(repr, PLAN_KEYS))}, got {kind}"
+    keys = PLAN_KEYS[kind.data]
+    for key in plan.data:
+        if key not in keys:
+            return f"a {kind.data!r} plan has no key {key!r} (keys: {', '.join(keys)})"
+    for key, what in keys.items():
+        value = plan.data.get(key)
+        if value is None and what.endswith("?"):
+            continue
+        if value is None:
+            return f"a {kind.data!r} plan needs {key!r}"
+        if what == "split":
+            parts = value.data if isinstance(value, ArrayAttr) else None
+            if parts is None or len(parts) != 3 or not all(
+                isinstance(x, IntegerAttr) and x.value.data >= 1 for x in parts
+            ):
+                return f"plan split must be [m, n, k] of positive integers, got {value}"
+            m, n, k = (x.value.data for x in parts)  # type: ignore[union-attr]
+            if m * n * k > limit:
+                return f"plan split {[m, n, k]} needs {m * n * k} cores; the card has {limit}"
+        elif what in ("cores", "dims"):
+            if not isinstance(value, IntegerAttr):
+                return f"plan {key} must be an integer, got {value}"
+            low, high = (1, limit) if what == "cores" else (0, 64)
+            if not low <= value.value.data <= high:
+                return f"plan {key} = {value.value.data} is out of range [{low}, {high}]"
+    return None
+
+
+def verify_plan(op: Operation, plan: DictionaryAttr | None) -> None:
+    if plan is not None:
+        problem = plan_problem(plan, card_of(op).cores)
+        if problem:
+            name = getattr(op, "sym_name", None)
+            label = f" @{name.data}" if isinstance(name, StringAttr) else ""
+            raise VerifyException(f"'{op.name}'{label}: {problem}")
+
+
 # ---------------------------------------------------------------- graph-level ops
 
 
@@ -237,6 +300,7 @@ class GroupOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        verify_plan(self, self.plan)
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException(
@@ -318,7 +382,7 @@ class DeviceProgramBase(IRDLOperation):
     @property
     def capacity(self) -> int:
         if self.lx_capacity is None:
-            return DEFAULT_CONFIG.lx_bytes
+            return card_of(self).lx_bytes
         return self.lx_capacity.value.data
 
     @property
@@ -341,7 +405,11 @@ class DeviceProgramBase(IRDLOperation):
         """LX use per core within capacity: the end of the highest buffer once every
         buffer has its offset; before that only the largest buffer is known to be
         needed (buffers never live together may share bytes)."""
-        allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
+        allocs = [
+            op for op in self.walk()
+            if isinstance(op, AllocLxOp) and isinstance(op.buffer.type, LxType)
+            and isinstance(op.offset, IntegerAttr | None)
+        ]  # fmt: skip  (a malformed buffer reports itself)
         if any(a.offset is None for a in allocs):
             need = max((a.buffer.type.nbytes for a in allocs), default=0)
         else:
@@ -361,8 +429,14 @@ class KernelOp(DeviceProgramBase):
 
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
+        verify_plan(self, self.plan)
         if self.core_count < 1:
             raise VerifyException(f"{where}: needs at least one core")
+        card_cores = card_of(self).cores
+        if self.core_count > card_cores:
+            raise VerifyException(
+                f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
+            )
         want = self.block_arg_types(
             [v.type for v in self.inputs], [r.type for r in self.outputs]
         )
@@ -413,7 +487,7 @@ class AllocLxOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
         if self.offset is None:
             return
-        stick = DEFAULT_CONFIG.stick_bytes
+        stick = card_of(self).stick_bytes
         if self.offset_value % stick:
             raise VerifyException(
                 f"'{self.name}': offset {self.offset_value} is not {stick}-byte aligned"
@@ -451,8 +525,23 @@ class SlotOp(IRDLOperation):
             raise VerifyException(f"'{self.name}': a slot drops exactly the leading dim")
 
 
-def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, ...]) -> None:
-    """The LX tile is a box of the DDR tensor, whole sticks along its stick dim."""
+def partial_stick(memory: DdrType, extents: Sequence[int]) -> bool:
+    """Whether a box of `extents` (DDR coordinates) covers part of a stick inside the
+    tensor: its extent along the stick dim is not whole sticks and does not reach the
+    tensor's end. Such a box moves the sticks it touches; a store of it writes only
+    its own elements (a masked store)."""
+    if not extents:
+        return False
+    stick_dim = memory.stick_dim
+    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+    extent = extents[stick_dim]
+    return bool(extent % per_stick) and extent < memory.get_shape()[stick_dim]
+
+
+def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, ...],
+                masked: bool) -> None:  # fmt: skip
+    """The LX tile is a box of the DDR tensor; unless `masked`, whole sticks along its
+    stick dim (a partial stick only at the tensor's end)."""
     rank = len(memory.get_shape())
     if len(tile.get_shape()) != rank:
         raise VerifyException(
@@ -467,13 +556,12 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
     if rank == 0:
         return
     box = _box_shape(tile.get_shape(), perm)
-    stick_dim = memory.stick_dim
-    per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
-    extent = box[stick_dim]
-    if extent % per_stick and extent < memory.get_shape()[stick_dim]:
+    if not masked and partial_stick(memory, box):
+        per_stick = card_of(op).stick_bytes // memory.element_bytes
         raise VerifyException(
-            f"'{op.name}': moves {extent} elements along stick dim {stick_dim}, not whole "
-            f"sticks of {per_stick} (a partial stick is only allowed at the tensor's end)"
+            f"'{op.name}': moves {box[memory.stick_dim]} elements along stick dim "
+            f"{memory.stick_dim}, part of a stick of {per_stick} inside the tensor, "
+            "without `masked`"
         )
 
 
@@ -490,13 +578,16 @@ def _box_shape(tile_shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...
 class LoadBase(IRDLOperation):
     """LPDDR5 -> LX: the box of `source` at `offsets` (host coordinates) with the
     destination's extent, transposed by `perm` when given (tile dim i is source dim
-    perm[i]). Elements past the tensor's end read as `pad` (the padding fill)."""
+    perm[i]). Elements past the tensor's end read as `pad` (the padding fill). A box
+    that covers part of a stick inside the tensor is `masked`: the sticks it touches
+    are read and only its own elements kept (the constructor marks it so)."""
 
     source = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
     dest = operand_def(LxType)
     perm = opt_prop_def(DenseArrayBase[I64])
     pad = opt_prop_def(FloatAttr[Float64Type])
+    masked = opt_prop_def(UnitAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$source `[` $offsets `]` `into` $dest attr-dict `:` type($source) `,` type($dest)"
@@ -515,6 +606,12 @@ class LoadBase(IRDLOperation):
             props["perm"] = dense(perm)
         if pad is not None:
             props["pad"] = FloatAttr(pad, Float64Type())
+        memory, tile = source.type, dest.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        if len(tile.get_shape()) == len(memory.get_shape()) and partial_stick(
+            memory, _box_shape(tile.get_shape(), tuple(perm or ()))
+        ):
+            props["masked"] = UnitAttr()
         super().__init__(operands=[source, offsets, dest], properties=props)
 
     @property
@@ -526,7 +623,7 @@ class LoadBase(IRDLOperation):
         assert isinstance(memory, DdrType) and isinstance(tile, LxType)
         if len(self.offsets) != len(memory.get_shape()):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
-        _verify_box(self, memory, tile, ints(self.perm))
+        _verify_box(self, memory, tile, ints(self.perm), masked=self.masked is not None)
 
 @irdl_op_definition
 class LoadOp(LoadBase):
@@ -535,25 +632,35 @@ class LoadOp(LoadBase):
 
 class StoreBase(IRDLOperation):
     """LX -> LPDDR5: `source` written at `offsets`; the part past the tensor's end is
-    dropped, so edge tiles may overhang."""
+    dropped, so edge tiles may overhang. A tile that covers part of a stick inside the
+    tensor is `masked`: only its own elements of the sticks it touches are written
+    (another core may own the rest of the stick). The constructor marks it so."""
 
     source = operand_def(LxType)
     dest = operand_def(DdrType)
     offsets = var_operand_def(IndexType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    masked = opt_prop_def(UnitAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     assembly_format = (
         "$source `into` $dest `[` $offsets `]` attr-dict `:` type($source) `,` type($dest)"
     )
 
     def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[source, dest, offsets])
+        memory, tile = dest.type, source.type
+        assert isinstance(memory, DdrType) and isinstance(tile, LxType)
+        props: dict[str, Attribute] = {}
+        if len(tile.get_shape()) == len(memory.get_shape()) and partial_stick(
+            memory, tile.get_shape()
+        ):
+            props["masked"] = UnitAttr()
+        super().__init__(operands=[source, dest, offsets], properties=props)
 
     def verify_(self) -> None:
         memory, tile = self.dest.type, self.source.type
         assert isinstance(memory, DdrType) and isinstance(tile, LxType)
         if len(self.offsets) != len(memory.get_shape()):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
-        _verify_box(self, memory, tile, ())
+        _verify_box(self, memory, tile, (), masked=self.masked is not None)
 
 @irdl_op_definition
 class StoreOp(StoreBase):

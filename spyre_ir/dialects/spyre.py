@@ -721,6 +721,53 @@ class GatherOp(SpyreOp):
         self.expect_shape(shape_rules.gather_shape(shape_of(self.table), shape_of(self.indices)))
 
 
+@irdl_op_definition
+class ScatterOp(SpyreOp):
+    """`dest` with the slices at positions `indices` along `dim` replaced by `source`'s
+    (torch.index_copy; `cache[:, :, pos] = k`): result[.., indices[j], ..] =
+    source[.., j, ..]. The indices are runtime data (1-D, i32/i64; negative ones count
+    from the end); a position given twice gets one of its slices, as in torch."""
+
+    name = "spyre.scatter"
+    dest = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    source = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$dest `[` $indices `]` `,` $source `dim` `=` $dim attr-dict `:` type($dest) `,` "
+        "type($indices) `,` type($source) `->` type($result)"
+    )
+
+    def __init__(self, dest: SSAValue, indices: SSAValue, source: SSAValue, dim: int,
+                 result_type: Attribute):  # fmt: skip
+        super().__init__(operands=[dest, indices, source], result_types=[result_type],
+                         properties={"dim": IntegerAttr(dim, I64_T)})  # fmt: skip
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data % len(shape_of(self.dest))
+
+    def verify_semantics(self) -> None:
+        idx = element_of(self.indices)
+        if not (isinstance(idx, IntegerType) and idx.width.data in (32, 64)):
+            raise VerifyException(f"'{self.name}': indices must be i32 or i64, got {idx}")
+        if len(shape_of(self.indices)) != 1:
+            raise VerifyException(f"'{self.name}': indices must be 1-D")
+        dest, source = shape_of(self.dest), shape_of(self.source)
+        (dim,) = shape_rules.normalize_dims([self.dim.value.data], len(dest))
+        want = tuple(shape_of(self.indices)[0] if d == dim else n for d, n in enumerate(dest))
+        if tuple(source) != want:
+            raise VerifyException(
+                f"'{self.name}': source should be {list(want)} (dest with dim {dim} of "
+                f"the index length), got {list(source)}"
+            )
+        self.expect_element(self.source, element_of(self.dest), "source")
+        self.expect_element(self.result, element_of(self.dest), "result")
+        self.expect_shape(dest)
+
+
 # ---------------------------------------------------------------- constants
 
 
@@ -1010,7 +1057,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     ClampOp, CastOp,
     MatmulOp,
     SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,
-    ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp,
+    ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp, ScatterOp,
     FullOp, ConstantOp, IotaOp,
     SoftmaxOp, LayerNormOp, RmsNormOp, AttentionOp,
     RestickifyOp,

@@ -185,7 +185,7 @@ _REDUCERS = {
 def combiner_name(block) -> str | None:
     """The op of a one-op combiner body `(in, acc) -> op(in, acc)`, or None."""
     ops = list(block.ops)
-    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and ops[1].operands == ops[0].results:
+    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and tuple(ops[1].operands) == tuple(ops[0].results):
         return ops[0].name
     return None
 

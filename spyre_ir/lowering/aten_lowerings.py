@@ -612,11 +612,12 @@ def lower_pad(imp: Importer, node: torch.fx.Node) -> SSAValue:
     return imp.emit(spyre.PadOp(x, low, high, value, meta_type(node)))
 
 
-def _leading_indices(node: torch.fx.Node) -> str | None:
-    indices = node.args[1]
-    if not indices or any(i is None for i in indices):
-        return "aten.index with a skipped (None) dim is not supported"
-    if any(i.meta["val"].dtype not in (torch.int32, torch.int64) for i in indices):
+def _tensor_indices(node: torch.fx.Node) -> str | None:
+    indices = list(node.args[1])
+    present = [d for d, i in enumerate(indices) if i is not None]
+    if not present:
+        return "aten.index without an index tensor is not supported"
+    if any(indices[d].meta["val"].dtype not in (torch.int32, torch.int64) for d in present):
         return "aten.index with a boolean mask is not supported"
     return None
 
@@ -627,27 +628,179 @@ def lower_embedding(imp: Importer, node: torch.fx.Node) -> SSAValue:
     return imp.emit(spyre.GatherOp(table, indices, meta_type(node)))
 
 
-@lowers(aten.index.Tensor, check=_leading_indices)
+@lowers(aten.index.Tensor, check=_tensor_indices)
 def lower_index(imp: Importer, node: torch.fx.Node) -> SSAValue:
-    """x[i0, ..., ik-1] on the leading dims: one flat row index into x with those dims
-    merged, so a single gather does it. Negative indices wrap as in torch."""
+    """x[..., i, ..., j, ...]: advanced indexing as one gather. The dims up to the last
+    indexed one merge into the table's rows; the flat row index sums each dim's
+    coordinate times its stride, an index tensor's (negative ones wrapped, as torch) for
+    an indexed dim and a position (iota) for a sliced one, laid out as torch places
+    the result dims (the broadcast index dims where the first index was when the indexed
+    dims are adjacent, in front otherwise)."""
     x = imp.value(node.args[0])
-    indices = [imp.cast(imp.value(i), torch.int64) for i in node.args[1]]
     sizes = shape(x)
-    k = len(indices)
+    given = list(node.args[1])
+    present = [d for d, i in enumerate(given) if i is not None]
+    last = present[-1] + 1
+    indices = {d: imp.cast(imp.value(given[d]), torch.int64) for d in present}
+    index_shape = shape_rules.broadcast_shapes(*(shape(i) for i in indices.values()))
+    sliced = [d for d in range(last) if d not in indices]
+    adjacent = present == list(range(present[0], last))
+    if adjacent:  # result: sizes[:first] + index_shape + sizes[last:]
+        first = present[0]
+        rows = (*sizes[:first], *index_shape)
+        index_at, slice_at = first, {d: d for d in sliced}
+    else:  # result: index_shape + the sliced dims + sizes[last:]
+        rows = (*index_shape, *(sizes[d] for d in sliced))
+        index_at = 0
+        slice_at = {d: len(index_shape) + k for k, d in enumerate(sliced)}
+    coords: dict[int, SSAValue] = {}
+    for d, index in indices.items():
+        index = _wrap_negative(imp, index, sizes[d])
+        padded = (1,) * (len(index_shape) - len(shape(index))) + shape(index)
+        lead, tail = (1,) * index_at, (1,) * (len(rows) - index_at - len(index_shape))
+        coords[d] = imp.reshape(index, (*lead, *padded, *tail))
+    for d in sliced:
+        at = slice_at[d]
+        line = imp.emit(spyre.IotaOp(0, 0, 1, tensor_type((sizes[d],), torch.int64)))
+        coords[d] = imp.reshape(line, tuple(sizes[d] if k == at else 1 for k in range(len(rows))))
+    flat = _flat_index(imp, [(coords[d], sizes[d]) for d in range(last)])
+    table = imp.reshape(x, (shape_rules.numel(sizes[:last]), *sizes[last:]))
+    return imp.emit(spyre.GatherOp(table, flat, meta_type(node)))
+
+
+def _flat_index(imp: Importer, coords: Sequence[tuple[SSAValue, int]]) -> SSAValue:
+    """Row-major flat index of int64 coordinates [(coordinate, dim size)], outermost
+    first; the coordinates broadcast together."""
     flat: SSAValue | None = None
     stride = 1
-    for index, size in reversed(list(zip(indices, sizes[:k]))):
-        index = _wrap_negative(imp, index, size)
-        term = index if stride == 1 else imp.emit(
-            spyre.MulOp(index, imp.full(stride, (), torch.int64), index.type))
+    for coord, size in reversed(coords):
+        term = coord if stride == 1 else imp.emit(
+            spyre.MulOp(coord, imp.full(stride, (), torch.int64), coord.type))
         flat = term if flat is None else imp.emit(spyre.AddOp(
             flat, term, tensor_type(shape_rules.broadcast_shapes(shape(flat), shape(term)),
                                     torch.int64)))  # fmt: skip
         stride *= size
     assert flat is not None
-    table = imp.reshape(x, (shape_rules.numel(sizes[:k]), *sizes[k:]))
+    return flat
+
+
+@lowers(aten.gather.default)
+def lower_gather(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """torch.gather(x, dim, index): out[p] = x[p with p[dim] = index[p]], one element
+    gather from x flattened (the other coordinates are positions in `index`)."""
+    x, index = imp.value(node.args[0]), imp.cast(imp.value(node.args[2]), torch.int64)
+    sizes, rank = shape(x), len(shape(x))
+    dim = int(node.args[1]) % max(rank, 1)
+    out_shape = shape(index)
+    coords = []
+    for d in range(rank):
+        if d == dim:
+            coords.append((index, sizes[d]))  # torch.gather takes no negative index
+            continue
+        line = imp.emit(spyre.IotaOp(0, 0, 1, tensor_type((out_shape[d],), torch.int64)))
+        coords.append((imp.reshape(line, tuple(out_shape[d] if k == d else 1
+                                               for k in range(rank))), sizes[d]))  # fmt: skip
+    flat = _flat_index(imp, coords)
+    if shape(flat) != out_shape:
+        flat = imp.emit(spyre.BroadcastToOp(flat, tensor_type(out_shape, torch.int64)))
+    table = imp.reshape(x, (shape_rules.numel(sizes),))
     return imp.emit(spyre.GatherOp(table, flat, meta_type(node)))
+
+
+def _index_put_check(node: torch.fx.Node) -> str | None:
+    if arg(node, 3, "accumulate", False):
+        return "index_put with accumulate=True is not supported"
+    indices = list(node.args[1])
+    present = [d for d, i in enumerate(indices) if i is not None]
+    if not present:
+        return "index_put without an index tensor is not supported"
+    if present != list(range(present[0], present[-1] + 1)):
+        return "index_put on dims that are not adjacent is not supported"
+    if any(indices[d].meta["val"].dtype not in (torch.int32, torch.int64) for d in present):
+        return "index_put with a boolean mask is not supported"
+    return None
+
+
+@lowers(aten.index_put.default, check=_index_put_check)
+def lower_index_put(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """x[.., i, j, ..] = v (what StaticCache's `index_copy_` and `cache[:, :, pos] = k`
+    become): one `spyre.scatter` along the indexed dims merged, at the flat position of
+    the broadcast indices (negative ones wrapped), with `v` broadcast to the indexed
+    shape and flattened to match."""
+    x, values = imp.value(node.args[0]), imp.value(node.args[2])
+    sizes = shape(x)
+    given = list(node.args[1])
+    present = [d for d, i in enumerate(given) if i is not None]
+    first, last = present[0], present[-1] + 1
+    indices = [imp.cast(imp.value(given[d]), torch.int64) for d in present]
+    index_shape = shape_rules.broadcast_shapes(*(shape(i) for i in indices))
+    coords = []
+    for d, index in zip(present, indices):
+        index = _wrap_negative(imp, index, sizes[d])
+        coords.append((imp.reshape(index, (1,) * (len(index_shape) - len(shape(index))) + shape(index)),
+                       sizes[d]))  # fmt: skip
+    flat = _flat_index(imp, coords)
+    if shape(flat) != index_shape:
+        flat = imp.emit(spyre.BroadcastToOp(flat, tensor_type(index_shape, torch.int64)))
+    count = shape_rules.numel(index_shape)
+    flat = imp.reshape(flat, (count,))
+    dtype = meta_dtype(node)
+    indexed = (*sizes[:first], *index_shape, *sizes[last:])
+    values = imp.cast(values, dtype)
+    if shape(values) != indexed:
+        values = imp.emit(spyre.BroadcastToOp(values, tensor_type(indexed, dtype)))
+    merged = (*sizes[:first], shape_rules.numel(sizes[first:last]), *sizes[last:])
+    source = imp.reshape(values, (*sizes[:first], count, *sizes[last:]))
+    dest = imp.reshape(x, merged)
+    out = imp.emit(spyre.ScatterOp(dest, flat, source, first, tensor_type(merged, dtype)))
+    return imp.reshape(out, sizes)
+
+
+def _scatter_positions(imp: Importer, x: SSAValue, src: SSAValue, dim: int, start: int,
+                       step: int) -> SSAValue:  # fmt: skip
+    """x with src written at positions start, start + step, .. along dim (static)."""
+    count = shape(src)[dim]
+    positions = imp.emit(spyre.IotaOp(0, start, step, tensor_type((count,), torch.int64)))
+    return imp.emit(spyre.ScatterOp(x, positions, src, dim, x.type))
+
+
+@lowers(aten.slice_scatter.default,
+        check=lambda n: None if arg(n, 5, "step", 1) > 0 else "slice_scatter with a non-positive step")
+def lower_slice_scatter(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    x, src = imp.value(node.args[0]), imp.value(node.args[1])
+    rank = len(shape(x))
+    dim = int(arg(node, 2, "dim", 0)) % rank
+    size = shape(x)[dim]
+    start = arg(node, 3, "start", None)
+    start = 0 if start is None else int(start)
+    start = min(max(start + size if start < 0 else start, 0), size)
+    step = int(arg(node, 5, "step", 1))
+    return _scatter_positions(imp, x, imp.cast(src, meta_dtype(node)), dim, start, step)
+
+
+@lowers(aten.select_scatter.default)
+def lower_select_scatter(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    x, src = imp.value(node.args[0]), imp.value(node.args[1])
+    rank = len(shape(x))
+    dim = int(node.args[2]) % rank
+    index = int(node.args[3]) % shape(x)[dim]
+    one = tuple(1 if d == dim else n for d, n in enumerate(shape(x)))
+    src = imp.reshape(imp.cast(src, meta_dtype(node)), one)
+    return _scatter_positions(imp, x, src, dim, index, 1)
+
+
+def _copy_check(node: torch.fx.Node) -> str | None:
+    return None if not arg(node, 2, "non_blocking", False) else "non_blocking copy"
+
+
+@lowers(aten.copy.default, check=_copy_check)
+def lower_copy(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """copy(self, src): src cast to self's dtype and broadcast to its shape (functionalised
+    `self.copy_(src)`; self's values are not read)."""
+    src = imp.cast(imp.value(node.args[1]), meta_dtype(node))
+    if shape(src) != meta_shape(node):
+        src = imp.emit(spyre.BroadcastToOp(src, meta_type(node)))
+    return src
 
 
 def _wrap_negative(imp: Importer, index: SSAValue, size: int) -> SSAValue:

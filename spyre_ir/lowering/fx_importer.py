@@ -219,6 +219,11 @@ def import_graph(gm: torch.fx.GraphModule, name: str = "main") -> ModuleOp:
         importer.values[node] = produced
 
     importer.builder.insert(func.ReturnOp(*results))
+    # Values nothing reads (functionalisation leaves e.g. the old slice of a tensor
+    # written by slice_scatter): tensor ops without effects, so they are dropped.
+    for op in reversed(list(block.ops)):
+        if op.results and not any(r.uses for r in op.results) and not isinstance(op, func.ReturnOp):
+            block.erase_op(op)
     fn = func.FuncOp(
         name,
         ([a.type for a in block.args], [r.type for r in results]),

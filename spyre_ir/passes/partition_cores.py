@@ -7,6 +7,13 @@ The plan goes on the group as a `plan` dictionary (see docs/dataflow.md):
           is split-K with a ring all-reduce of the partial sums
   attention: {kind = "attention", cores, ...} the flash-attention tiling of
           passes/tile_attention.py
+
+A matmul's split can be forced: `spyre-partition-cores{split=B,M,N,K}` for every matmul
+of the module, `{spyre.split = array<i64: b, m, n, k>}` on one `spyre.matmul` (which
+wins). Cores per axis; the batch split divides the batch and folds into the row split
+(rows of all batches form the M side, see `cost_model.plan_matmul`), so B x M cores
+take contiguous row ranges. A split that cannot be honoured (product not the cores, N or
+K not whole sticks per core) is a located error.
 """
 
 from __future__ import annotations
@@ -14,20 +21,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 
 from spyre_ir import cost_model
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.diagnostics import located_error
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
     kind = group.attributes.get("dataflow.kind")
     dims = group.attributes.get("dataflow.row_dims")
     if not isinstance(kind, StringAttr) or not isinstance(dims, IntegerAttr):
-        from spyre_ir.diagnostics import located_error
-
         raise located_error(
             group,
             f"group @{group.sym_name.data} has no dataflow.kind/dataflow.row_dims: "
@@ -53,13 +67,88 @@ def matmul_dims(mm: spyre.MatmulOp) -> tuple[int, int, int, int]:
     return batch, m, n, k
 
 
-def plan_group(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
+def check_sizes(group: dataflow.GroupOp) -> None:
+    """A located error for a group with a zero-size tensor: there is no work to divide,
+    and the card's kernels move whole sticks (run such graphs on the host)."""
+    for value in (*group.inputs, *group.outputs):
+        if 0 in spyre.shape_of(value):
+            raise located_error(
+                group,
+                f"group @{group.sym_name.data}: a zero-size tensor ({value.type}) has no "
+                "work for the card",
+            )
+
+
+def remove_dead_groups(module: ModuleOp) -> None:
+    """Erase groups whose results nobody uses (latest first, so a group only a dead
+    one used goes too): they have no work to plan."""
+    for group in reversed([g for g in module.walk() if isinstance(g, dataflow.GroupOp)]):
+        if is_trivially_dead(group):
+            group.detach()
+            group.erase()
+
+
+SPLIT_ATTR = "spyre.split"
+"""Discardable attribute of a `spyre.matmul` forcing its split: array<i64: b, m, n, k>."""
+
+
+def forced_split(
+    mm: spyre.MatmulOp, split: tuple[int, ...], cores: int, config: SpyreConfig
+) -> tuple[int, int, int] | None:
+    """The (m, n, k) split to force on `mm` (its `spyre.split` attribute, else the pass's
+    `split`), or None to let the cost model choose; a split that cannot be honoured
+    is a located error."""
+    attr = mm.attributes.get(SPLIT_ATTR)
+    where = f"{SPLIT_ATTR} = array<i64: ...>" if attr is not None else "split=B,M,N,K"
+    if attr is not None:
+        if not isinstance(attr, DenseArrayBase):
+            raise located_error(mm, f"{SPLIT_ATTR} must be array<i64: b, m, n, k>")
+        split = tuple(attr.get_values())
+    if not split:
+        return None
+    if len(split) != 4 or min(split) < 1:
+        raise located_error(
+            mm, f"{where}: a split is four positive core counts (b, m, n, k), got {list(split)}"
+        )
+    sb, sm, sn, sk = (int(x) for x in split)
+    batch, m, n, k = matmul_dims(mm)
+    stick = config.elements_per_stick(spyre.element_type_name(spyre.element_of(mm.lhs)))
+    problems = []
+    if sb * sm * sn * sk != cores:
+        problems.append(f"{sb} x {sm} x {sn} x {sk} = {sb * sm * sn * sk} cores, not {cores}")
+    if batch % sb:
+        problems.append(f"the batch split {sb} does not divide the batch {batch}")
+    if sm > m:
+        problems.append(f"the row split {sm} exceeds the {m} rows")
+    for axis, size, parts in (("N", n, sn), ("K", k, sk)):
+        if size % (parts * stick):
+            problems.append(
+                f"{axis} = {size} does not split into {parts} parts of whole sticks "
+                f"({stick} elements)"
+            )
+    if problems:
+        shape = f"{batch}x{m}x{n}x{k}"
+        raise located_error(
+            mm, f"{where}: cannot split matmul {shape} as {list(split)}: " + "; ".join(problems)
+        )
+    return sb * sm, sn, sk
+
+
+def plan_group(
+    group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
+) -> dict[str, object]:
     kind, row_dims = group_kind(group)
-    config = DEFAULT_CONFIG
+    check_sizes(group)
+    config = card_of(group)
     if kind == "matmul":
         mm = matmul_of(group)
         elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(mm.lhs))]
-        plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores)
+        forced = forced_split(mm, split, cores, config)
+        try:
+            plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced,
+                                          rhs_batched=len(spyre.shape_of(mm.rhs)) > 2)
+        except ValueError as e:
+            raise located_error(mm, f"spyre-partition-cores: {e}") from None
         return {
             "kind": kind,
             "cores": plan.cores,
@@ -102,15 +191,20 @@ def from_attr(plan: DictionaryAttr) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class SpyrePartitionCores(ModulePass):
-    """Record a work division over `cores` cores on every dataflow.group."""
+    """Record a work division over `cores` cores (at most the module's card's) on every
+    dataflow.group; `split` (b, m, n, k cores per axis) forces that of every matmul."""
 
     name = "spyre-partition-cores"
 
     cores: int = DEFAULT_CONFIG.cores
+    split: tuple[int, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cores < 1:
             raise ValueError("spyre-partition-cores: cores must be positive")
+        remove_dead_groups(op)
+        split = (self.split,) if isinstance(self.split, int) else tuple(self.split)
+        cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = to_attr(plan_group(group, self.cores))
+                group.plan = to_attr(plan_group(group, cores, split))

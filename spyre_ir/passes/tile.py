@@ -32,7 +32,7 @@ from spyre_ir import cost_model
 from spyre_ir.shape_rules import numel
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.fuse import swaps_last_two
 from spyre_ir.passes.partition_cores import (
@@ -209,14 +209,9 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     )
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
-    # Inputs read across their stick dim need tiles of whole sticks.
-    stick = max((DEFAULT_CONFIG.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
-                 for v in group.body.block.args if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
     try:
-        t, cores, per_core = cost_model.balanced_rows_tile(
-            numel(outer), inner, row_bytes, plan["cores"], lx_bytes or DEFAULT_CONFIG.lx_bytes,
-            stick,
-        )
+        t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
+                                       plan["cores"], lx_bytes or card_of(group).lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
@@ -282,6 +277,26 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     return shell.kernel
 
 
+def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: int,
+              inner: int, row_bytes: int, cores: int, lx_bytes: int) -> tuple[int, int, int]:  # fmt: skip
+    """(t, cores, tiles per core) of a rows kernel. Inputs read across their stick dim
+    need tiles of whole sticks; outputs written across theirs get whole sticks too when
+    such tiles fit half of LX (an output with wider sticks, an i1 mask of i64 indices,
+    would otherwise be written in part-sticks: masked stores, each moving whole sticks)."""
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+
+    def stick_of(values: Sequence[SSAValue]) -> int:
+        return max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                    for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
+
+    inputs = stick_of(group.body.block.args)
+    moved = max(inputs, stick_of(yielded.values))
+    if moved > inputs and min(inner, moved) * row_bytes <= lx_bytes // 2:
+        return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, moved)
+    return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, inputs)
+
+
 def slice_on_tile(op: spyre.SliceOp, analysis: row_model.RowAnalysis,
                   extents: Sequence[int]) -> dict[str, Attribute]:  # fmt: skip
     """A slice's bounds on a tile: row axes are never sliced, so they span the tile."""
@@ -343,8 +358,9 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     epilogue = [op for op in ops if op is not mm and op not in folded.values()
                 and not any(r in resticked for r in op.results)]  # fmt: skip
     try:
-        mp = cost_model.plan_matmul(batch, m, n, k, elem, DEFAULT_CONFIG, plan["cores"],
-                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes)  # fmt: skip
+        mp = cost_model.plan_matmul(batch, m, n, k, elem, card_of(group), plan["cores"],
+                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes,
+                                    len(spyre.shape_of(mm.rhs)) > 2)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     tm, tn, tk = mp.tm, mp.tn, mp.tk
@@ -368,7 +384,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
     # The two corelets each take half of the tile's columns: their own B tile, f32
     # accumulator, epilogue and store, sharing the A tile.
-    halves = cost_model.corelets_sharing(tn, DEFAULT_CONFIG)
+    halves = cost_model.corelets_sharing(tn, card_of(group))
     th = tn // halves
     # A matmul walking K may compute its last K step in row blocks, each finished
     # (epilogue) and stored as soon as it is done (the planner's `row_blocks`): the A
@@ -600,13 +616,15 @@ def store_stacked(nb: BodyBuilder, lb: BodyBuilder, nj: SSAValue, accs: Sequence
 
 @dataclass(frozen=True)
 class SpyreTile(ModulePass):
-    """Turn planned dataflow.groups into dataflow.kernels that fit `lx-bytes` of LX."""
+    """Turn planned dataflow.groups into dataflow.kernels that fit `lx-bytes` of LX (at
+    most the module's card's)."""
 
     name = "spyre-tile"
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lx_bytes = min(self.lx_bytes, card_of(op).lx_bytes)
         for group in [g for g in op.walk() if isinstance(g, dataflow.GroupOp)]:
             if group.plan is None:
                 raise located_error(group, f"group @{group.sym_name.data} has no plan; "
@@ -614,16 +632,16 @@ class SpyreTile(ModulePass):
             plan = from_attr(group.plan)
             group_kind(group)
             if plan["kind"] == "matmul":
-                kernel = tile_matmul_group(group, plan, self.lx_bytes)
+                kernel = tile_matmul_group(group, plan, lx_bytes)
             elif plan["kind"] == "attention":
                 from spyre_ir.passes.tile_attention import tile_attention_group
 
-                kernel = tile_attention_group(group, plan, self.lx_bytes)
+                kernel = tile_attention_group(group, plan, lx_bytes)
             elif plan["kind"] == "copy":
                 from spyre_ir.passes.tile_copy import tile_copy_group
 
-                kernel = tile_copy_group(group, plan, self.lx_bytes)
+                kernel = tile_copy_group(group, plan, lx_bytes)
             else:
-                kernel = tile_rows_group(group, plan, self.lx_bytes)
+                kernel = tile_rows_group(group, plan, lx_bytes)
             hoist_definitions(kernel)
             Rewriter.replace_op(group, kernel)

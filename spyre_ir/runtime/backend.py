@@ -325,17 +325,21 @@ class SpyrePartition(torch.nn.Module):
         super().__init__()
         self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
-        self.run = ex.factory(ir[ex.level])
+        self.card = None
+        if settings.executor == "card":  # inputs kept on the card between calls
+            from spyre_ir.runtime.resident import CardPartition
+
+            self.card = CardPartition(name, ir["recipe"], cpu)
+        else:
+            self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
         self.failed = False
 
     def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self.failed:
             try:
-                if self.settings.executor == "card" and any(a.device.type == "spyre" for a in args):
-                    from spyre_ir.runtime.eager import launch_partition  # inputs stay on the card
-
-                    return launch_partition(self.ir["recipe"], args, self.outputs)
+                if self.card is not None:
+                    return self.card(args)
                 outs = self.run([_to_numpy(a) for a in args])
                 if len(outs) != len(self.outputs):
                     raise RuntimeError(f"spyre: got {len(outs)} results, expected {len(self.outputs)}")
@@ -517,9 +521,11 @@ def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
     """Partition a static ATen graph, compile its partitions and wire them in (in place)."""
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import gc_paused
+    from spyre_ir.runtime.f32_policy import place_f32
 
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
         reasons = _check_support(gm, graph, settings)
+        place_f32(gm, reasons, settings)  # f32 from integers and constants: on the host
         _compile_partitions(gm, reasons, graph, settings)
     gm.recompile()
     telemetry.record_graph(telemetry.GraphRecord(graph, bucket))

@@ -166,7 +166,7 @@ class Card:
             array.write_host(data)
             return host_transfer_s(data.nbytes, self.config)
 
-        self._on(stream).enqueue("h2d", run, f"h2d {_describe(data.shape, data.dtype)}")
+        self._on(stream).enqueue("h2d", run, f"h2d {_describe(data.shape, data.dtype)}", data.nbytes)
         return array
 
     def download(self, array: DeviceArray, stream: Stream | None = None) -> np.ndarray:
@@ -178,7 +178,7 @@ class Card:
             out[...] = array._elements()
             return host_transfer_s(array.nbytes, self.config)
 
-        self._on(stream).enqueue("d2h", run, f"d2h {_describe(array.shape, array.dtype)}")
+        self._on(stream).enqueue("d2h", run, f"d2h {_describe(array.shape, array.dtype)}", array.nbytes)
         return out
 
     def copy(self, dst: DeviceArray, src: DeviceArray, stream: Stream | None = None) -> None:
@@ -191,7 +191,7 @@ class Card:
             dst._elements()[...] = src._elements()
             return device_copy_s(dst.nbytes, self.config)
 
-        self._on(stream).enqueue("dma", run, f"copy {_describe(dst.shape, dst.dtype)}")
+        self._on(stream).enqueue("dma", run, f"copy {_describe(dst.shape, dst.dtype)}", dst.nbytes)
 
     def _on(self, stream: Stream | None) -> Stream:
         stream = self._current if stream is None else stream

@@ -320,7 +320,7 @@ def _upload_into(dst: torch.Tensor, src: torch.Tensor) -> None:
         target.copy_(snapshot)
         return host_transfer_s(snapshot.nbytes, config)
 
-    _stream().enqueue("h2d", run, f"h2d {tuple(dst.shape)} {dst.dtype}")
+    _stream().enqueue("h2d", run, f"h2d {tuple(dst.shape)} {dst.dtype}", snapshot.nbytes)
 
 
 def upload(src: torch.Tensor) -> torch.Tensor:
@@ -348,7 +348,7 @@ def to_host(src: torch.Tensor) -> torch.Tensor:
         return host_transfer_s(src.numel() * src.element_size(), config)
 
     stream = _stream()
-    stream.enqueue("d2h", run, f"d2h {tuple(src.shape)} {src.dtype}")
+    stream.enqueue("d2h", run, f"d2h {tuple(src.shape)} {src.dtype}", src.numel() * src.element_size())
     stream.synchronize()
     return landed[0]
 
@@ -366,11 +366,18 @@ def _copy_on_card(dst: torch.Tensor, src: torch.Tensor) -> None:
         target.copy_(source.clone())
         return device_copy_s(nbytes, config)
 
-    _stream().enqueue("dma", run, f"copy {tuple(dst.shape)} {dst.dtype}")
+    _stream().enqueue("dma", run, f"copy {tuple(dst.shape)} {dst.dtype}", nbytes)
 
 
 def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
     if dst.numel() == 0:
+        return dst
+    if dst is src or _same_view(dst, src):
+        # nothing to move (AOTAutograd's write-back of an input the graph updated in place,
+        # see runtime/resident.py); the version bump that follows changes no value
+        from spyre_ir.runtime import resident
+
+        resident.note_copy_onto_itself(dst)
         return dst
     if is_spyre(dst) and is_spyre(src):
         _copy_on_card(dst, src)
@@ -379,6 +386,11 @@ def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
     else:
         dst.copy_(to_host(src))
     return dst
+
+
+def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (is_spyre(a) and is_spyre(b) and a.data_ptr() == b.data_ptr() and a.dtype == b.dtype
+            and a.shape == b.shape and a.stride() == b.stride())  # fmt: skip
 
 
 def assign(target: torch.Tensor, value: torch.Tensor) -> None:

@@ -23,9 +23,13 @@ stream:
 5. a host step that frees the launch's slot blocks, after everything above (a step that
    fails frees them itself, since the stream cancels the rest of the launch).
 
-Element types on the card: f16 as float16, bf16 as its raw 16 bits (uint16; on the host
-bf16 travels as float32 holding bf16 values, as in the interpreters), f32 / i32 / i64 as
-themselves, i1 as one byte (bool).
+Element types on the card: f16 as DLFloat16 codes (uint16; `interp.dlfloat16`: an h2d
+converts fp16/f32 host data into it, with its rounding and saturation, and the
+simulator takes and gives float32 arrays of DLFloat16 values, so results come back
+exactly and the caller casts them to its dtype), bf16 as its raw 16 bits (uint16; on
+the host bf16 travels as float32 holding bf16 values, as in the interpreters), f32 /
+i32 / i64 as themselves, i1 as one byte (bool). A `DeviceArray` (the eager device's
+row-major tensors) holds f16 as IEEE float16: its restickify converts, both ways.
 """
 
 from __future__ import annotations
@@ -40,18 +44,21 @@ from xdsl.dialects.builtin import ModuleOp
 from spyre_ir import cost_model
 from spyre_ir.dialects import recipe as R
 from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.interp import dlfloat16
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import telemetry
 from spyre_ir.runtime.artifact import Artifact, load_artifact
+from spyre_ir.runtime.allocator import DeviceBlock
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
 
-__all__ = ["Compute", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot", "Transfer"]
+__all__ = ["Compute", "Fetch", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot",
+           "StickImage", "Transfer"]
 
 # element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
 _DTYPES = {
-    "f16": (np.float16, np.float16),
+    "f16": (np.uint16, np.float32),
     "bf16": (np.uint16, np.float32),
     "f32": (np.float32, np.float32),
     "i1": (np.bool_, np.bool_),
@@ -101,21 +108,36 @@ class Slot:
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
                    element, layout, op.size.value.data, np.dtype(device), np.dtype(host))  # fmt: skip
 
+    @property
+    def array_dtype(self) -> np.dtype:
+        """The dtype of a row-major `DeviceArray` of this slot's elements (f16: IEEE)."""
+        return np.dtype(np.float16) if self.element == "f16" else self.device_dtype
+
     def to_device_elements(self, values: np.ndarray) -> np.ndarray:
         """Host values (any numeric dtype) as the card stores this slot's elements."""
+        if self.element == "f16":
+            return dlfloat16.encode(values)
         if self.element == "bf16":
             return _bf16_bits(values)
         return values.astype(self.device_dtype, copy=False)
 
+    def to_array_elements(self, values: np.ndarray) -> np.ndarray:
+        """Simulator values as a row-major `DeviceArray` of `array_dtype` holds them."""
+        if self.element == "f16":
+            return dlfloat16.to_user(values, np.float16)
+        return self.to_device_elements(values)
+
     def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
         """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
         flat = self.to_device_elements(np.asarray(values).reshape(-1))
-        fill = _bf16_bits(np.float32(pad)) if self.element == "bf16" else pad
+        fill = self.to_device_elements(np.float32(pad))[()] if self.element in ("f16", "bf16") else pad
         return stickify(flat.reshape(self.layout.host_shape), self.layout, fill).view(np.uint8)
 
     def read_image(self, raw: np.ndarray) -> np.ndarray:
         """The slot's values (simulator dtype) from its device bytes."""
         elements = unstickify(raw.view(self.device_dtype), self.layout).reshape(self.shape)
+        if self.element == "f16":
+            return dlfloat16.decode(elements)
         if self.element == "bf16":
             return _bf16_values(elements)
         return elements.astype(self.host_dtype, copy=False)
@@ -147,23 +169,70 @@ class Compute:
     entry: str
 
 
+@dataclass(eq=False)
+class StickImage:
+    """One slot's stick image kept on the card beyond a launch: a launch takes it as an
+    argument in place of data (nothing is staged: its block is the slot's), or leaves
+    one of its results as one (`launch_resident`). Each holder (`share` makes one more)
+    frees it once; the block goes back to the card with the last."""
+
+    card: Card
+    block: DeviceBlock | None
+    layout: StickLayout
+    element: str
+    pad: float
+    size: int
+    holders: int = 1
+
+    @classmethod
+    def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:
+        return cls(card, block, slot.layout, slot.element, pad, slot.size)
+
+    def fits(self, slot: Slot, pad: float) -> bool:
+        """Whether this image is exactly what `slot` (with padding `pad`) needs."""
+        return (self.block is not None and self.layout == slot.layout and self.element == slot.element
+                and self.size == slot.size and (self.pad == pad or (self.pad != self.pad and pad != pad)))  # fmt: skip
+
+    def share(self) -> StickImage:
+        self.holders += 1
+        return self
+
+    def free(self) -> None:
+        self.holders -= 1
+        if self.holders > 0:
+            return
+        block, self.block = self.block, None
+        if block is not None:
+            self.card.free(block)
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """What of one result crosses back: `into` (a host array or a DeviceArray of the
+    result's shape) receives the elements at `index` (a numpy index; None: all)."""
+
+    into: np.ndarray | DeviceArray
+    index: object = None
+
+
 class _Launch:
-    """The state of one launch: its blocks and its address table (patched by the host
-    callback when the stream reaches it)."""
+    """The state of one launch: its blocks (bound images' too) and its address table
+    (patched by the host callback when the stream reaches it)."""
 
-    __slots__ = ("card", "blocks", "table")
+    __slots__ = ("card", "blocks", "owned", "table")
 
-    def __init__(self, card: Card, blocks: dict) -> None:
+    def __init__(self, card: Card, blocks: dict, owned: set[str]) -> None:
         self.card = card
         self.blocks = blocks
+        self.owned = owned  # the blocks this launch frees: not bound inputs, not kept results
         self.table: dict = {}
 
     def release(self) -> None:
-        """Free the slot blocks (once): by the last step, or by a step that failed, since
-        the stream then cancels the rest of the launch."""
-        blocks, self.blocks = self.blocks, {}
-        for block in blocks.values():
-            self.card.free(block)
+        """Free the launch's own blocks (once): by the last step, or by a step that failed,
+        since the stream then cancels the rest of the launch."""
+        owned, self.owned = self.owned, set()
+        for name in owned:
+            self.card.free(self.blocks[name])
 
     def guarded(self, run: Callable[[], float]) -> Callable[[], float]:
         def step() -> float:
@@ -174,6 +243,9 @@ class _Launch:
                 raise
 
         return step
+
+
+Argument = np.ndarray | DeviceArray | StickImage
 
 
 class PreparedRecipe:
@@ -197,6 +269,9 @@ class PreparedRecipe:
                 self.steps.append(Restickify(slots[op.slot.root_reference.data]))
             elif isinstance(op, R.ComputeOp):
                 self.steps.append(Compute(op.callee.root_reference.data))
+        # the padding value of each input's stick image (its h2d transfer's)
+        self.input_pads = {s.slot.name: s.pad for s in self.steps
+                           if isinstance(s, Transfer) and s.slot.role == "input"}  # fmt: skip
         self.module = module  # read only: recipes prepared from one artifact share it
 
     @classmethod
@@ -213,21 +288,50 @@ class PreparedRecipe:
         return cls(name, module, plan, card)
 
     # ----------------------------------------------------------------- launching
-    def launch(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[DeviceArray]:
+    def launch(self, args: Sequence[Argument], stream: Stream | None = None) -> list[DeviceArray]:
         """Enqueue one run; results are new contiguous row-major DeviceArrays (the caller
         frees `.block`), valid once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
-        outs = [self.card.empty(s.shape, s.device_dtype) for s in self.outputs]
-        self._enqueue(staged, stream, outs)
+        outs = [self.card.empty(s.shape, s.array_dtype) for s in self.outputs]
+        self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
 
-    def launch_to_host(self, args: Sequence[np.ndarray | DeviceArray], stream: Stream | None = None) -> list[np.ndarray]:
+    def launch_to_host(self, args: Sequence[Argument], stream: Stream | None = None) -> list[np.ndarray]:
         """Enqueue one run whose results come back over the link; the returned host arrays
-        (simulator dtypes: bf16 as float32) are filled once the stream's work has run."""
+        (simulator dtypes: bf16 as float32, f16 as float32 holding DLFloat16 values) are
+        filled once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
         outs = [np.empty(s.shape, s.host_dtype) for s in self.outputs]
-        self._enqueue(staged, stream, outs)
+        self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
+
+    def launch_resident(self, args: Sequence[Argument], fetches: Sequence[Fetch | None],
+                        keep: Sequence[bool], stream: Stream | None = None) -> list[StickImage | None]:  # fmt: skip
+        """Enqueue one run whose arguments may be StickImages already on the card (bound
+        to their slots, nothing staged). Result i goes back as `fetches[i]` says (None:
+        nothing crosses) and, where `keep[i]`, stays on the card as the StickImage
+        returned at i (valid once the stream's work has run; the caller frees it)."""
+        staged, stream = self._check(args), self._stream(stream)
+        if len(fetches) != len(self.outputs) or len(keep) != len(self.outputs):
+            raise LaunchError(f"{self.name}: {len(fetches)} fetches and {len(keep)} keeps for "
+                              f"{len(self.outputs)} results")  # fmt: skip
+        return self._enqueue(staged, stream, list(fetches), list(keep))
+
+    def stage(self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None) -> StickImage:
+        """Enqueue staging `value` as input `index`'s stick image into a block of its own
+        (h2d for a host array, an on-card restickify for a DeviceArray): an image to bind
+        to this slot in later launches (the caller frees it)."""
+        (slot,) = [s for s in self.inputs if s.index == index]
+        staged, stream = self._check_one(slot, value), self._stream(stream)
+        pad = self.input_pads.get(slot.name, 0.0)
+        image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
+        launch = _Launch(self.card, {slot.name: image.block}, set())
+        launch.table[slot.name] = image.block
+        step = Transfer("h2d", slot, pad) if not isinstance(staged, DeviceArray) else Restickify(slot)
+        engine = "dma" if isinstance(staged, DeviceArray) else "h2d"
+        stream.enqueue(engine, self._stage_in(launch, step, staged), f"{self.name}: {engine} @{slot.name} (kept)",
+                       slot.size)  # fmt: skip
+        return image
 
     def _stream(self, stream: Stream | None) -> Stream:
         stream = stream or self.card.current_stream()
@@ -235,13 +339,26 @@ class PreparedRecipe:
             raise LaunchError(f"{stream} belongs to another card than recipe {self.name}")
         return stream
 
-    def _enqueue(self, staged: list[np.ndarray | DeviceArray], stream: Stream,
-                 outs: list[np.ndarray] | list[DeviceArray]) -> None:  # fmt: skip
-        launch = _Launch(self.card, {s.name: self.card.allocate(s.size) for s in (*self.inputs, *self.outputs)})
-        results = dict(zip((s.name for s in self.outputs), outs))
+    def _enqueue(self, staged: list[Argument], stream: Stream, fetches: list[Fetch | None],
+                 keep: list[bool]) -> list[StickImage | None]:  # fmt: skip
+        blocks, owned = {}, set()
+        for slot, arg in zip(self.inputs, staged):
+            if isinstance(arg, StickImage):
+                blocks[slot.name] = arg.block
+            else:
+                blocks[slot.name] = self.card.allocate(slot.size)
+                owned.add(slot.name)
+        images: list[StickImage | None] = []
+        for slot, kept in zip(self.outputs, keep):
+            blocks[slot.name] = self.card.allocate(slot.size)
+            images.append(StickImage.for_slot(self.card, slot, 0.0, blocks[slot.name]) if kept else None)
+            if not kept:
+                owned.add(slot.name)
+        launch = _Launch(self.card, blocks, owned)
+        results = dict(zip((s.name for s in self.outputs), fetches))
 
-        def enqueue(engine: str, run: Callable[[], float], what: str) -> None:
-            stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}")
+        def enqueue(engine: str, run: Callable[[], float], what: str, nbytes: int = 0) -> None:
+            stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}", nbytes)
 
         for step in self.steps:
             if isinstance(step, HostCallback):
@@ -250,41 +367,50 @@ class PreparedRecipe:
                 enqueue("compute", self._compute(launch, step), f"compute @{step.entry}")
             elif step.slot.role == "input":
                 arg = staged[step.slot.index]
-                if isinstance(arg, DeviceArray) == isinstance(step, Restickify):
+                if not isinstance(arg, StickImage) and isinstance(arg, DeviceArray) == isinstance(step, Restickify):
                     engine = "dma" if isinstance(step, Restickify) else "h2d"
-                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}")
+                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}",
+                            step.slot.size)  # fmt: skip
             else:
-                out = results[step.slot.name]
-                if isinstance(out, DeviceArray) == isinstance(step, Restickify):
+                fetch = results[step.slot.name]
+                if fetch is not None and isinstance(fetch.into, DeviceArray) == isinstance(step, Restickify):
                     engine = "dma" if isinstance(step, Restickify) else "d2h"
-                    enqueue(engine, self._stage_out(launch, step, out), f"{engine} @{step.slot.name}")
+                    nbytes = _fetched_bytes(step.slot, fetch)
+                    enqueue(engine, self._stage_out(launch, step, fetch, nbytes), f"{engine} @{step.slot.name}"
+                            + ("" if fetch.index is None else " (written part)"), nbytes)  # fmt: skip
 
         def release() -> float:
             launch.release()
             return 0.0
 
         enqueue("host", release, "free slots")
+        return images
 
-    def _check(self, args: Sequence[np.ndarray | DeviceArray]) -> list[np.ndarray | DeviceArray]:
+    def _check(self, args: Sequence[Argument]) -> list[Argument]:
         """Arguments checked against the input slots; host arrays copied (a later change
         by the caller must not leak into the pending transfer)."""
         if len(args) != len(self.inputs):
             raise LaunchError(f"{self.name}: {len(args)} arguments, the recipe takes {len(self.inputs)}")
-        staged: list[np.ndarray | DeviceArray] = []
-        for slot, arg in zip(self.inputs, args):
-            if not isinstance(arg, DeviceArray):
-                arg = np.array(arg, copy=True)
-            shape = tuple(arg.shape)
-            if shape != slot.shape:
-                raise LaunchError(f"{self.name}: argument {slot.index} has shape {list(shape)}, "
-                                  f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
-            kind = np.dtype(arg.dtype).kind
-            if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
-                    slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
-                raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
-                                  f"@{slot.name} holds {slot.element}")  # fmt: skip
-            staged.append(arg)
-        return staged
+        return [self._check_one(slot, arg) for slot, arg in zip(self.inputs, args)]
+
+    def _check_one(self, slot: Slot, arg: Argument) -> Argument:
+        if isinstance(arg, StickImage):
+            if not arg.fits(slot, self.input_pads.get(slot.name, 0.0)):
+                raise LaunchError(f"{self.name}: argument {slot.index} is a stick image that does not "
+                                  f"fit slot @{slot.name}")  # fmt: skip
+            return arg
+        if not isinstance(arg, DeviceArray):
+            arg = np.array(arg, copy=True)
+        shape = tuple(arg.shape)
+        if shape != slot.shape:
+            raise LaunchError(f"{self.name}: argument {slot.index} has shape {list(shape)}, "
+                              f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
+        kind = np.dtype(arg.dtype).kind
+        if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
+                slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
+            raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
+                              f"@{slot.name} holds {slot.element}")  # fmt: skip
+        return arg
 
     # ------------------------------------------------------ the steps' work
     def _patch(self, launch: _Launch, step: HostCallback):
@@ -300,7 +426,8 @@ class PreparedRecipe:
 
     def _stage_in(self, launch: _Launch, step: Transfer | Restickify, arg: np.ndarray | DeviceArray):
         config, slot = self.card.config, step.slot
-        pad = step.pad if isinstance(step, Transfer) else 0.0
+        # a restickified DeviceArray pads like the slot's own transfer would
+        pad = step.pad if isinstance(step, Transfer) else self.input_pads.get(slot.name, 0.0)
 
         def run() -> float:
             if isinstance(arg, DeviceArray):
@@ -320,7 +447,7 @@ class PreparedRecipe:
             start = time.perf_counter()
             arrays = [slot.read_image(self._view(launch, slot)) for slot in self.inputs]
             result = simulate(self.module, arrays, step.entry, self.card.config,
-                              trace=telemetry.wants_trace(), blas_threads=1)  # fmt: skip
+                              trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):
                 self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
@@ -329,15 +456,32 @@ class PreparedRecipe:
 
         return run
 
-    def _stage_out(self, launch: _Launch, step: Transfer | Restickify, out: np.ndarray | DeviceArray):
-        config, slot = self.card.config, step.slot
+    def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
+        config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
 
         def run() -> float:
             values = slot.read_image(self._view(launch, slot))
             if isinstance(out, DeviceArray):
-                out.write_host(slot.to_device_elements(values).reshape(slot.shape))
-                return cost_model.device_copy_s(slot.size, config)
-            out[...] = values
-            return cost_model.host_transfer_s(slot.size, config)
+                elements = slot.to_array_elements(values).reshape(slot.shape)
+                if index is None:
+                    out.write_host(elements)
+                else:
+                    out._elements()[index] = elements[index]
+                return cost_model.device_copy_s(nbytes, config)
+            if index is None:
+                out[...] = values
+            else:
+                out[index] = values[index]
+            return cost_model.host_transfer_s(nbytes, config)
 
         return run
+
+
+def _fetched_bytes(slot: Slot, fetch: Fetch) -> int:
+    """Bytes a fetch moves: the whole slot image, or the elements at its index."""
+    if fetch.index is None:
+        return slot.size
+    picked = np.empty(slot.shape, dtype=np.bool_)
+    picked[...] = False
+    picked[fetch.index] = True
+    return int(picked.sum()) * slot.device_dtype.itemsize

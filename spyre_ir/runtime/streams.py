@@ -62,13 +62,15 @@ class StepError(RuntimeError):
 
 
 class ExecutedStep(NamedTuple):
-    """A step that ran: on which stream and engine, and when (simulated seconds)."""
+    """A step that ran: on which stream and engine, when (simulated seconds), and for a
+    transfer or copy the bytes it moved (0 when the step did not say)."""
 
     stream: int
     engine: str
     label: str
     start_s: float
     end_s: float
+    nbytes: int = 0
 
 
 class _Record:
@@ -89,11 +91,12 @@ class _Record:
 class _Step:
     """A pending entry of a stream: work on an engine, an event record or a wait."""
 
-    __slots__ = ("kind", "engine", "run", "label", "record", "issue_s", "seq")
+    __slots__ = ("kind", "engine", "run", "label", "record", "issue_s", "seq", "nbytes")
 
     def __init__(self, kind: str, issue_s: float, seq: int, *, engine: str = "",
                  run: Callable[[], float] | None = None, label: str = "",
-                 record: _Record | None = None) -> None:  # fmt: skip
+                 record: _Record | None = None, nbytes: int = 0) -> None:  # fmt: skip
+        self.nbytes = nbytes
         self.kind = kind
         self.engine = engine
         self.run = run
@@ -110,6 +113,8 @@ class Timeline:
         self.now_s = 0.0
         self.engine_free_s = dict.fromkeys(ENGINES, 0.0)
         self.engine_busy_s = dict.fromkeys(ENGINES, 0.0)
+        self.engine_bytes = dict.fromkeys(ENGINES, 0)
+        """Bytes moved by each engine's steps so far (the steps that said how many)."""
         self.steps_run = 0
         self.latest_end_s = 0.0
         """End of the latest step or event record run so far."""
@@ -234,11 +239,12 @@ class Timeline:
         end = start + float(duration)
         self.engine_free_s[step.engine] = end
         self.engine_busy_s[step.engine] += float(duration)
+        self.engine_bytes[step.engine] += step.nbytes
         stream.ready_s = end
         self.latest_end_s = max(self.latest_end_s, end)
         self.steps_run += 1
         for log in self._step_logs:
-            log.append(ExecutedStep(stream.id, step.engine, step.label, start, end))
+            log.append(ExecutedStep(stream.id, step.engine, step.label, start, end, step.nbytes))
 
     def _cancel(self, stream: Stream) -> None:
         """Drop the pending work of `stream`; its event records become cancelled, so
@@ -271,13 +277,14 @@ class Stream:
     def __repr__(self) -> str:
         return f"<spyre stream {self.id}>"
 
-    def enqueue(self, engine: str, run: Callable[[], float], label: str) -> None:
+    def enqueue(self, engine: str, run: Callable[[], float], label: str, nbytes: int = 0) -> None:
         """Queue `run` on `engine`; it runs when the host next waits and returns its
-        simulated duration in seconds."""
+        simulated duration in seconds. `nbytes`: what a transfer or copy moves (telemetry)."""
         if engine not in ENGINES:
             raise ValueError(f"unknown engine '{engine}' (expected one of {', '.join(ENGINES)})")
         t = self.timeline
-        t._add(self, _Step("work", t.now_s, t._next_seq(), engine=engine, run=run, label=label))
+        t._add(self, _Step("work", t.now_s, t._next_seq(), engine=engine, run=run, label=label,
+                           nbytes=int(nbytes)))
 
     def record_event(self, event: Event | None = None) -> Event:
         """Record `event` (a new one if None) on this stream and return it."""

@@ -119,15 +119,15 @@ func.func @f() {
 
 // -----
 
-// A move covers whole sticks.
+// A move covers whole sticks unless `masked`.
 func.func @f(%x: tensor<64x128xf16>) -> tensor<64x128xf16> {
   %r = core.program @p cores(1) (%x) : (tensor<64x128xf16>) -> tensor<64x128xf16> {
   ^bb0(%core: index, %in: !dataflow.ddr<64x128xf16>, %out: !dataflow.ddr<64x128xf16>):
     %a = dataflow.alloc_lx {offset = 0 : i64} : !dataflow.lx<16x32xf16>
     %c0 = arith.constant 0 : index
     core.unit "ls" {
-      // CHECK: core_invalid.mlir:[[# @LINE + 2]]:7: error: 'ls.load': moves 32 elements along stick dim 1, not whole sticks of 64
-      // expected-error @+1 {{moves 32 elements along stick dim 1, not whole sticks of 64}}
+      // CHECK: core_invalid.mlir:[[# @LINE + 2]]:7: error: 'ls.load': moves 32 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`
+      // expected-error @+1 {{moves 32 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`}}
       ls.load %in[%c0, %c0] into %a : !dataflow.ddr<64x128xf16>, !dataflow.lx<16x32xf16>
       core.end
     }

@@ -246,14 +246,14 @@ func.func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {
 
 // -----
 
-// Along the stick dim a load moves whole sticks (64 f16 elements) ...
+// Along the stick dim a load moves whole sticks (64 f16 elements) unless `masked` ...
 func.func @f(%x: tensor<4x256xf16>) -> tensor<4x256xf16> {
   %r = dataflow.kernel @k cores(1) (%x) : (tensor<4x256xf16>) -> tensor<4x256xf16> {
   ^bb0(%core: index, %in: !dataflow.ddr<4x256xf16>, %out: !dataflow.ddr<4x256xf16>):
     %c0 = arith.constant 0 : index
     %a = dataflow.alloc_lx : !dataflow.lx<4x96xf16>
-    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 96 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)
-    // expected-error @+1 {{moves 96 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)}}
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 96 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`
+    // expected-error @+1 {{moves 96 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`}}
     dataflow.load %in[%c0, %c0] into %a : !dataflow.ddr<4x256xf16>, !dataflow.lx<4x96xf16>
     dataflow.end
   }
@@ -269,8 +269,8 @@ func.func @f(%x: tensor<128x4xf16, #spyre.stick<dim = 0, device = [2, 4, 64], ma
   ^bb0(%core: index, %in: !dataflow.ddr<128x4xf16, #spyre.stick<dim = 0, device = [2, 4, 64], map = [0, 1, 0], strides = [256, 1, 4], pad = 0>>, %out: !dataflow.ddr<128x4xf16>):
     %c0 = arith.constant 0 : index
     %a = dataflow.alloc_lx : !dataflow.lx<16x4xf16>
-    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 16 elements along stick dim 0, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)
-    // expected-error @+1 {{moves 16 elements along stick dim 0, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)}}
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 16 elements along stick dim 0, part of a stick of 64 inside the tensor, without `masked`
+    // expected-error @+1 {{moves 16 elements along stick dim 0, part of a stick of 64 inside the tensor, without `masked`}}
     dataflow.load %in[%c0, %c0] into %a : !dataflow.ddr<128x4xf16, #spyre.stick<dim = 0, device = [2, 4, 64], map = [0, 1, 0], strides = [256, 1, 4], pad = 0>>, !dataflow.lx<16x4xf16>
     dataflow.end
   }
@@ -286,8 +286,8 @@ func.func @f(%x: tensor<64x256xf16>) -> tensor<64x256xf16> {
   ^bb0(%core: index, %in: !dataflow.ddr<64x256xf16>, %out: !dataflow.ddr<64x256xf16>):
     %c0 = arith.constant 0 : index
     %a = dataflow.alloc_lx : !dataflow.lx<32x64xf16>
-    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 32 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)
-    // expected-error @+1 {{moves 32 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)}}
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.load': moves 32 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`
+    // expected-error @+1 {{moves 32 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`}}
     dataflow.load %in[%c0, %c0] into %a {perm = array<i64: 1, 0>} : !dataflow.ddr<64x256xf16>, !dataflow.lx<32x64xf16>
     dataflow.end
   }
@@ -344,14 +344,14 @@ func.func @f(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
 
 // -----
 
-// A store moves whole sticks too.
+// A store moves whole sticks too, unless `masked` (it writes only its own elements).
 func.func @f(%x: tensor<4x256xf16>) -> tensor<4x256xf16> {
   %r = dataflow.kernel @k cores(1) (%x) : (tensor<4x256xf16>) -> tensor<4x256xf16> {
   ^bb0(%core: index, %in: !dataflow.ddr<4x256xf16>, %out: !dataflow.ddr<4x256xf16>):
     %c0 = arith.constant 0 : index
     %a = dataflow.alloc_lx : !dataflow.lx<4x8xf16>
-    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.store': moves 8 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)
-    // expected-error @+1 {{moves 8 elements along stick dim 1, not whole sticks of 64 (a partial stick is only allowed at the tensor's end)}}
+    // CHECK: dataflow_invalid.mlir:[[# @LINE + 2]]:5: error: 'dataflow.store': moves 8 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`
+    // expected-error @+1 {{moves 8 elements along stick dim 1, part of a stick of 64 inside the tensor, without `masked`}}
     dataflow.store %a into %out[%c0, %c0] : !dataflow.lx<4x8xf16>, !dataflow.ddr<4x256xf16>
     dataflow.end
   }

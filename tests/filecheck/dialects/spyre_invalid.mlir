@@ -785,3 +785,21 @@ func.func @iota_zero_step() {
   %0 = spyre.iota {dim = 0 : i64, start = 0 : i64, step = 0 : i64} : tensor<4xi64>
   func.return
 }
+
+// -----
+
+func.func @scatter_source_shape(%c: tensor<1x2x16x32xf16>, %p: tensor<3xi64>, %k: tensor<1x2x4x32xf16>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter': source should be [1, 2, 3, 32] (dest with dim 2 of the index length), got [1, 2, 4, 32]
+  // expected-error @+1 {{source should be [1, 2, 3, 32]}}
+  %0 = spyre.scatter %c[%p], %k dim = 2 : tensor<1x2x16x32xf16>, tensor<3xi64>, tensor<1x2x4x32xf16> -> tensor<1x2x16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @scatter_2d_indices(%c: tensor<16x32xf16>, %p: tensor<3x1xi64>, %k: tensor<3x32xf16>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter': indices must be 1-D
+  // expected-error @+1 {{indices must be 1-D}}
+  %0 = spyre.scatter %c[%p], %k dim = 0 : tensor<16x32xf16>, tensor<3x1xi64>, tensor<3x32xf16> -> tensor<16x32xf16>
+  func.return
+}

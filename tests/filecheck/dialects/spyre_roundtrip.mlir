@@ -192,7 +192,7 @@ func.func @matmul_and_reductions(%x: tensor<2x4x64xf32>, %w: tensor<64x32xf32>, 
 
 // CHECK-LABEL: func.func @shapes(
 // GENERIC-LABEL: sym_name = "shapes"
-func.func @shapes(%x: tensor<2x4x64xf16>, %t: tensor<100x64xf16>, %ids: tensor<2x3xi64>, %one: tensor<4x1xf16>) -> tensor<8x64xf16> {
+func.func @shapes(%x: tensor<2x4x64xf16>, %t: tensor<100x64xf16>, %ids: tensor<2x3xi64>, %one: tensor<4x1xf16>, %pos: tensor<4xi64>) -> tensor<8x64xf16> {
   // CHECK-NEXT: %reshape = spyre.reshape %x : tensor<2x4x64xf16> -> tensor<8x64xf16>
   // GENERIC: %reshape = "spyre.reshape"(%x) : (tensor<2x4x64xf16>) -> tensor<8x64xf16>
   %reshape = spyre.reshape %x : tensor<2x4x64xf16> -> tensor<8x64xf16>
@@ -214,6 +214,9 @@ func.func @shapes(%x: tensor<2x4x64xf16>, %t: tensor<100x64xf16>, %ids: tensor<2
   // CHECK-NEXT: %gather = spyre.gather %t[%ids] : tensor<100x64xf16>, tensor<2x3xi64> -> tensor<2x3x64xf16>
   // GENERIC: %gather = "spyre.gather"(%t, %ids) : (tensor<100x64xf16>, tensor<2x3xi64>) -> tensor<2x3x64xf16>
   %gather = spyre.gather %t[%ids] : tensor<100x64xf16>, tensor<2x3xi64> -> tensor<2x3x64xf16>
+  // CHECK-NEXT: %scatter = spyre.scatter %concat[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
+  // GENERIC: %scatter = "spyre.scatter"(%concat, %pos, %x) <{dim = 1 : i64}> : (tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16>) -> tensor<2x8x64xf16>
+  %scatter = spyre.scatter %concat[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
   // CHECK-NEXT: func.return %reshape : tensor<8x64xf16>
   func.return %reshape : tensor<8x64xf16>
 }

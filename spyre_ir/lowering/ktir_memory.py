@@ -1,0 +1,339 @@
+"""Memory and tensor-structure ops of the KTIR -> dataflow lowering: memory views,
+access tiles (boxes, indirect row gathers), loads and stores, and the tensor and
+linalg ops that build, reshape or reduce tiles (spyre_ir/lowering/ktir_to_dataflow.py
+holds the pass)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import arith
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr
+
+from spyre_ir.dialects import dataflow as D
+from spyre_ir.dialects import ktdp
+from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
+from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
+from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.lowering.ktir_values import stick_elements
+from spyre_ir.lowering.ktir_values import (
+    Box,
+    Buf,
+    Index,
+    IndirectRows,
+    Lazy,
+    LoweringError,
+    Scalar,
+    View,
+)
+
+if TYPE_CHECKING:
+    from spyre_ir.lowering.ktir_to_dataflow import KernelLowering
+
+HANDLED = {
+    "ktdp.construct_memory_view", "ktdp.construct_access_tile",
+    "ktdp.construct_indirect_access_tile", "ktdp.load", "ktdp.store",
+    "ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract",
+    "tensor.splat", "tensor.extract", "tensor.empty", "tensor.expand_shape",
+    "tensor.collapse_shape", "linalg.fill", "linalg.broadcast", "linalg.reduce",
+    "linalg.matmul", "linalg.transpose", "linalg.generic",
+}  # fmt: skip
+
+
+def lower(lw: KernelLowering, op: Operation) -> object:
+    name = op.name
+    if name == "ktdp.construct_memory_view":
+        return memory_view(lw, op)  # type: ignore[arg-type]
+    if name == "ktdp.construct_access_tile":
+        return access_tile(lw, op)  # type: ignore[arg-type]
+    if name == "ktdp.construct_indirect_access_tile":
+        return indirect_tile(lw, op)  # type: ignore[arg-type]
+    if name == "ktdp.load":
+        return load(lw, op)  # type: ignore[arg-type]
+    if name == "ktdp.store":
+        store(lw, op)  # type: ignore[arg-type]
+        return None
+    if name in ("ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract"):
+        raise LoweringError(f"'{name}' is not supported by the KTIR -> dataflow lowering", op)
+    return tensor_op(lw, op)
+
+
+# ---------------------------------------------------------------- memory
+
+
+def memory_view(lw: KernelLowering, op: ktdp.ConstructMemoryViewOp) -> View:
+    pointer = lw.env.get(op.offset)
+    if not (isinstance(pointer, tuple) and pointer[0] == "pointer"):
+        raise LoweringError(
+            f"'{op.name}': the address must be a pointer argument of the kernel", op
+        )
+    space = op.memory_space
+    kind = getattr(space, "kind", None)
+    if (kind is not None and kind.data not in (SpyreMemoryKind.HBM, SpyreMemoryKind.unspecified)) or (
+        getattr(space, "data", None) == MemorySpace.ct_local
+    ):
+        raise LoweringError(f"'{op.name}': views of {space} memory are not supported", op)
+    if op.sizes or op.strides:
+        raise LoweringError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
+    sizes, strides = op.sizes_static(), op.strides_static()
+    want = [1] * len(sizes)
+    for d in range(len(sizes) - 2, -1, -1):
+        want[d] = want[d + 1] * sizes[d + 1]
+    if list(strides) != want:
+        raise LoweringError(
+            f"'{op.name}': strides {list(strides)} are not the row-major strides {want} of "
+            f"sizes {list(sizes)} (strided views are not supported)",
+            op,
+        )
+    p, memory = pointer[1], pointer[2]
+    return View(memory, tuple(sizes), p.padded)
+
+
+def rectangle(set_attr, op: Operation) -> list[tuple[int, int]]:
+    """The box of a set that is exactly a box (each constraint bounds one dim)."""
+    s = set_attr.data
+    if s.num_symbols:
+        raise LoweringError(f"'{op.name}': sets with symbols (dynamic tiles) are not supported", op)
+    for c in s.constraints:
+        cd, _, _ = linear_form(c.lhs - c.rhs, s.num_dims, 0)
+        if sum(1 for a in cd if a) != 1 or max(abs(a) for a in cd) != 1:
+            raise LoweringError(
+                f"'{op.name}': a non-rectangular set ({c}) is not supported", op
+            )
+    try:
+        return set_box(set_attr, op)
+    except KtirError as error:
+        raise LoweringError(str(error), op) from None
+
+
+def affine_value(lw: KernelLowering, expr: AffineExpr, operands: list[Index], op: Operation) -> SSAValue:
+    """Emit `expr` over index operands (add, mul and constants; floordiv/mod too)."""
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr
+
+    if isinstance(expr, AffineDimExpr):
+        return operands[expr.position].value  # type: ignore[return-value]
+    if isinstance(expr, AffineConstantExpr):
+        return lw.index_constant(expr.value).value  # type: ignore[return-value]
+    assert isinstance(expr, AffineBinaryOpExpr)
+    a = affine_value(lw, expr.lhs, operands, op)
+    b = affine_value(lw, expr.rhs, operands, op)
+    make = {
+        AffineBinaryOpKind.Add: arith.AddiOp,
+        AffineBinaryOpKind.Mul: arith.MuliOp,
+        AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp,
+        AffineBinaryOpKind.CeilDiv: arith.CeilDivSIOp,
+        AffineBinaryOpKind.Mod: arith.RemSIOp,
+    }[expr.kind]
+    return lw.emit(make(a, b)).results[0]
+
+
+def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
+    view = lw.get(op.base)
+    if not isinstance(view, View):
+        raise LoweringError(f"'{op.name}' on a tensor is not supported", op)
+    if op.symbol_operands:
+        raise LoweringError(f"'{op.name}' with symbols (dynamic tiles) is not supported", op)
+    box = rectangle(op.access_tile_set, op)
+    try:
+        perm = order_perm(op.access_tile_order, op)
+    except KtirError as error:
+        raise LoweringError(str(error), op) from None
+    indices = [lw.index(v, op) for v in op.indices]
+    offsets = []
+    for expr, (lo, _) in zip(op.base_map.data.results, box):
+        base = affine_value(lw, expr, indices, op)
+        if lo:
+            base = lw.emit(arith.AddiOp(base, lw.index_constant(lo).value)).results[0]
+        offsets.append(base)
+    extent = tuple(hi - lo + 1 for lo, hi in box)
+    shape = tuple(extent[d] for d in perm)
+    if shape != tuple(op.result.type.get_shape()):
+        raise LoweringError(f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op)
+    uniform = all(i.uniform for i in indices)
+    return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
+
+
+def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) -> IndirectRows:
+    """Rows of the base picked by an index view: dim 0 indirect through a box of the
+    index view over the first variables, the other dims the remaining variables whole."""
+    kinds = op.kinds()
+    maps = [m.data for m in op.per_dim_subscript_maps.data]
+    table = lw.get(op.base)
+    space = rectangle(op.variables_space_set, op)
+    n_captured = len(op.captured_variables)
+    unsupported = LoweringError(
+        f"'{op.name}': only row gathers (an indirect first subscript over leading "
+        "variables, the other dims whole) are supported",
+        op,
+    )
+    if not kinds[0] or any(kinds[1:]) or not isinstance(table, View):
+        raise unsupported
+    index_dims = len(maps[0].results)
+    variables = list(range(n_captured, n_captured + len(space)))
+    for k, m in enumerate(maps[1:], start=1):
+        d = variables[index_dims + k - 1] if index_dims + k - 1 < len(variables) else None
+        r = m.results[0]
+        if d is None or not (isinstance(r, AffineDimExpr) and r.position == d):
+            raise unsupported
+        if space[d - n_captured] != (0, table.shape[k] - 1):
+            raise unsupported
+    index_view = lw.get(op.indirect_memrefs[0])
+    captured = [lw.index(v, op) for v in op.captured_variables]
+    zero = lw.index_constant(0)
+    offsets = []
+    for j, expr in enumerate(maps[0].results):
+        var = variables[j]
+        lo = space[var - n_captured][0]
+        at = [*captured, *([zero] * len(space))]
+        at[var] = lw.index_constant(lo)
+        offsets.append(affine_value(lw, expr, at, op))
+    box_shape = tuple(hi - lo + 1 for lo, hi in space[:index_dims])
+    index_box = Box(index_view, offsets, box_shape)
+    return IndirectRows(table, index_box, tuple(op.result.type.get_shape()))
+
+
+def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
+    tile = lw.get(op.access_tile)
+    element = element_of(op.result.type)
+    if isinstance(tile, IndirectRows):
+        ib = tile.index_box
+        index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]
+        indices = lw.alloc(ib.shape, index_element)
+        if ib.view.padded:
+            sticks = lw.alloc((*ib.shape, 1), index_element)
+            lw.emit(D.LoadOp(ib.view.memory, [*ib.offsets, lw.index_constant(0).value], sticks))
+            lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
+        else:
+            lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
+        dest = lw.alloc(tile.shape, element)
+        lw.emit(D.GatherOp(tile.table.memory, indices, dest))
+        return Buf(dest, tile.shape)
+    if not isinstance(tile, Box):
+        raise LoweringError(f"'{op.name}': not an access tile", op)
+    shape = tuple(op.result.type.get_shape())
+    offsets = list(tile.offsets)
+    lx_shape = shape
+    if tile.view.padded:
+        offsets.append(lw.index_constant(0).value)
+        lx_shape = (*shape, 1)
+    perm = None if tile.perm is None else [*tile.perm, *([len(shape)] if tile.view.padded else [])]
+    dest = lw.alloc(lx_shape, element)
+    if tile.uniform and perm is None and shared_load(lw, tile, offsets, dest):
+        return Buf(dest, shape)
+    lw.emit(D.LoadOp(tile.view.memory, offsets, dest, perm=perm))
+    return Buf(dest, shape)
+
+
+def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SSAValue) -> bool:
+    """A tile every core loads alike (its address does not depend on the core): each
+    core loads 1/T of its rows and the cores all-gather them over the ring, so LPDDR5
+    carries it once (as our L1 compiler shares a matmul's A tile). False when its
+    rows do not split into whole parts."""
+    shape = tuple(dest.type.get_shape())  # type: ignore[attr-defined]
+    cores = lw.tiles
+    if cores == 1 or not shape or shape[0] % cores:
+        return False
+    part_shape = (shape[0] // cores, *shape[1:])
+    if len(shape) == 1 and part_shape[0] % stick_elements(dest.type.element_type):  # type: ignore[attr-defined]
+        return False
+    step = lw.index_constant(part_shape[0]).value
+    first = lw.emit(arith.AddiOp(offsets[0], lw.emit(arith.MuliOp(lw.core, step)).results[0]))
+    part = lw.alloc(part_shape, dest.type.element_type)  # type: ignore[attr-defined]
+    lw.emit(D.LoadOp(tile.view.memory, [first.results[0], *offsets[1:]], part))
+    lw.emit(D.RingAllgatherOp(part, dest, cores))
+    return True
+
+
+def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
+    tile = lw.get(op.access_tile)
+    if not isinstance(tile, Box) or tile.perm is not None:
+        raise LoweringError(f"'{op.name}' through an indirect or transposed tile is not supported", op)
+    shape = tuple(op.data_tile.type.get_shape())
+    offsets = list(tile.offsets)
+    lx_shape = shape
+    if tile.view.padded:
+        offsets.append(lw.index_constant(0).value)
+        lx_shape = (*shape, 1)
+    value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
+    lw.emit(D.StoreOp(value.value, tile.view.memory, offsets))
+
+
+def generic(lw: KernelLowering, op: Operation) -> object:
+    """A parallel linalg.generic whose maps project dims: its body's scalar ops run on
+    whole tiles (an input missing a dim broadcasts along it)."""
+    kinds = [str(k.data) for k in op.iterator_types.data]  # type: ignore[attr-defined]
+    outputs = list(op.outputs)  # type: ignore[attr-defined]
+    if any(k != "parallel" for k in kinds) or len(outputs) != 1:
+        raise LoweringError(
+            "'linalg.generic' with reduction iterators or several outputs is not supported", op
+        )
+    shape = shape_of(outputs[0].type)
+    args = []
+    for value, m in zip([*op.inputs, *outputs], op.indexing_maps.data):  # type: ignore[attr-defined]
+        dims = [r.position if isinstance(r, AffineDimExpr) else None for r in m.data.results]
+        if None in dims or dims != sorted(dims):  # type: ignore[type-var]
+            raise LoweringError(f"'linalg.generic' with indexing map {m} is not supported", op)
+        x = lw.get(value)
+        if len(dims) < len(shape) and isinstance(x, Buf):
+            want = tuple(shape[d] if d in dims else 1 for d in range(len(shape)))
+            x = Lazy(lw.math.materialize(x, want, x.element, op), shape, x.element)
+        args.append(x)
+    block = op.body.block  # type: ignore[attr-defined]
+    for arg, value in zip(block.args, args):
+        lw.env[arg] = value
+    outer, lw.body_shape = lw.body_shape, shape
+    try:
+        results = lw.lower_block(block)
+    finally:
+        lw.body_shape = outer
+    return results[0]
+
+
+# ---------------------------------------------------------------- tensor structure
+
+
+def tensor_op(lw: KernelLowering, op: Operation) -> object:
+    name = op.name
+    t = op.results[0].type
+    shape, element = shape_of(t), element_of(t)
+    if name == "tensor.splat":
+        x = lw.get(op.operands[0])
+        return Lazy(x, shape, element)  # type: ignore[arg-type]
+    if name == "tensor.extract":
+        x = lw.get(op.operands[0])
+        if isinstance(x, Lazy):
+            return x.source
+        if isinstance(x, Buf) and len(x.lx_shape) and all(d == 1 for d in x.lx_shape):
+            return Buf(x.value, ())
+        raise LoweringError(f"'{name}' of one element of a larger tile is not supported", op)
+    if name == "tensor.empty":
+        return Lazy(Scalar(0.0, element), shape, element)
+    if name == "linalg.fill":
+        return Lazy(lw.get(op.operands[0]), shape, element)  # type: ignore[arg-type]
+    if name == "linalg.broadcast":
+        x = lw.math.operand(lw.get(op.operands[0]), op)
+        dims = {int(d) for d in op.dimensions.get_values()}  # type: ignore[attr-defined]
+        want = tuple(1 if i in dims else d for i, d in enumerate(shape))
+        if x.lx_shape != want and x.shape:
+            x = lw.math.materialize(x, want, x.element, op)
+        return Lazy(x, shape, element)
+    if name == "linalg.reduce":
+        return lw.math.reduce(op, lw.get(op.operands[0]), lw.get(op.operands[1]))
+    if name == "linalg.matmul":
+        a, b, c = (lw.get(v) for v in op.operands)
+        return lw.math.matmul(op, a, b, c)
+    if name == "linalg.generic":
+        return generic(lw, op)
+    if name == "linalg.transpose":
+        x = lw.math.materialize(lw.get(op.operands[0]), shape_of(op.operands[0].type), element, op)
+        out = lw.alloc(shape, element)
+        perm = [int(p) for p in op.permutation.get_values()]  # type: ignore[attr-defined]
+        lw.emit(D.ComputeOp("spyre.transpose", [x.value], [out], {"perm": D.dense(perm)}))
+        return Buf(out, shape)
+    # expand_shape / collapse_shape: the same elements in a new shape
+    x = lw.get(op.operands[0])
+    if isinstance(x, Lazy):
+        return Lazy(x.source, shape, element)
+    return lw.math.materialize(x, shape, element, op)
+

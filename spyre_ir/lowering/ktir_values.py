@@ -1,0 +1,182 @@
+"""What KTIR values become inside a lowered `dataflow.kernel` (shared by the KTIR ->
+dataflow lowering's modules), and the kernel signature KTIR pointers give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from spyre_ir.dialects import ktdp
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.dialects.spyre import element_type_name
+
+
+class LoweringError(Exception):
+    """A KTIR construct the lowering does not support, located at `op`."""
+
+    def __init__(self, message: str, op: Operation | None):
+        super().__init__(message)
+        self.op = op
+
+
+@dataclass
+class Index:
+    """An index (or integer) value of the kernel body; `const` when known. `per_core`
+    holds its value on every core when it depends on the core id alone, `uniform`
+    whether it is the same on every core (loop bounds and branch conditions at L3 must
+    be)."""
+
+    value: SSAValue | None
+    const: int | None = None
+    per_core: object = None
+    uniform: bool = True
+
+
+@dataclass
+class Scalar:
+    """A compile-time float or integer scalar (constants, `--scalars` values)."""
+
+    value: float
+    type: Attribute
+
+
+@dataclass
+class Buf:
+    """A KTIR tensor held in an LX buffer. `shape` is the KTIR shape; the buffer's
+    shape may keep reduced dims as 1 (the layout a keepdim reduction leaves)."""
+
+    value: SSAValue
+    shape: tuple[int, ...]
+
+    @property
+    def lx_shape(self) -> tuple[int, ...]:
+        return tuple(self.value.type.get_shape())  # type: ignore[attr-defined]
+
+    @property
+    def element(self) -> Attribute:
+        return self.value.type.element_type  # type: ignore[attr-defined]
+
+
+@dataclass
+class Lazy:
+    """A tensor not materialised: a splat of a scalar (`source` a Scalar, or a
+    one-element Buf), or a broadcast of a Buf whose LX shape has 1 on the new dims."""
+
+    source: Scalar | Buf
+    shape: tuple[int, ...]
+    element: Attribute
+
+
+@dataclass
+class View:
+    """A memory view: the kernel's DDR argument of its pointer; `padded` when its
+    last dim is spread one element per stick (a trailing unit dim in DDR)."""
+
+    memory: SSAValue
+    shape: tuple[int, ...]
+    padded: bool
+
+
+@dataclass
+class Box:
+    """A rectangular access tile: view, offsets (index values) and extent per view dim,
+    `perm` when the tile is a transpose of the box."""
+
+    view: View
+    offsets: list[SSAValue]
+    shape: tuple[int, ...]
+    perm: tuple[int, ...] | None = None
+    uniform: bool = False
+
+
+@dataclass
+class IndirectRows:
+    """An indirect access tile gathering rows: the index view's box and the table."""
+
+    table: View
+    index_box: Box
+    shape: tuple[int, ...]
+
+
+@dataclass
+class Future:
+    """A produced future: its partial buffers (computed on every tile), the size of the
+    groups of consecutive tiles, and the producer's position in its group when one
+    tile per group produces (None: every tile does)."""
+
+    partials: list[Buf]
+    group_size: int
+    producer: int | None
+
+
+@dataclass
+class Pointer:
+    """A pointer argument: its view type, and whether the kernel reads / writes it."""
+
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    element: Attribute
+    read: bool = False
+    written: bool = False
+    padded: bool = False
+    views: list[ktdp.ConstructMemoryViewOp] = field(default_factory=list)
+
+
+def stick_elements(element: Attribute) -> int:
+    return DEFAULT_CONFIG.stick_bytes // ELEMENT_BYTES[element_type_name(element)]
+
+
+def _tiles_of(view: ktdp.ConstructMemoryViewOp) -> list[tuple[Operation, tuple[int, ...]]]:
+    """The access tiles on a view, with their extents."""
+    found = []
+    for use in view.result.uses:
+        op = use.operation
+        if isinstance(op, ktdp.ConstructAccessTileOp) and use.index == 0:
+            found.append((op, op.result.type.get_shape()))
+        elif isinstance(op, ktdp.ConstructIndirectAccessTileOp):
+            found.append((op, ()))
+    return found
+
+
+def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
+    """The pointer arguments of a KTIR kernel (index arguments that address memory
+    views) with their shapes, element types, and how the kernel uses them."""
+    pointers: dict[int, Pointer] = {}
+    for k, arg in enumerate(fn.body.block.args):
+        views = [
+            u.operation
+            for u in arg.uses
+            if isinstance(u.operation, ktdp.ConstructMemoryViewOp) and u.index == 0
+        ]
+        if not views or not isinstance(arg.type, IndexType):
+            continue
+        t = views[0].result.type
+        assert isinstance(t, MemRefType)
+        p = Pointer(k, arg.name_hint or f"arg{k}", tuple(t.get_shape()), t.element_type)
+        p.views = views
+        for view in views:
+            vt = view.result.type
+            if tuple(vt.get_shape()) != p.shape or vt.element_type != p.element:
+                raise LoweringError(
+                    f"pointer %{p.name} is viewed as both {t} and {vt}", view
+                )
+            for tile, extent in _tiles_of(view):
+                for use in tile.results[0].uses:
+                    if isinstance(use.operation, ktdp.LoadOp):
+                        p.read = True
+                    elif isinstance(use.operation, ktdp.StoreOp):
+                        p.written = True
+                if extent and p.shape:
+                    last, n = extent[-1], stick_elements(p.element)
+                    if last % n and last < p.shape[-1]:
+                        p.padded = True
+            for use in view.result.uses:
+                if isinstance(use.operation, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
+                    # An index view: its few indices are read one stick each.
+                    p.read = p.padded = True
+        pointers[k] = p
+    return pointers

@@ -1,0 +1,149 @@
+"""The simulated card's memory system: what a move between LPDDR5 and LX costs.
+
+Geometry (which sticks each core's box touches) and the timing of a move, in core clock
+cycles, for all the program's cores moving their boxes at once (they run one program
+with one timing, see spyre_ir/sim/engine.py). docs/simulator.md states the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import NoneAttr
+
+from spyre_ir.dialects import dataflow as D
+from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.hardware import ELEMENT_BYTES, SpyreConfig
+
+
+def stick_geometry(memory: D.DdrType, config: SpyreConfig) -> tuple[int, int]:
+    """(stick dim, elements per stick) of a tensor in LPDDR5: from its stick layout,
+    else the default layout (the last dim, 128 bytes of elements)."""
+    layout = memory.layout
+    if not isinstance(layout, NoneAttr):
+        return layout.stick_dim.data, layout.device_sizes.data[-1].data
+    elem = ELEMENT_BYTES[element_type_name(memory.element_type)]
+    return len(memory.get_shape()) - 1, config.stick_bytes // elem
+
+
+def box_sticks_per_core(
+    offsets: Sequence[object],
+    extents: Sequence[int],
+    shape: Sequence[int],
+    stick_dim: int,
+    per_stick: int,
+    cores: int,
+) -> tuple[int, int]:
+    """(the most any core moves, the sum over cores): the sticks inside the tensor that
+    each core's box touches. Offsets the same on every core (0-d) are counted in Python,
+    the others as [cores] arrays."""
+    uniform, varying = 1, []
+    for d, (o, e, n) in enumerate(zip(offsets, extents, shape)):
+        if isinstance(o, np.ndarray) and o.ndim:
+            varying.append((d, o, e, n))
+            continue
+        o = int(o)
+        lo, hi = min(max(o, 0), n), min(max(o + e, 0), n)
+        if d == stick_dim:
+            uniform *= -(-hi // per_stick) - lo // per_stick if hi > lo else 0
+        else:
+            uniform *= hi - lo
+    if not varying:
+        return uniform, uniform * cores
+    count: object = uniform
+    for d, o, e, n in varying:
+        first, last = int(o.min()), int(o.max())
+        if first >= 0 and last + e <= n and (d != stick_dim or not (o % per_stick).any()):
+            # Every core's box lies inside (stick-aligned): all move the same.
+            count = count * (-(-e // per_stick) if d == stick_dim else e)
+            continue
+        lo, hi = np.minimum(np.maximum(o, 0), n), np.minimum(np.maximum(o + e, 0), n)
+        if d == stick_dim:
+            inside = np.where(hi > lo, -(-hi // per_stick) - lo // per_stick, 0)
+        else:
+            inside = hi - lo
+        count = count * inside
+    counts = np.broadcast_to(np.asarray(count, dtype=np.int64), (cores,))
+    return int(counts.max()), int(counts.sum())
+
+
+class BoxMoves:
+    """What the cores of a program move in one load or store: the most sticks any core
+    moves (`largest`), the sum over cores (`total`), the sticks LPDDR5 serves once each
+    box that several cores move at once is read once (`unique`), and the widest cohort
+    of cores sharing one box: its size and its span on the ring (hops from its first
+    core to its last)."""
+
+    __slots__ = ("largest", "total", "unique", "cohort", "span")
+
+    def __init__(self, largest: int, total: int, unique: int, cohort: int = 1, span: int = 0):
+        self.largest, self.total, self.unique = largest, total, unique
+        self.cohort, self.span = cohort, span
+
+
+def box_moves(
+    offsets: Sequence[object],
+    extents: Sequence[int],
+    shape: Sequence[int],
+    stick_dim: int,
+    per_stick: int,
+    cores: int,
+) -> BoxMoves:
+    """The boxes of one move on every core (offsets: ints or [cores] arrays)."""
+    largest, total = box_sticks_per_core(offsets, extents, shape, stick_dim, per_stick, cores)
+    varying = [o for o in offsets if isinstance(o, np.ndarray) and o.ndim]
+    if cores == 1 or not total:
+        return BoxMoves(largest, total, total)
+    if not varying:  # every core moves the same box: one cohort of all cores
+        return BoxMoves(largest, total, total // cores, cores, cores - 1)
+    keys = np.stack([np.broadcast_to(o, (cores,)) for o in varying], axis=1)
+    _, first, inverse, counts = np.unique(
+        keys, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    if len(first) == cores:
+        return BoxMoves(largest, total, total)
+    ids = np.arange(cores)
+    inverse = inverse.reshape(-1)
+    spans = np.zeros(len(first), np.int64)
+    np.maximum.at(spans, inverse, ids)
+    lows = np.full(len(first), cores, np.int64)
+    np.minimum.at(lows, inverse, ids)
+    # Each distinct box is read once: its share of the total (boxes of one move have
+    # the same sticks but where the tensor clips them).
+    unique = total * len(first) // cores
+    return BoxMoves(largest, total, unique, int(counts.max()), int((spans - lows).max()))
+
+
+def move_cycles(
+    boxes: BoxMoves, nominal: int, load: bool, cores: int, config: SpyreConfig
+) -> float:
+    """Cycles of one core's LPDDR5 port for a move of `boxes` (never less than the
+    `nominal` tile clipped to the tensor), all the program's cores moving at once:
+
+        max(card bytes / (lpddr_bytes_per_cycle x efficiency of the direction),
+            the core's bytes / lpddr_core_bytes_per_cycle)
+          + (cohort - 1) x the core's bytes x multicast_member_cycles_per_byte
+
+    Card bytes: the core's bytes times the cores, or with multicast the distinct boxes'
+    bytes only (a box several cores load is read once). Reads sustain
+    `lpddr_read_efficiency` of the bandwidth, writes `lpddr_write_efficiency` (the bus
+    turning around between reads and writes); one core streams at most its bytes in
+    flight per latency."""
+    most = max(nominal, boxes.largest) * config.stick_bytes
+    if config.lpddr_multicast and load:
+        card = max(boxes.unique * config.stick_bytes, most)
+        extra = (boxes.cohort - 1) * most * config.multicast_member_cycles_per_byte
+    else:
+        card, extra = most * cores, 0.0
+    efficiency = config.lpddr_read_efficiency if load else config.lpddr_write_efficiency
+    shared = card / (config.lpddr_bytes_per_cycle * efficiency)
+    own = most / config.lpddr_core_bytes_per_cycle
+    return max(shared, own) + extra
+
+
+def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> float:
+    """Cycles of one core's LPDDR5 port for a gather of `rows` rows (`nbytes`): reads
+    of the card's shared bandwidth, or of the core's own limit."""
+    shared = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
+    return max(shared, nbytes / config.lpddr_core_bytes_per_cycle)

@@ -1,0 +1,257 @@
+"""spyre-run on a KTIR file (a `ktdp` kernel, as Triton-Spyre writes it).
+
+    spyre-run kernel.mlir [--entry K] [--inputs x.npy,y.npy,...] [--scalars N=V,...]
+                          [--level dataflow|sim] [--lx-bytes N] [--report text|json]
+                          [--trace OUT.json] [--check] [--print] [--output OUT.npz]
+
+The kernel `func.func @K` (`--entry`; the file's only kernel when `--entry` is left
+at `main`) is lowered by the pipeline `ktir-to-units` (`ktir-to-dataflow` for
+`--level dataflow`) and run over its grid on the simulated card (or the L2
+interpreter). Its arguments:
+
+* pointer arguments (`index` values that address a `ktdp.construct_memory_view`): one
+  array each, from `--inputs` (one .npy per pointer argument, in argument order,
+  shape and dtype of the memory view) or random from `--seed` (floats standard normal;
+  integers uniform in [0, 16), narrowed to the rows of the table an indirect access
+  tile reads through them). Pointers that are only stored to start as zeros;
+* scalar arguments (index, integer, float): `--scalars NAME=VALUE,...` by argument name
+  (the kernel is specialised to them; a missing one is an error naming it).
+
+The results are the arrays of the pointers the kernel stores to, printed as for our own
+IR, with the simulator's one-line report (or `--report text|json`, `--trace`).
+`--check` compares them with the KTIR reference interpreter (spyre_ir/interp/ktir.py)
+on the same inputs. The report's `wall` line splits spyre-run's time into parse,
+lowering and run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+from spyre_ir.diagnostics import DiagnosticError
+from spyre_ir.interp.numerics import to_storage
+from spyre_ir.lowering.ktir_to_dataflow import ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
+from spyre_ir.tools import spyre_run as R
+
+
+def is_ktir(module: ModuleOp) -> bool:
+    return bool(ktir_kernels(module))
+
+
+def find_kernel(module: ModuleOp, entry: str) -> func.FuncOp:
+    kernels = ktir_kernels(module)
+    for fn in kernels:
+        if fn.sym_name.data == entry:
+            return fn
+    if entry == "main" and len(kernels) == 1:
+        return kernels[0]
+    names = ", ".join(f"@{k.sym_name.data}" for k in kernels)
+    raise R.RunError(f"no KTIR kernel @{entry} (kernels: {names}); pick one with --entry")
+
+
+def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int]:
+    """Per integer pointer, the bound of its random values: the rows of the smallest
+    table an indirect access tile reads through it."""
+    from spyre_ir.dialects import ktdp
+
+    bounds: dict[int, int] = {}
+    for k, p in pointers.items():
+        for view in p.views:
+            for use in view.result.uses:
+                op = use.operation
+                if isinstance(op, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
+                    rows = op.base.type.get_shape()[0]  # type: ignore[attr-defined]
+                    bounds[k] = min(bounds.get(k, rows), rows)
+    return bounds
+
+
+def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, np.ndarray]:
+    from spyre_ir.dialects.spyre import element_type_name
+
+    order = sorted(pointers)
+    if args.inputs is not None:
+        paths = [p.strip() for p in args.inputs.split(",") if p.strip()]
+        if len(paths) != len(order):
+            raise R.RunError(
+                f"@{fn.sym_name.data} has {len(order)} pointer arguments, but --inputs names "
+                f"{len(paths)} files"
+            )
+        arrays = {}
+        for k, path in zip(order, paths):
+            p = pointers[k]
+            value = R._load_npy(path)
+            want = to_storage(np.zeros(p.shape), element_type_name(p.element))
+            if value.shape != p.shape or value.dtype != want.dtype:
+                raise R.RunError(
+                    f"input '{path}' for %{p.name} is {value.shape} {value.dtype}; the memory "
+                    f"view is {p.shape} {want.dtype}"
+                )
+            arrays[k] = value
+        return arrays
+    rng = np.random.default_rng(args.seed)
+    bounds = index_bounds(fn, pointers)
+    arrays = {}
+    for k in order:
+        p = pointers[k]
+        name = element_type_name(p.element)
+        if not p.read:
+            value = np.zeros(p.shape)
+        elif name in ("i32", "i64"):
+            value = rng.integers(0, bounds.get(k, R.DEFAULT_INDEX_BOUND), size=p.shape)
+        else:
+            value = rng.standard_normal(p.shape, dtype=np.float32)
+        # numpy rounds to f16 itself: the torch-backed bulk path would import torch
+        arrays[k] = value.astype(np.float16) if name == "f16" else to_storage(value, name)
+    return arrays
+
+
+def scalar_values(fn: func.FuncOp, pointers: dict[int, Pointer], text: str | None) -> dict[int, float]:
+    try:
+        named = parse_scalars(text or "")
+    except ValueError as error:
+        raise R.RunError(f"--scalars: {error}") from None
+    values, missing = {}, []
+    for k, arg in enumerate(fn.body.block.args):
+        if k in pointers:
+            continue
+        name = arg.name_hint or f"arg{k}"
+        if name in named:
+            values[k] = named[name]
+        else:
+            missing.append(f"{name} ({arg.type})")
+    if missing:
+        raise R.RunError(
+            f"@{fn.sym_name.data} needs --scalars for its scalar arguments: {', '.join(missing)}"
+        )
+    return values
+
+
+def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int:
+    from spyre_ir.interp.ktir import KtirError, run_kernel
+    from spyre_ir.pipelines import KtirToDataflow, KtirToUnits
+
+    if args.level == "tensor":
+        raise R.RunError("a KTIR kernel runs at --level dataflow or sim, not tensor")
+    if args.cores is not None:
+        raise R.RunError("--cores does not apply to a KTIR kernel: its grid gives the cores")
+    if args.reference is not None:
+        raise R.RunError("--reference does not apply to a KTIR kernel: --check compares with "
+                         "the KTIR interpreter", code=2)
+    fn = find_kernel(module, args.entry)
+    try:
+        pointers = kernel_pointers(fn)
+    except LoweringError as error:
+        raise R.RunError(str(error)) from None
+    scalars = scalar_values(fn, pointers, args.scalars)
+    arrays = make_inputs(args, fn, pointers)
+    entry = fn.sym_name.data
+    named = ",".join(f"{fn.body.block.args[k].name_hint}={v!r}" for k, v in scalars.items())
+    reference = None
+    if args.check:
+        try:
+            reference = run_kernel(fn, arrays, scalars)
+        except KtirError as error:
+            raise DiagnosticError([_diag(error, args.file)]) from None
+
+    start = time.perf_counter()
+    pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
+    options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
+    lower(pipeline(**options), module, args.file)
+    lowering_seconds = time.perf_counter() - start
+    lowered = R.find_entry(module, entry)
+    inputs = [arrays[k].reshape(t.get_shape()) for k, t in zip(
+        [k for k in sorted(pointers) if pointers[k].read], lowered.function_type.inputs.data)]
+    outputs = [k for k in sorted(pointers) if pointers[k].written]
+
+    start = time.perf_counter()
+    runner = R.LEVELS[args.level][0]
+    opts = R.RunOptions(trace=args.trace is not None, check_races=args.check)
+    outcome = runner(module, inputs, entry, opts)
+    run_seconds = time.perf_counter() - start
+
+    out = sys.stderr if args.report == "json" else sys.stdout
+    results = [r.reshape(pointers[k].shape) for k, r in zip(outputs, outcome.outputs)]
+    print(f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)", file=out)
+    for k, value in zip(outputs, results):
+        p = pointers[k]
+        print(f"%{p.name}: {R.summary(value, TensorType(p.element, p.shape))}", file=out)
+        if args.print:
+            with np.printoptions(threshold=sys.maxsize, linewidth=100):
+                print(np.array2string(value, separator=", "), file=out)
+    if args.output:
+        R.save(args.output, results)
+    if outcome.report is not None:
+        outcome.report["wall_seconds"] = {
+            "parse": parse_seconds, "lowering": lowering_seconds, "run": run_seconds
+        }
+        if args.report == "text":
+            print(R.format_report(outcome.report), file=out)
+        elif args.report is None:
+            print(R.one_line_report(outcome.report), file=out)
+    print(
+        f"wall: parse {parse_seconds:.3f} s, lowering {lowering_seconds:.3f} s, "
+        f"{'simulation' if outcome.report is not None else 'run'} {run_seconds:.3f} s",
+        file=out,
+    )
+    if args.trace and outcome.trace is not None:
+        R.write_trace(args.trace, outcome.trace)
+        print(f"wrote trace to {args.trace}", file=out)
+    status = 0
+    if reference is not None:
+        status = check(pointers, outputs, results, reference, out)
+    if args.report == "json" and outcome.report is not None:
+        sys.stdout.write(json.dumps(outcome.report, indent=2, default=R._json_default) + "\n")
+    return status
+
+
+def lower(pipeline, module: ModuleOp, path: str) -> None:
+    """Run the KTIR pipeline on `module` in place; failures as located diagnostics."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from spyre_ir.diagnostics import failure_diagnostics, verify_all
+    from spyre_ir.registry import make_context
+
+    try:
+        pipeline.apply(make_context(), module)
+        problems = verify_all(module, path)
+    except (DiagnosticError, DiagnosticException) as error:
+        problems = failure_diagnostics(error, module, path)
+    except ValueError as error:
+        raise R.RunError(f"lowering failed: {error}") from None
+    if problems:
+        raise DiagnosticError(problems)
+
+
+def check(pointers, outputs, results, reference, out) -> int:
+    problems, errors = [], []
+    for k, got in zip(outputs, results):
+        p = pointers[k]
+        err, problem = R.compare(got, reference[k], TensorType(p.element, p.shape))
+        errors.append(err)
+        if problem:
+            problems.append(f"check: MISMATCH in %{p.name}: {problem} (the KTIR interpreter)")
+    for line in problems:
+        print(line, file=out)
+    if problems:
+        return 1
+    print(
+        f"check: ok (max abs error {max(errors, default=0.0):.3g} against the KTIR "
+        f"interpreter, {len(results)} result{'s' * (len(results) != 1)})",
+        file=out,
+    )
+    return 0
+
+
+def _diag(error, path: str):
+    from spyre_ir.diagnostics import Diagnostic, op_location
+
+    file, line, col = op_location(error.op, path) if error.op is not None else (path, 0, 0)
+    return Diagnostic(file, line, col, f"KTIR interpreter: {error}")

@@ -1,0 +1,114 @@
+// RUN: spyre-opt %s -p 'convert-ktir-to-dataflow{scalars="BK=128"}' --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p 'ktir-to-units{scalars="BK=128"}' --split-input-file | filecheck %s --check-prefix=UNITS
+
+// A grid of 4 tiles becomes a kernel over 4 cores; pointers that are loaded are the
+// inputs, the one that is stored the result; access tiles become box loads/stores.
+// CHECK-LABEL: func.func @add(%x: tensor<512xf16, #spyre.stick<{{.*}}>>, %y: tensor<512xf16, {{.*}}>) -> tensor<512xf16, {{.*}}>
+// CHECK: dataflow.kernel @add cores(4) (%x, %y) {plan = {kind = "ktir", grid = [4 : i64]}}
+// CHECK: ^bb0(%[[CORE:.*]]: index, %[[X:.*]]: !dataflow.ddr<512xf16, {{.*}}>, %[[Y:.*]]: !dataflow.ddr<512xf16, {{.*}}>, %[[OUT:.*]]: !dataflow.ddr<512xf16, {{.*}}>):
+// CHECK: %[[START:.*]] = arith.muli %[[CORE]], %{{.*}} : index
+// CHECK: dataflow.load %[[X]][%[[START]]] into %[[A:.*]] : !dataflow.ddr<512xf16, {{.*}}>, !dataflow.lx<128xf16>
+// CHECK: dataflow.load %[[Y]][%[[START]]] into %[[B:.*]] :
+// CHECK: dataflow.compute "spyre.add" on "pe"(%[[A]], %[[B]]) -> (%[[C:.*]]) :
+// CHECK: dataflow.store %[[C]] into %[[OUT]][%[[START]]] :
+// CHECK: dataflow.end
+// UNITS-LABEL: func.func @add
+// UNITS: core.program @add cores(4)
+func.func @add(%x: index, %y: index, %out: index) attributes {grid = [4]} {
+  %t = ktdp.get_compute_tile_id : index
+  %c128 = arith.constant 128 : index
+  %start = arith.muli %t, %c128 : index
+  %xv = ktdp.construct_memory_view %x, sizes: [512], strides: [1] {
+    coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 511 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<512xf16>
+  %yv = ktdp.construct_memory_view %y, sizes: [512], strides: [1] {
+    coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 511 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<512xf16>
+  %ov = ktdp.construct_memory_view %out, sizes: [512], strides: [1] {
+    coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 511 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<512xf16>
+  %xt = ktdp.construct_access_tile %xv[%start] {
+    access_tile_set = affine_set<(d0) : (d0 >= 0, -d0 + 127 >= 0)>, access_tile_order = affine_map<(d0) -> (d0)>
+  } : memref<512xf16> -> !ktdp.access_tile<128xindex>
+  %yt = ktdp.construct_access_tile %yv[%start] {
+    access_tile_set = affine_set<(d0) : (d0 >= 0, -d0 + 127 >= 0)>, access_tile_order = affine_map<(d0) -> (d0)>
+  } : memref<512xf16> -> !ktdp.access_tile<128xindex>
+  %ot = ktdp.construct_access_tile %ov[%start] {
+    access_tile_set = affine_set<(d0) : (d0 >= 0, -d0 + 127 >= 0)>, access_tile_order = affine_map<(d0) -> (d0)>
+  } : memref<512xf16> -> !ktdp.access_tile<128xindex>
+  %a = ktdp.load %xt : !ktdp.access_tile<128xindex> -> tensor<128xf16>
+  %b = ktdp.load %yt : !ktdp.access_tile<128xindex> -> tensor<128xf16>
+  %c = arith.addf %a, %b : tensor<128xf16>
+  ktdp.store %c, %ot : tensor<128xf16>, !ktdp.access_tile<128xindex>
+  return
+}
+
+// -----
+
+// A K loop with a loop-carried accumulator: the scalar step comes from the `scalars`
+// option, the accumulator lives in one LX buffer (zeroed before the loop) that the
+// add updates in place; the grid's two dims are the core id's remainder and quotient.
+// A row statistic (one element per row) gets one stick per element: a trailing 1.
+// CHECK-LABEL: func.func @mm
+// CHECK-SAME: -> (tensor<64x256xf16, {{.*}}>, tensor<64x1xf16, {{.*}}>)
+// CHECK: dataflow.kernel @mm cores(4)
+// CHECK: %[[ACC:.*]] = dataflow.alloc_lx : !dataflow.lx<32x128xf16>
+// CHECK: %[[M:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: dataflow.compute "spyre.full" on "pe"() -> (%[[ACC]]) {attrs = {value = 0.000000e+00 : f64}}
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: dataflow.load %{{.*}}[%{{.*}}, %[[K]]] into %[[A:.*]] : {{.*}}, !dataflow.lx<32x64xf16>
+// CHECK: dataflow.load %{{.*}}[%[[K]], %{{.*}}] into %[[B:.*]] : {{.*}}, !dataflow.lx<64x128xf16>
+// CHECK: dataflow.compute "spyre.matmul" on "pe"(%[[A]], %[[B]]) -> (%[[P:.*]]) :
+// CHECK: dataflow.compute "spyre.add" on "pe"(%[[ACC]], %[[P]]) -> (%[[ACC]]) :
+// CHECK: }
+// CHECK: dataflow.store %[[ACC]] into
+// CHECK: dataflow.compute "spyre.sum" on "sfp"(%[[ACC]]) -> (%[[S:.*]]) {attrs = {dims = array<i64: 1>, keepdim}} : (!dataflow.lx<32x128xf16>) -> !dataflow.lx<32x1xf16>
+// CHECK: dataflow.store %[[S]] into %{{.*}}[%{{.*}}, %{{.*}}] : !dataflow.lx<32x1xf16>, !dataflow.ddr<64x1xf16, {{.*}}>
+func.func @mm(%a: index, %b: index, %c: index, %rowsum: index, %BK: index) attributes {grid = [2, 2]} {
+  %m, %n = ktdp.get_compute_tile_id : index, index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %row = arith.muli %m, %c32 : index
+  %col = arith.muli %n, %c128 : index
+  %av = ktdp.construct_memory_view %a, sizes: [64, 256], strides: [256, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<64x256xf16>
+  %bv = ktdp.construct_memory_view %b, sizes: [256, 256], strides: [256, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 255 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<256x256xf16>
+  %cv = ktdp.construct_memory_view %c, sizes: [64, 256], strides: [256, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<64x256xf16>
+  %sv = ktdp.construct_memory_view %rowsum, sizes: [64], strides: [1] {
+    coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<64xf16>
+  %zero = arith.constant dense<0.0> : tensor<32x128xf16>
+  %acc = scf.for %k = %c0 to %c256 step %BK iter_args(%it = %zero) -> (tensor<32x128xf16>) {
+    %at = ktdp.construct_access_tile %av[%row, %k] {
+      access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+    } : memref<64x256xf16> -> !ktdp.access_tile<32x64xindex>
+    %bt = ktdp.construct_access_tile %bv[%k, %col] {
+      access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 127 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+    } : memref<256x256xf16> -> !ktdp.access_tile<64x128xindex>
+    %x = ktdp.load %at : !ktdp.access_tile<32x64xindex> -> tensor<32x64xf16>
+    %y = ktdp.load %bt : !ktdp.access_tile<64x128xindex> -> tensor<64x128xf16>
+    %e = tensor.empty() : tensor<32x128xf16>
+    %p = linalg.matmul ins(%x, %y : tensor<32x64xf16>, tensor<64x128xf16>) outs(%e : tensor<32x128xf16>) -> tensor<32x128xf16>
+    %next = arith.addf %it, %p : tensor<32x128xf16>
+    scf.yield %next : tensor<32x128xf16>
+  }
+  %ct = ktdp.construct_access_tile %cv[%row, %col] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 127 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x256xf16> -> !ktdp.access_tile<32x128xindex>
+  ktdp.store %acc, %ct : tensor<32x128xf16>, !ktdp.access_tile<32x128xindex>
+  %f0 = arith.constant 0.0 : f16
+  %init = tensor.splat %f0 : tensor<32xf16>
+  %s = linalg.reduce { arith.addf } ins(%acc : tensor<32x128xf16>) outs(%init : tensor<32xf16>) dimensions = [1]
+  %st = ktdp.construct_access_tile %sv[%row] {
+    access_tile_set = affine_set<(d0) : (d0 >= 0, -d0 + 31 >= 0)>, access_tile_order = affine_map<(d0) -> (d0)>
+  } : memref<64xf16> -> !ktdp.access_tile<32xindex>
+  ktdp.store %s, %st : tensor<32xf16>, !ktdp.access_tile<32xindex>
+  return
+}

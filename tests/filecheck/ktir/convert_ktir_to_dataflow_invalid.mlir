@@ -1,0 +1,127 @@
+// What convert-ktir-to-dataflow does not support is a located error naming the
+// construct (one chunk per construct).
+
+// RUN: spyre-opt %s -p convert-ktir-to-dataflow --split-input-file --verify-diagnostics | filecheck %s
+// RUN: spyre-opt %s -p convert-ktir-to-dataflow --split-input-file --verify-diagnostics 2>&1 | %no-traceback
+
+// CHECK: convert_ktir_to_dataflow_invalid.mlir:[[# @LINE + 2]]:1: error: kernel @k needs a value for its scalar argument %n
+// expected-error @+1 {{kernel @k needs a value for its scalar argument %n (index)}}
+func.func @k(%x: index, %n: index) attributes {grid = [1]} {
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [1]} {
+  // expected-error @+1 {{strides [1, 64] are not the row-major strides [64, 1] of sizes [64, 64] (strided views are not supported)}}
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [1, 64] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [1]} {
+  // expected-error @+1 {{views of #ktdp.spyre_memory_space<LX> memory are not supported}}
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {
+    coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<LX>
+  } : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  // expected-error @+1 {{a non-rectangular set}}
+  %t = ktdp.construct_access_tile %v[%c0, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, d1 - d0 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+  %l = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [4]} {
+  %c0 = arith.constant 0 : index
+  %tile = ktdp.get_compute_tile_id : index
+  %first = arith.cmpi eq, %tile, %c0 : index
+  // expected-error @+1 {{an scf.if whose condition differs across tiles is not supported}}
+  scf.if %first {
+    %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  }
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  // expected-error @+1 {{pointer %x is both loaded and stored: in-place kernels are not supported by the lowering}}
+  %w = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  %t = ktdp.construct_access_tile %v[%c0, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+  %l = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
+  ktdp.store %l, %t : tensor<64x64xf16>, !ktdp.access_tile<64x64xindex>
+  return
+}
+
+// -----
+
+func.func @k(%x: index, %y: index) attributes {grid = [1]} {
+  %a = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  %b = ktdp.construct_memory_view %y, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  // expected-error @+1 {{'ktdp.construct_distributed_memory_view' is not supported by the KTIR -> dataflow lowering}}
+  %d = ktdp.construct_distributed_memory_view (%a, %b : memref<64x64xf16>, memref<64x64xf16>) : memref<128x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  %t = ktdp.construct_access_tile %v[%c0, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+  %l = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
+  %z = arith.constant 1.0 : f16
+  %init = tensor.splat %z : tensor<64xf16>
+  // expected-error @+1 {{'linalg.reduce' with a combiner other than one add/max/min is not supported}}
+  %r = linalg.reduce { arith.mulf } ins(%l : tensor<64x64xf16>) outs(%init : tensor<64xf16>) dimensions = [1]
+  return
+}
+
+// -----
+
+func.func @k(%x: index) attributes {grid = [4]} {
+  %tile = ktdp.get_compute_tile_id : index
+  %c0 = arith.constant 0 : index
+  %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  %t = ktdp.construct_access_tile %v[%tile, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<64x64xf16> -> !ktdp.access_tile<1x64xindex>
+  %l = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0, -i + 3 >= 0)>
+      -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %l : tensor<1x64xf16>
+  }
+  // expected-error @+1 {{consumer_tiles_per_group must be blocks of consecutive tiles covering the grid}}
+  %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i == 0)>,
+      producer_dependency_per_consumer = affine_set<(p)[c] : (p == 0)>
+      : !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> -> tensor<1x64xf16>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument %m is memref<64xf16>: KTIR kernels take pointers as index values}}
+func.func @k(%m: memref<64xf16>) attributes {grid = [1]} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
