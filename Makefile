@@ -29,6 +29,7 @@ lit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/kernels.py --json bench/kernels.json
 	$(BIN)/python bench/layer.py --json bench/layer.json
+	$(BIN)/python bench/attention.py --json bench/attention.json
 	$(BIN)/python bench/launch.py --json bench/launch.json
 	$(BIN)/python bench/eager.py --json bench/eager.json
 	$(BIN)/python bench/generate.py --json bench/generate.json

@@ -214,6 +214,9 @@ PLAN_KEYS: dict[str, dict[str, str]] = {
     "matmul": {"kind": "str", "cores": "cores", "split": "split"},
     # A kernel lowered from KTIR (lowering/ktir_to_dataflow.py): its launch grid.
     "ktir": {"kind": "str", "grid": "any?"},
+    # Flash attention (passes/tile_attention.py): [heads, rows, keys] per tile, and the
+    # cores each unit's keys split over (only on the kernel: the group has cores alone).
+    "attention": {"kind": "str", "cores": "cores", "tile": "any?", "split_kv": "any?"},
 }
 
 

@@ -400,6 +400,31 @@ def _softmax(op: S.SoftmaxOp, x: np.ndarray) -> np.ndarray:
     return to_storage(e / np.sum(e, axis=axis, keepdims=True), name)
 
 
+@implements(S.AttentionOp)
+def _attention(op: S.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+               mask: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Scores, softmax and the sum over keys in float32 (what the CPU decomposition of
+    scaled_dot_product_attention computes); key/value head i // group for query head i."""
+    wide = np.float32
+    g = op.group_size
+    qc = q.astype(wide)
+    kc, vc = (np.repeat(x.astype(wide), g, axis=1) for x in (k, v))
+    scores = np.matmul(qc, np.swapaxes(kc, -1, -2)) * wide(op.scale.value.data)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf) if mask.dtype == bool else scores + mask
+    if op.causal_offset is not None:
+        s, t = scores.shape[-2:]
+        keep = np.arange(t)[None, :] <= np.arange(s)[:, None] + op.causal_offset.value.data
+        scores = np.where(keep, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(scores - top)
+        p = e / np.sum(e, axis=-1, keepdims=True)
+    if op.zero_masked_rows is not None:
+        p = np.where(np.isneginf(top), 0.0, p)
+    return to_storage(np.matmul(p, vc), _elt(op.result))
+
+
 def _norm_dtype(name: str) -> type:
     # torch's "opmath": half inputs (and the card, which accumulates in fp32) compute
     # norms in float32; float32 inputs get float64 statistics, as torch's CPU kernels.

@@ -59,7 +59,7 @@ def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
 class Candidate:
     """A group being formed: its ops in program order and its kind."""
 
-    kind: str  # "rows", "matmul", "gather" or "copy"
+    kind: str  # "rows", "matmul", "gather", "copy" or "attention"
     ops: list[Operation] = field(default_factory=list)
     row_dims: int = 0
 
@@ -115,7 +115,7 @@ def folded_operands(op: Operation) -> list[Operation]:
 
 
 def _anchor(candidate: Candidate) -> Operation | None:
-    if candidate.kind in ("rows", "copy"):
+    if candidate.kind in ("rows", "copy", "attention"):
         return None
     return next(
         op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp))
@@ -138,7 +138,7 @@ class Fuser:
         return need <= self.lx_bytes // 2
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
-        if candidate.kind == "copy" or len(candidate.ops) >= MAX_GROUP_OPS:
+        if candidate.kind in ("copy", "attention") or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
@@ -172,6 +172,8 @@ class Fuser:
             return Candidate("matmul", [*folded_operands(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
+        if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
+            return Candidate("attention", [op], 0)
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
             if self.fits([op], candidate.outputs(), p):

@@ -5,6 +5,8 @@ The plan goes on the group as a `plan` dictionary (see docs/dataflow.md):
   gather: {kind = "gather", row_dims, cores}          the same, over index positions
   matmul: {kind = "matmul", cores, split = [m, n, k]} from the matmul cost model; k > 1
           is split-K with a ring all-reduce of the partial sums
+  attention: {kind = "attention", cores, ...} the flash-attention tiling of
+          passes/tile_attention.py
 
 A matmul's split can be forced: `spyre-partition-cores{split=B,M,N,K}` for every matmul
 of the module, `{spyre.split = array<i64: b, m, n, k>}` on one `spyre.matmul` (which
@@ -152,6 +154,10 @@ def plan_group(
             "cores": plan.cores,
             "split": [plan.split_m, plan.split_n, plan.split_k],
         }
+    if kind == "attention":
+        from spyre_ir.passes.tile_attention import plan_attention
+
+        return plan_attention(group, cores)
     out = spyre.shape_of(group.outputs[0])
     rows = 1
     for d in out[:row_dims]:

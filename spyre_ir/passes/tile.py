@@ -633,6 +633,10 @@ class SpyreTile(ModulePass):
             group_kind(group)
             if plan["kind"] == "matmul":
                 kernel = tile_matmul_group(group, plan, lx_bytes)
+            elif plan["kind"] == "attention":
+                from spyre_ir.passes.tile_attention import tile_attention_group
+
+                kernel = tile_attention_group(group, plan, lx_bytes)
             elif plan["kind"] == "copy":
                 from spyre_ir.passes.tile_copy import tile_copy_group
 
