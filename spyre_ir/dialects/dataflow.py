@@ -379,7 +379,7 @@ class DeviceProgramBase(IRDLOperation):
     @property
     def capacity(self) -> int:
         if self.lx_capacity is None:
-            return DEFAULT_CONFIG.lx_bytes
+            return card_of(self).lx_bytes
         return self.lx_capacity.value.data
 
     @property
@@ -484,7 +484,7 @@ class AllocLxOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
         if self.offset is None:
             return
-        stick = DEFAULT_CONFIG.stick_bytes
+        stick = card_of(self).stick_bytes
         if self.offset_value % stick:
             raise VerifyException(
                 f"'{self.name}': offset {self.offset_value} is not {stick}-byte aligned"
@@ -554,7 +554,7 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
         return
     box = _box_shape(tile.get_shape(), perm)
     if not masked and partial_stick(memory, box):
-        per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+        per_stick = card_of(op).stick_bytes // memory.element_bytes
         raise VerifyException(
             f"'{op.name}': moves {box[memory.stick_dim]} elements along stick dim "
             f"{memory.stick_dim}, part of a stick of {per_stick} inside the tensor, "

@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_copy import COPY_OPS
 
@@ -267,7 +267,7 @@ class SpyreFuse(ModulePass):
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(self.lx_bytes)
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes))
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -185,8 +185,8 @@ def from_attr(plan: DictionaryAttr) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class SpyrePartitionCores(ModulePass):
-    """Record a work division over `cores` cores on every dataflow.group; `split`
-    (b, m, n, k cores per axis) forces that of every matmul."""
+    """Record a work division over `cores` cores (at most the module's card's) on every
+    dataflow.group; `split` (b, m, n, k cores per axis) forces that of every matmul."""
 
     name = "spyre-partition-cores"
 
@@ -198,6 +198,7 @@ class SpyrePartitionCores(ModulePass):
             raise ValueError("spyre-partition-cores: cores must be positive")
         remove_dead_groups(op)
         split = (self.split,) if isinstance(self.split, int) else tuple(self.split)
+        cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = to_attr(plan_group(group, self.cores, split))
+                group.plan = to_attr(plan_group(group, cores, split))

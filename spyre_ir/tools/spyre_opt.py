@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
+from spyre_ir.hardware import read_card, set_card
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -68,6 +69,22 @@ class SpyreOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in registry.PASSES.items():
             self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--card", metavar="FILE.json", default=None,
+            help="compile for this card: a JSON object of SpyreConfig fields that differ "
+            "from the default card (recorded on the module as spyre.card)",
+        )  # fmt: skip
+
+    def card(self):
+        """The card of `--card` (read once), or None."""
+        if self.args.card is None:
+            return None
+        if not hasattr(self, "_card"):
+            self._card = read_card(self.args.card)
+        return self._card
 
     def setup_pipeline(self) -> None:
         super().setup_pipeline()
@@ -110,6 +127,8 @@ class SpyreOptMain(xDSLOptMain):
             )
             diagnostics = verify_all(module, name)
             if not diagnostics:
+                if self.card() is not None:
+                    set_card(module, self.card())
                 self.apply_passes(module)
                 diagnostics = verify_all(module, name)
         except ParseError as error:
