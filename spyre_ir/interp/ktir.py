@@ -59,6 +59,8 @@ def eval_affine(expr: AffineExpr, dims: Sequence, symbols: Sequence = ()) -> np.
     if isinstance(expr, AffineSymExpr):
         return np.asarray(symbols[expr.position], dtype=np.int64)
     if isinstance(expr, AffineConstantExpr):
+        if not -(2**63) <= expr.value < 2**63:
+            raise KtirError(f"affine constant {expr.value} does not fit in 64 bits")
         return np.asarray(expr.value, dtype=np.int64)
     assert isinstance(expr, AffineBinaryOpExpr)
     a, b = eval_affine(expr.lhs, dims, symbols), eval_affine(expr.rhs, dims, symbols)

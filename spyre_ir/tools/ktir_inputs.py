@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -73,6 +75,24 @@ def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int
     return bounds
 
 
+def check_sizes(fn: func.FuncOp, pointers: Sequence[Pointer]) -> None:
+    """A RunError, before anything is allocated, for a memory view of a negative size or
+    views too large to draw (spyre_run.input_byte_limit)."""
+    from spyre_ir.dialects.spyre import element_type_name
+    from spyre_ir.hardware import ELEMENT_BYTES
+
+    total = 0
+    for p in pointers:
+        if any(d < 0 for d in p.shape):
+            raise R.RunError(f"the memory view of %{p.name} has no static size: {p.shape}")
+        total += math.prod(p.shape) * ELEMENT_BYTES.get(element_type_name(p.element), 8)
+    limit = R.input_byte_limit()
+    if total > limit:
+        raise R.RunError(
+            f"the memory views of @{fn.sym_name.data} take {total} bytes; a run draws at most {limit}"
+        )
+
+
 def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, np.ndarray]:
     from spyre_ir.dialects.spyre import element_type_name
 
@@ -96,6 +116,7 @@ def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, P
                 )
             arrays[k] = value
         return arrays
+    check_sizes(fn, [pointers[k] for k in order])
     rng = np.random.default_rng(args.seed)
     bounds = index_bounds(fn, pointers)
     arrays = {}

@@ -1,0 +1,42 @@
+"""Mutants the fuzzer found crashing a tool (tests/fuzz/regressions/, each as the fuzzer
+made it, seed 1): each must now end in a clear error and exit 1, with no internal
+error, traceback or 0:0 location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import spyre_fuzz
+
+from spyre_ir.tools import spyre_opt, spyre_run
+
+HERE = Path(__file__).parent / "regressions"
+
+CASES = {
+    # spyre-run --check on KTIR kernels: sizes checked before allocating, and an affine
+    # constant past 64 bits (MemoryError, ValueError and OverflowError before).
+    "ktir_huge_view.mlir": ("run", "spyre-run: error: the memory views of @k take 549755813888 bytes"),
+    "ktir_dynamic_view.mlir": ("run", "spyre-run: error: the memory view of %x has no static size"),
+    "ktir_affine_constant_past_64_bits.mlir": (
+        "run", "error: KTIR interpreter: affine constant -4722366482869645213695 does not fit in 64 bits"),
+    # A KTIR kernel through spyre-to-dataflow (an AssertionError in spyre-fuse before).
+    "ktir_through_spyre_to_dataflow.mlir": (
+        "opt", ":5:3: error: spyre-fuse: 'ktdp.get_compute_tile_id' does not compute tensors"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_found_mutant_is_a_clear_error(name, capsys):
+    tool, message = CASES[name]
+    path = str(HERE / name)
+    if tool == "run":
+        code = spyre_run.main([path, "--check"])
+    else:
+        with pytest.raises(SystemExit) as done:
+            spyre_opt.main([path, "-p", "spyre-to-dataflow"])
+        code = done.value.code
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert message in err, err
+    assert spyre_fuzz.problems(code, out, err) == []
