@@ -29,9 +29,12 @@ lit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/kernels.py --json bench/kernels.json
 	$(BIN)/python bench/layer.py --json bench/layer.json
+	$(BIN)/python bench/attention.py --json bench/attention.json
 	$(BIN)/python bench/launch.py --json bench/launch.json
 	$(BIN)/python bench/eager.py --json bench/eager.json
 	$(BIN)/python bench/generate.py --json bench/generate.json
+	$(BIN)/python bench/ktir.py --json bench/ktir.json
+	$(BIN)/python bench/fidelity.py --json bench/fidelity.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

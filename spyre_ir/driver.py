@@ -16,7 +16,7 @@ op counts into a telemetry record (:class:`RecordOps`), IR text kept for dumps
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
@@ -51,6 +51,7 @@ F16_STAGE = Stage("f16", "tensor", ("spyre-compute-in-f16",))
 STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
         "spyre-lower-scatter",
+        "spyre-fuse-attention",
         "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",
@@ -136,6 +137,7 @@ def lower(
     f16: bool = False,
     graph: str = "main",
     hooks: Sequence[Hook] = (verify,),
+    pass_options: Mapping[str, object] | None = None,
     split: tuple[int, ...] = (),
 ) -> str | None:
     """Lower ``module`` in place from level ``source`` to level ``target``; return the
@@ -146,7 +148,8 @@ def lower(
     each hook is called with the stage, the module and its seconds. ``config`` is the
     card to compile for, recorded on the module (``spyre.card``, which every pass
     reads); None keeps the card the module names. ``split`` forces the (b, m, n, k)
-    split of every matmul."""
+    split of every matmul. ``pass_options``
+    go to the passes that declare them (``{"fuse_attention": False}``)."""
     from spyre_ir.lowering.units_to_recipe import plan_module
     from spyre_ir.passes.compute_in_f16 import has_f32
     from spyre_ir.runtime import telemetry
@@ -156,7 +159,8 @@ def lower(
         config = card_of(module)
     elif source == "tensor":
         set_card(module, config)
-    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, "split": split}
+    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, "split": split,
+               **(pass_options or {})}
     text = None
     for stage in stages_between(source, target, f16=f16 and has_f32(module)):
         with telemetry.stage(graph, stage.name) as timer:

@@ -59,9 +59,12 @@ class _Pipeline(ModulePass):
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
     split: tuple[int, ...] = ()
     """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
+    fuse_attention: bool = True
+    """spyre-fuse-attention's switch (false: attention runs unfused)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split}
+        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split,
+                   "fuse_attention": self.fuse_attention}
         for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
@@ -122,21 +125,27 @@ def lower_to_units(
     lx_bytes: int | None = None,
     split: tuple[int, ...] = (),
     config: SpyreConfig | None = None,
+    **pass_options: object,
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L3 in place and return it; `split`
     forces the (b, m, n, k) split of every matmul; `config` makes the module target
     that card (its `spyre.card` attribute, which every pass reads; by default the card
-    the module already names), `cores` and `lx_bytes` change it."""
+    the module already names), `cores` and `lx_bytes` change it; `pass_options` go to
+    the passes that declare them (`fuse_attention=False`)."""
     card = _config(config or card_of(module), cores, lx_bytes)
-    driver.lower(module, target="units", config=card, split=tuple(split))
+    driver.lower(module, target="units", config=card, split=tuple(split),
+                 pass_options=pass_options)
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None
+    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None,
+    **pass_options: object,
 ) -> ModuleOp:
-    """Python entry point: lower an L1 module to L2 in place and return it."""
-    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes))
+    """Python entry point: lower an L1 module to L2 in place and return it; `pass_options`
+    go to the passes that declare them (`fuse_attention=False`)."""
+    driver.lower(module, target="dataflow", config=_config(card_of(module), cores, lx_bytes),
+                 pass_options=pass_options)  # fmt: skip
     return module
 
 

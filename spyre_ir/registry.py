@@ -163,6 +163,12 @@ def _fold_broadcast_matmul() -> type[ModulePass]:
     return SpyreFoldBroadcastMatmul
 
 
+def _fuse_attention() -> type[ModulePass]:
+    from spyre_ir.passes.fuse_attention import SpyreFuseAttention
+
+    return SpyreFuseAttention
+
+
 def _ktir_to_dataflow() -> type[ModulePass]:
     from spyre_ir.lowering.ktir_to_dataflow import ConvertKtirToDataflow
 
@@ -198,6 +204,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
+    "spyre-fuse-attention": _fuse_attention,
     "spyre-lower-scatter": _lower_scatter,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,

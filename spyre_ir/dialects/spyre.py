@@ -974,6 +974,80 @@ class RmsNormOp(NormOp):
         )
 
 
+@irdl_op_definition
+class AttentionOp(SpyreOp):
+    """softmax(scale * q k^T + mask) v per head, as one op (what `spyre-fuse-attention`
+    makes of the decomposed pattern). q [b, h, s, d], k [b, kvh, t, d], v [b, kvh, t, e]
+    with h a multiple of kvh: query head i reads key/value head i // (h / kvh) (grouped-
+    query attention, nothing repeated). `mask`, broadcasting to [b, h, s, t], is added
+    (float) or keeps where true (i1); `causal_offset` c keeps key j of query i only when
+    j <= i + c. Scores, softmax statistics and the sum over keys are f32; a row with
+    every key masked is NaN, as softmax gives, or 0 with `zero_masked_rows`."""
+
+    name = "spyre.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal_offset = opt_prop_def(IntegerAttr[I64])
+    zero_masked_rows = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` `(` $mask^ `:` type($mask) `)`)? `scale` `=` $scale "
+        "attr-dict `:` type($q) `,` type($k) `,` type($v) `->` type($result)"
+    )
+
+    def __init__(self, q: SSAValue, k: SSAValue, v: SSAValue, mask: SSAValue | None,
+                 scale: float, result_type: Attribute, causal_offset: int | None = None,
+                 zero_masked_rows: bool = False):  # fmt: skip
+        props: dict[str, Attribute] = {"scale": FloatAttr(scale, Float64Type())}
+        if causal_offset is not None:
+            props["causal_offset"] = IntegerAttr(causal_offset, I64_T)
+        if zero_masked_rows:
+            props["zero_masked_rows"] = UnitAttr()
+        super().__init__(operands=[q, k, v, mask], result_types=[result_type],
+                         properties=props)  # fmt: skip
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head."""
+        return shape_of(self.q)[1] // shape_of(self.k)[1]
+
+    def verify_semantics(self) -> None:
+        q, k, v = shape_of(self.q), shape_of(self.k), shape_of(self.v)
+        if not len(q) == len(k) == len(v) == 4:
+            raise VerifyException(f"'{self.name}' takes rank-4 q, k and v [b, heads, seq, d]")
+        elt = element_of(self.q)
+        if not is_float(elt):
+            raise VerifyException(f"'{self.name}' needs float operands")
+        self.expect_element(self.k, elt, "k")
+        self.expect_element(self.v, elt, "v")
+        if not is_float(element_of(self.result)):
+            raise VerifyException(f"'{self.name}': the result must be float")
+        if k[0] != q[0] or v[0] != q[0] or k[1] != v[1] or k[2] != v[2]:
+            raise VerifyException(
+                f"'{self.name}': k {list(k)} and v {list(v)} do not match q {list(q)}"
+            )
+        if k[3] != q[3] or k[1] == 0 or q[1] % k[1]:
+            raise VerifyException(
+                f"'{self.name}': q {list(q)} and k {list(k)}: head dims must agree and "
+                "the query heads be a multiple of the key heads"
+            )
+        self.expect_shape((q[0], q[1], q[2], v[3]))
+        if self.mask is not None:
+            scores = (q[0], q[1], q[2], k[2])
+            if shape_rules.broadcast_shapes(shape_of(self.mask), scores) != scores:
+                raise VerifyException(
+                    f"'{self.name}': mask {list(shape_of(self.mask))} does not broadcast "
+                    f"to the scores {list(scores)}"
+                )
+            mask_elt = element_of(self.mask)
+            if not (is_float(mask_elt) or mask_elt == I1):
+                raise VerifyException(f"'{self.name}': the mask must be float or i1")
+
+
 SPYRE_OPS: tuple[type[Operation], ...] = (
     AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
     EqOp, NeOp, LtOp, LeOp, GtOp, GeOp,
@@ -985,7 +1059,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,
     ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp, ScatterOp,
     FullOp, ConstantOp, IotaOp,
-    SoftmaxOp, LayerNormOp, RmsNormOp,
+    SoftmaxOp, LayerNormOp, RmsNormOp, AttentionOp,
     RestickifyOp,
 )  # fmt: skip
 

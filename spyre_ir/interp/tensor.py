@@ -400,6 +400,31 @@ def _softmax(op: S.SoftmaxOp, x: np.ndarray) -> np.ndarray:
     return to_storage(e / np.sum(e, axis=axis, keepdims=True), name)
 
 
+@implements(S.AttentionOp)
+def _attention(op: S.AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+               mask: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Scores, softmax and the sum over keys in float32 (what the CPU decomposition of
+    scaled_dot_product_attention computes); key/value head i // group for query head i."""
+    wide = np.float32
+    g = op.group_size
+    qc = q.astype(wide)
+    kc, vc = (np.repeat(x.astype(wide), g, axis=1) for x in (k, v))
+    scores = np.matmul(qc, np.swapaxes(kc, -1, -2)) * wide(op.scale.value.data)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf) if mask.dtype == bool else scores + mask
+    if op.causal_offset is not None:
+        s, t = scores.shape[-2:]
+        keep = np.arange(t)[None, :] <= np.arange(s)[:, None] + op.causal_offset.value.data
+        scores = np.where(keep, scores, -np.inf)
+    top = np.max(scores, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(scores - top)
+        p = e / np.sum(e, axis=-1, keepdims=True)
+    if op.zero_masked_rows is not None:
+        p = np.where(np.isneginf(top), 0.0, p)
+    return to_storage(np.matmul(p, vc), _elt(op.result))
+
+
 def _norm_dtype(name: str) -> type:
     # torch's "opmath": half inputs (and the card, which accumulates in fp32) compute
     # norms in float32; float32 inputs get float64 statistics, as torch's CPU kernels.
@@ -542,16 +567,31 @@ class _Interpreter:
         check_value(result, op.results[0].type, f"{op_label(op)}: result (interpreter bug)")
         return [result]
 
+    def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
+        """An argument of the entry, checked against its type `t` (`what` names it in
+        errors) and as this interpreter holds it: bf16 values rounded to bf16."""
+        value = check_value(value, t, what)
+        if isinstance(t, TensorType) and S.element_type_name(t.element_type) == "bf16":
+            value = round_to_bf16(value)
+        return value
 
-def check_value(value: object, t: object, what: str) -> np.ndarray:
-    """`value` as the array for type `t`, or an InterpreterError naming `what`."""
+    def give_result(self, value: np.ndarray, t: Attribute) -> np.ndarray:
+        """A result of the entry as the caller receives it (type `t`)."""
+        return value
+
+
+def check_value(
+    value: object, t: object, what: str, storage: Callable[[Attribute], np.dtype] = storage_dtype
+) -> np.ndarray:
+    """`value` as the array for type `t` (its dtype `storage(element type)`), or an
+    InterpreterError naming `what`."""
     if not isinstance(t, TensorType):
         return np.asarray(value)
     if isinstance(value, np.generic):  # a numpy scalar is a 0-d array
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
         raise InterpreterError(f"{what}: expected a numpy array, got {type(value).__name__}")
-    shape, dtype = tuple(t.get_shape()), storage_dtype(t.element_type)
+    shape, dtype = tuple(t.get_shape()), storage(t.element_type)
     if value.shape != shape or value.dtype != dtype:
         raise InterpreterError(
             f"{what}: expected {describe_type(t)} (numpy shape {shape}, dtype {dtype}), "
@@ -573,14 +613,13 @@ def run_entry(
     for index, (value, t) in enumerate(zip(args, types)):
         hint = fn.body.block.args[index].name_hint
         label = f"argument {index}" + (f" (%{hint})" if hint else "") + f" of @{entry}"
-        value = check_value(value, t, label)
-        if isinstance(t, TensorType) and S.element_type_name(t.element_type) == "bf16":
-            value = round_to_bf16(value)
-        checked.append(value)
+        checked.append(interp.take_argument(value, t, label))
     # torch gives inf/NaN silently (e.g. 1/0, the mean of an empty dim); so do we.
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return [np.array(r, order="C") for r in interp.call(entry, checked)]
+        results = interp.call(entry, checked)
+        outputs = fn.function_type.outputs.data
+        return [np.array(interp.give_result(r, t), order="C") for r, t in zip(results, outputs)]
 
 
 def run_module(

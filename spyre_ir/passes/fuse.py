@@ -25,15 +25,21 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_copy import COPY_OPS
+
+MAX_GROUP_OPS = 128
+"""Ops in one group at most. Whether an op joins a group is checked against the whole
+group (its row analysis and LX need), so without a bound a chain of n ops would cost
+n^2 at compile time; past this many ops, another kernel's extra LPDDR5 round trip is
+small next to the group's own work."""
 
 
 def is_scalar_constant(op: Operation) -> bool:
@@ -53,7 +59,7 @@ def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
 class Candidate:
     """A group being formed: its ops in program order and its kind."""
 
-    kind: str  # "rows", "matmul", "gather" or "copy"
+    kind: str  # "rows", "matmul", "gather", "copy" or "attention"
     ops: list[Operation] = field(default_factory=list)
     row_dims: int = 0
 
@@ -109,7 +115,7 @@ def folded_operands(op: Operation) -> list[Operation]:
 
 
 def _anchor(candidate: Candidate) -> Operation | None:
-    if candidate.kind in ("rows", "copy"):
+    if candidate.kind in ("rows", "copy", "attention"):
         return None
     return next(
         op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp))
@@ -132,7 +138,7 @@ class Fuser:
         return need <= self.lx_bytes // 2
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
-        if candidate.kind == "copy":
+        if candidate.kind in ("copy", "attention") or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
@@ -166,6 +172,8 @@ class Fuser:
             return Candidate("matmul", [*folded_operands(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
+        if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
+            return Candidate("attention", [op], 0)
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
             if self.fits([op], candidate.outputs(), p):
@@ -183,6 +191,11 @@ class Fuser:
         for op in ops:
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue
+            if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
+                from spyre_ir.diagnostics import located_error
+
+                raise located_error(op, f"spyre-fuse: '{op.name}' does not compute tensors: "
+                                        "only L1 tensor ops lower to dataflow")  # fmt: skip
             if current is not None and self.try_extend(current, op):
                 continue
             if isinstance(op, spyre.ReshapeOp):
@@ -256,7 +269,7 @@ class SpyreFuse(ModulePass):
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(self.lx_bytes)
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes))
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

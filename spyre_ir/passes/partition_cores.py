@@ -5,6 +5,8 @@ The plan goes on the group as a `plan` dictionary (see docs/dataflow.md):
   gather: {kind = "gather", row_dims, cores}          the same, over index positions
   matmul: {kind = "matmul", cores, split = [m, n, k]} from the matmul cost model; k > 1
           is split-K with a ring all-reduce of the partial sums
+  attention: {kind = "attention", cores, ...} the flash-attention tiling of
+          passes/tile_attention.py
 
 A matmul's split can be forced: `spyre-partition-cores{split=B,M,N,K}` for every matmul
 of the module, `{spyre.split = array<i64: b, m, n, k>}` on one `spyre.matmul` (which
@@ -33,6 +35,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.diagnostics import located_error
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
@@ -62,6 +65,27 @@ def matmul_dims(mm: spyre.MatmulOp) -> tuple[int, int, int, int]:
     for d in out[: max(len(out) - 2, 0)]:
         batch *= d
     return batch, m, n, k
+
+
+def check_sizes(group: dataflow.GroupOp) -> None:
+    """A located error for a group with a zero-size tensor: there is no work to divide,
+    and the card's kernels move whole sticks (run such graphs on the host)."""
+    for value in (*group.inputs, *group.outputs):
+        if 0 in spyre.shape_of(value):
+            raise located_error(
+                group,
+                f"group @{group.sym_name.data}: a zero-size tensor ({value.type}) has no "
+                "work for the card",
+            )
+
+
+def remove_dead_groups(module: ModuleOp) -> None:
+    """Erase groups whose results nobody uses (latest first, so a group only a dead
+    one used goes too): they have no work to plan."""
+    for group in reversed([g for g in module.walk() if isinstance(g, dataflow.GroupOp)]):
+        if is_trivially_dead(group):
+            group.detach()
+            group.erase()
 
 
 SPLIT_ATTR = "spyre.split"
@@ -114,6 +138,7 @@ def plan_group(
     group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
 ) -> dict[str, object]:
     kind, row_dims = group_kind(group)
+    check_sizes(group)
     config = card_of(group)
     if kind == "matmul":
         mm = matmul_of(group)
@@ -123,12 +148,16 @@ def plan_group(
             plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced,
                                           rhs_batched=len(spyre.shape_of(mm.rhs)) > 2)
         except ValueError as e:
-            raise located_error(mm, f"spyre-partition-cores: {e}") from None
+            raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
         return {
             "kind": kind,
             "cores": plan.cores,
             "split": [plan.split_m, plan.split_n, plan.split_k],
         }
+    if kind == "attention":
+        from spyre_ir.passes.tile_attention import plan_attention
+
+        return plan_attention(group, cores)
     out = spyre.shape_of(group.outputs[0])
     rows = 1
     for d in out[:row_dims]:
@@ -162,8 +191,8 @@ def from_attr(plan: DictionaryAttr) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class SpyrePartitionCores(ModulePass):
-    """Record a work division over `cores` cores on every dataflow.group; `split`
-    (b, m, n, k cores per axis) forces that of every matmul."""
+    """Record a work division over `cores` cores (at most the module's card's) on every
+    dataflow.group; `split` (b, m, n, k cores per axis) forces that of every matmul."""
 
     name = "spyre-partition-cores"
 
@@ -173,7 +202,9 @@ class SpyrePartitionCores(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cores < 1:
             raise ValueError("spyre-partition-cores: cores must be positive")
+        remove_dead_groups(op)
         split = (self.split,) if isinstance(self.split, int) else tuple(self.split)
+        cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = to_attr(plan_group(group, self.cores, split))
+                group.plan = to_attr(plan_group(group, cores, split))

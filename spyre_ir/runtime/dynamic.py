@@ -15,7 +15,7 @@ runs the symbolic graph on tensors padded to capacity and implements each op in 
 * a cat along a padded dim places each operand at its runtime offset (where + index_select);
 * a slice that keeps the tail of a padded dim becomes an index_select at runtime positions;
 * sizes given as symbols (view, expand, full, ...) become the capacity, and symbolic scalars
-  (``s0``, ``s0 + 1``) become 0-d int64 inputs the host computes per call.
+  (``s0``, ``s0 + 1``) become one-element int64 inputs the host computes per call.
 
 The lengths are data, not kernel parameters, so the static road (L1..L4, replay) is
 unchanged. Outputs are sliced to their true sizes. An op that has no padded form (a view
@@ -178,13 +178,15 @@ class BucketedGraph:
                 self.specialise = True
                 return self._run_specialised(args, values)
         padded = [self._pad(a, n, bucket) for a, n in zip(args, self.placeholders)]
-        lengths = [torch.tensor(int(e.xreplace(values)), dtype=torch.int64) for e in self.exprs]
+        lengths = [torch.tensor([int(e.xreplace(values))], dtype=torch.int64) for e in self.exprs]
         outs = fn(*padded, *lengths)
         return [self._unpad(o, n, values) for o, n in zip(outs, self.outputs)]
 
     def _pad(self, arg: Any, node: fx.Node, bucket: Bucket) -> Any:
         if not isinstance(arg, torch.Tensor):
-            return torch.tensor(int(arg), dtype=torch.int64)  # a symbolic int input: data
+            return torch.tensor([int(arg)], dtype=torch.int64)  # a symbolic int input: data
+        if arg.dtype == torch.float64:
+            arg = arg.float()
         pads = _padded_dims(node.meta["val"])
         if not pads:
             return arg
@@ -216,11 +218,12 @@ class BucketedGraph:
         for node in self.placeholders:
             val = node.meta.get("val")
             if not isinstance(val, torch.Tensor):
-                examples.append(torch.zeros((), dtype=torch.int64))
+                examples.append(torch.zeros(1, dtype=torch.int64))
                 continue
             shape = [bucket.of(s) if not isinstance(s, int) else s for s in _shape(val)]
-            examples.append(torch.zeros(shape, dtype=val.dtype))
-        return examples + [torch.zeros((), dtype=torch.int64) for _ in self.exprs]
+            dtype = torch.float32 if val.dtype == torch.float64 else val.dtype
+            examples.append(torch.zeros(shape, dtype=dtype))
+        return examples + [torch.zeros(1, dtype=torch.int64) for _ in self.exprs]
 
     def _build(self, bucket: Bucket) -> Callable:
         from torch.fx.experimental.proxy_tensor import make_fx
@@ -233,6 +236,8 @@ class BucketedGraph:
 
         examples = self._example_inputs(bucket)
         static = make_fx(padded, tracing_mode="fake")(*examples)
+        static.graph.eliminate_dead_code()
+        static.recompile()
         caps = ", ".join(f"{','.join(sorted(map(str, g)))}->{c}" for g, c in bucket.caps)
         return self.compile_static(static, examples, f"bucket {caps}")
 
@@ -265,7 +270,10 @@ _STRUCTURAL = {
     aten.new_full.default, aten.new_empty.default, aten.full_like.default,
     aten.zeros_like.default, aten.ones_like.default, aten.embedding.default,
     torch.ops.prims.convert_element_type.default, aten.cumsum.default, aten.arange.default,
+    torch.ops.prims.iota.default,
 }  # fmt: skip
+_SCATTERS = {aten.index_put.default, aten.index_put_.default, aten.index_copy.default,
+             aten.index_copy_.default}  # fmt: skip
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
 _SYM_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.neg,
             aten.sym_size.int, aten.sym_numel.default, aten.sym_stride.int}  # fmt: skip
@@ -316,7 +324,7 @@ class _PaddedInterpreter:
         env: dict[fx.Node, Any] = {}
         for node, arg in zip(self.graph.placeholders, args):
             val = node.meta.get("val")
-            env[node] = self.lengths[_expr(val)] if isinstance(val, torch.SymInt) else arg
+            env[node] = self.length(_expr(val)) if isinstance(val, torch.SymInt) else arg
         for node in self.graph.gm.graph.nodes:
             if node.op == "call_function":
                 env[node] = self.call(node, env)
@@ -324,15 +332,14 @@ class _PaddedInterpreter:
                 env[node] = getattr(self.graph.gm, node.target)
         return [env[o] if isinstance(o, fx.Node) else o for o in self.graph.outputs]
 
-    # The value of a symbolic scalar is a 0-d int64 tensor; as a size it is the capacity.
+    # The value of a symbolic scalar is a 1-element int64 tensor (a card tensor has at least
+    # one dim); as a size it is the capacity.
     def length(self, expr: sympy.Expr | int) -> Any:
         return expr if isinstance(expr, int) else self.lengths[expr]
 
-    def size(self, value: Any, node: fx.Node | None = None) -> Any:
-        if isinstance(node, fx.Node) and isinstance(node.meta.get("val"), torch.SymInt):
-            e = _expr(node.meta["val"])
-            return e if isinstance(e, int) else self.bucket.of(e)
-        return value
+    def size(self, node: fx.Node) -> int:
+        e = _expr(node.meta["val"])
+        return e if isinstance(e, int) else self.bucket.of(e)
 
     def call(self, node: fx.Node, env: dict[fx.Node, Any]) -> Any:
         target = node.target
@@ -354,6 +361,10 @@ class _PaddedInterpreter:
             return self.cat(node, env)
         if target is aten.slice.Tensor:
             return self.slice(node, env)
+        if target in _SCATTERS and not any(_padded_dims(a.meta["val"]) for a in ins[1:]):
+            # indices and values unpadded (a decode step's write into a padded cache):
+            # every write lands at a true position, inside the data
+            return self.apply(node, env, sizes=False)
         if isinstance(target, torch._ops.OpOverload) and torch.Tag.pointwise in target.tags:
             return self.apply(node, env, sizes=False)
         if target in (aten.where.self, aten.masked_fill.Scalar, aten.masked_fill.Tensor):
@@ -365,18 +376,19 @@ class _PaddedInterpreter:
 
     def apply(self, node: fx.Node, env: dict[fx.Node, Any], sizes: bool) -> Any:
         """Run the op itself; symbolic ints in its arguments become capacities (``sizes``)
-        or their runtime values (0-d tensors)."""
+        or their runtime values (one-element tensors)."""
 
         def value(a: Any) -> Any:
             if isinstance(a, fx.Node):
                 if sizes and isinstance(a.meta.get("val"), torch.SymInt):
-                    return self.size(None, a)
+                    return self.size(a)
                 return env[a]
             if isinstance(a, (list, tuple)):
                 return type(a)(value(x) for x in a)
             return a
 
         args, kwargs = value(node.args), {k: value(v) for k, v in node.kwargs.items()}
+        args, kwargs = _no_f64(args), {k: _no_f64(v) for k, v in kwargs.items()}
         if node.target is operator.getitem:
             return args[0][args[1]]
         return node.target(*args, **kwargs)
@@ -402,7 +414,7 @@ class _PaddedInterpreter:
             count = 1
             for d in _reduced_dims(node, x.dim()):
                 count = count * (self.length(pads[d]) if d in pads else x.shape[d])
-            return torch.div(total, count).to(total.dtype)
+            return torch.div(total, count).to(total.dtype).reshape(total.shape)
         args = [x, *(self.apply_arg(a, env) for a in node.args[1:])]
         return node.target(*args, **node.kwargs)
 
@@ -433,14 +445,12 @@ class _PaddedInterpreter:
         offset: Any = 0
         for p in parts:
             x, n = env[p], _shape(p.meta["val"])[dim]
-            # where each output position reads from this part, clamped inside it
-            at = torch.clamp(position - offset, 0, x.shape[dim] - 1)
             if x.shape[dim] == 1:
                 taken = x.expand(*[cap if i == dim else -1 for i in range(rank)])
             elif out is None and x.shape[dim] == cap:  # the first part, where it already is
                 taken = x
-            else:
-                taken = _take(x, dim, at)
+            else:  # where each output position reads from this part, clamped inside it
+                taken = _take(x, dim, torch.clamp(position - offset, 0, x.shape[dim] - 1))
             if out is None:
                 out = taken
             else:
@@ -480,6 +490,16 @@ def _take(x: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
     return torch.index_select(x.transpose(0, dim), 0, index).transpose(0, dim)
 
 
+def _no_f64(a: Any) -> Any:
+    """float64 (dynamo's 0-d tensors for Python floats under ``dynamic=True``) as float32:
+    the card has no f64; the scalars are fed as f32 (see BucketedGraph._pad)."""
+    if a is torch.float64:
+        return torch.float32
+    if isinstance(a, (list, tuple)):
+        return type(a)(_no_f64(x) for x in a)
+    return a
+
+
 def _tensors(val: Any) -> list[torch.Tensor]:
     vals = val if isinstance(val, (tuple, list)) else (val,)
     return [v for v in vals if isinstance(v, torch.Tensor)]
@@ -510,9 +530,7 @@ def _check_view(node: fx.Node) -> None:
 
 
 def _smaller(a: list[Any], b: list[Any]) -> bool:
-    """Whether the product of ``a`` is the smaller one (symbols taken as large)."""
-    try:
-        return bool(sympy.Mul(*a).subs({s: 10**6 for s in sympy.Mul(*a, *b).free_symbols}) <
-                    sympy.Mul(*b).subs({s: 10**6 for s in sympy.Mul(*a, *b).free_symbols}))  # fmt: skip
-    except TypeError:
-        return False
+    """Whether the product of ``a`` is the smaller one, symbols taken as large (a size
+    symbol is at least 2: dynamo specialises 0 and 1)."""
+    large = {sym: 10**6 for sym in sympy.Mul(*a, *b).free_symbols}
+    return bool(sympy.Mul(*a).subs(large) < sympy.Mul(*b).subs(large))

@@ -1,0 +1,96 @@
+"""Attention fused (spyre-fuse-attention: one flash-attention kernel) against unfused
+(the decomposition's kernels: q k^T, mask + softmax, p v), in one run on the simulated card.
+
+Cases:
+* `ibm`: one head, 512 queries against 4,096 keys, head dim 128, f16: the attention row
+  of ../shared/real-card/ibm_kernels.csv, `attention,"q [1,512,128], k,v [1,4096,128]",
+  f16,269,63,device` (torch-spyre 269 us, sendnn 63 us; source: AdnanHoque/torch-spyre
+  (history) docs/pr-mlp-prefill-explained/.../kernel_report.txt, June 2026). Target: fused
+  no slower than sendnn's 63 us.
+* `decode-512`, `decode-2048`: a Llama-3.1-8B layer's decode attention, one query row,
+  32 query heads on 8 KV heads (repeat_kv), head dim 128, against 512 and 2,048 keys.
+
+Graphs come from torch's scaled_dot_product_attention through the frontend's
+decompositions (tests/capture.py's path), so "unfused" is what the compiler ran before.
+Outputs are checked against torch eager (f16 tolerance 2e-2); a mismatch exits 1.
+
+    python bench/attention.py [--json out.json] [--case NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import capture  # noqa: E402
+
+from spyre_ir.pipelines import lower_to_units  # noqa: E402
+from spyre_ir.sim.engine import simulate  # noqa: E402
+
+IBM_SENDNN_US = 63.0
+CASES = {  # name: (query heads, kv heads, queries, keys, head dim)
+    "ibm": (1, 1, 512, 4096, 128),
+    "decode-512": (32, 8, 1, 512, 128),
+    "decode-2048": (32, 8, 1, 2048, 128),
+}
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    b, kvh, t, d = k.shape
+    g = q.shape[1] // kvh
+    k = k[:, :, None].expand(b, kvh, g, t, d).reshape(b, kvh * g, t, d)
+    v = v[:, :, None].expand(b, kvh, g, t, d).reshape(b, kvh * g, t, d)
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+def run(name: str) -> dict:
+    h, kvh, s, t, d = CASES[name]
+    gen = torch.Generator().manual_seed(0)
+    args = [torch.randn(1, n, length, d, generator=gen).half()
+            for n, length in ((h, s), (kvh, t), (kvh, t))]  # fmt: skip
+    with torch.no_grad():
+        want = attention(*(a.float() for a in args)).numpy()
+    row = {"case": name, "shape": f"q [1,{h},{s},{d}], k,v [1,{kvh},{t},{d}]"}
+    for label, fuse in (("fused", True), ("unfused", False)):
+        (module, arrays), = capture.capture(attention, args)
+        lower_to_units(module, fuse_attention=fuse)
+        result = simulate(module, arrays)
+        error = float(np.abs(result.outputs[0].astype(np.float64) - want).max())
+        if error > 2e-2 * max(1.0, float(np.abs(want).max())):
+            raise SystemExit(f"{name} {label}: max error {error} against eager")
+        kernels = sum(op.name == "core.program" for op in module.walk())
+        row[label] = {"us": result.report["simulated_us"], "kernels": kernels,
+                      "lpddr_bytes": result.report["lpddr_bytes"], "max_error": error}  # fmt: skip
+    row["speedup"] = row["unfused"]["us"] / row["fused"]["us"]
+    if name == "ibm":
+        row["fused_vs_sendnn"] = row["fused"]["us"] / IBM_SENDNN_US
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", help="write the table as JSON here")
+    parser.add_argument("--case", choices=list(CASES), action="append")
+    options = parser.parse_args()
+    rows = [run(name) for name in options.case or CASES]
+    print(f"{'case':<12} {'fused us':>9} {'kernels':>7} {'unfused us':>10} {'kernels':>7} "
+          f"{'speedup':>7}  vs IBM sendnn 63 us")  # fmt: skip
+    for r in rows:
+        ibm = f"{r['fused_vs_sendnn']:.2f}x" if "fused_vs_sendnn" in r else ""
+        print(f"{r['case']:<12} {r['fused']['us']:>9.1f} {r['fused']['kernels']:>7} "
+              f"{r['unfused']['us']:>10.1f} {r['unfused']['kernels']:>7} "
+              f"{r['speedup']:>6.2f}x  {ibm}")  # fmt: skip
+    if options.json:
+        with open(options.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
