@@ -439,6 +439,22 @@ def test_gather_out_of_range_is_an_error():
                "tensor<2x3xf32>")  # fmt: skip
 
 
+@pytest.mark.parametrize("elt", ["f32", "f16", "bf16", "i64"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scatter(elt, dim):
+    dest = make((7, 9), elt, 24)
+    size = dest.shape[dim]
+    idx = np.array([2, -1, 0], np.int64)  # a negative position counts from the end
+    src_shape = [3 if d == dim % 2 else n for d, n in enumerate(dest.shape)]
+    src = make(tuple(src_shape), elt, 25)
+    ref = to_torch(dest, elt).clone()
+    where = [slice(None)] * 2
+    where[dim % 2] = torch.from_numpy(idx % size)
+    ref[tuple(where)] = to_torch(src, elt)
+    check(f"spyre.scatter %a0[%a1], %a2 dim = {dim} : {{T0}}, {{T1}}, {{T2}} -> {{R}}",
+          [(dest, elt), (idx, "i64"), (src, elt)], ref)  # fmt: skip
+
+
 # ------------------------------------------------------------------ constants
 
 
