@@ -32,6 +32,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/launch.py --json bench/launch.json
 	$(BIN)/python bench/eager.py --json bench/eager.json
 	$(BIN)/python bench/generate.py --json bench/generate.json
+	$(BIN)/python bench/ktir.py --json bench/ktir.json
+	$(BIN)/python bench/fidelity.py --json bench/fidelity.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

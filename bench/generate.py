@@ -157,20 +157,22 @@ def stream_bandwidth() -> dict:
             "bandwidth": read / (k["simulated_us"] * 1e-6), "lpddr_bytes": k["lpddr_bytes"]}  # fmt: skip
 
 
-def print_table(results: list[Result], stream: dict) -> None:
+def print_stream(stream: dict) -> None:
     print(f"read-only stream over {stream['cores']} cores: {stream['bytes'] / 2**20:.0f} MiB in "
           f"{stream['simulated_us']:,.1f} us = {stream['bandwidth'] / 1e9:.1f} GB/s "
           f"(LPDDR5 peak {DEFAULT_CONFIG.lpddr_bandwidth / 1e9:.1f} GB/s)")
-    head = (f"{'model':6} {'ctx':>5} {'ok':>3} {'TTFT us':>10} {'ITL us':>9} {'graphs':>6} "
-            f"{'roofline':>8} {'clock/compute':>13} {'in B/step':>10} {'out B/step':>10} "
-            f"{'wall ms/tok':>11} {'eager ms':>9} {'ratio':>6}")  # fmt: skip
-    print(head)
-    for r in results:
-        print(f"{r.model:6} {r.context:5d} {'yes' if r.tokens_match else 'NO':>3} {r.ttft_us:10,.1f} "
-              f"{r.itl_us:9,.1f} {r.graphs:6d} {100 * r.roofline_fraction:7.0f}% "
-              f"{100 * r.clock_over_compute:+12.1f}% {r.decode_h2d_bytes:10,.0f} {r.decode_d2h_bytes:10,.0f} "
-              f"{1e3 * r.wall_per_token_s:11,.1f} {1e3 * r.eager_wall_per_token_s:9,.1f} "
-              f"{r.wall_ratio:5.1f}x")  # fmt: skip
+    print(f"{'model':6} {'ctx':>5} {'ok':>3} {'TTFT us':>10} {'ITL us':>9} {'graphs':>6} "
+          f"{'roofline':>8} {'clock/compute':>13} {'in B/step':>10} {'out B/step':>10} "
+          f"{'wall ms/tok':>11} {'eager ms':>9} {'ratio':>6}", flush=True)  # fmt: skip
+
+
+def print_row(r: Result) -> None:
+    """One row of the table, printed as soon as it is measured (the 8B rows take minutes)."""
+    print(f"{r.model:6} {r.context:5d} {'yes' if r.tokens_match else 'NO':>3} {r.ttft_us:10,.1f} "
+          f"{r.itl_us:9,.1f} {r.graphs:6d} {100 * r.roofline_fraction:7.0f}% "
+          f"{100 * r.clock_over_compute:+12.1f}% {r.decode_h2d_bytes:10,.0f} {r.decode_d2h_bytes:10,.0f} "
+          f"{1e3 * r.wall_per_token_s:11,.1f} {1e3 * r.eager_wall_per_token_s:9,.1f} "
+          f"{r.wall_ratio:5.1f}x", flush=True)  # fmt: skip
 
 
 def targets(results: list[Result], stream: dict) -> list[dict]:
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/generate.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--models", type=lambda t: _names(t, MODELS), default=list(MODELS))
-    parser.add_argument("--contexts", type=lambda t: [int(c) for c in _names(t, map(str, CONTEXTS))],
+    parser.add_argument("--contexts", type=lambda t: [int(c) for c in _names(t, [str(c) for c in CONTEXTS])],
                         default=list(CONTEXTS))  # fmt: skip
     parser.add_argument("--new-tokens", type=int, default=4, help="(default: %(default)s; >= 3)")
     args = parser.parse_args(argv)
@@ -208,12 +210,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--new-tokens must be at least 3 (one compiling and one steady decode step)")
     start = time.perf_counter()
     stream = stream_bandwidth()
+    print_stream(stream)
     results = []
     for name in args.models:
         for context in args.contexts:
             with telemetry.progress(f"{name} at context {context}"):
                 results.append(measure(name, context, args.new_tokens))
-    print_table(results, stream)
+            print_row(results[-1])
     found = targets(results, stream)
     for t in found:
         print(f"target: {t['target']}: {t['value']:.3f} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}")

@@ -4,7 +4,9 @@ For each kernel: the simulated time, the fraction of its roofline (max of flops 
 the fp16 peak and minimal LPDDR5 bytes over the bandwidth), the bottleneck resource,
 the simulator's wall time (the first run, which schedules and records the program, and
 the best of three later runs, which replay it), and the later runs' time as a ratio to
-numpy doing the same math in f32 - all measured in this one run. Targets (issue 6): prefill matmuls >= 85 % of
+numpy doing the same math in f32 - all measured in this one run; and the time over the
+kernel's bound on the calibrated card (issue 15: its flops at the sustained PE rate or
+its bytes at the sustained read and write rates, whichever is larger). Targets (issue 6): prefill matmuls >= 85 % of
 the fp16 peak, decode matmuls >= 85 % of LPDDR5 bandwidth, softmax/layernorm/rmsnorm
 >= 80 % of their bandwidth bound, simulator wall time <= 10x numpy and < 2 s.
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spyre_ir import registry
+from spyre_ir.cost_model import kernel_bound_seconds
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.interp import halves
@@ -126,6 +129,9 @@ def measure(kernel: Kernel) -> dict:
     ctx = registry.make_context()
     module = parse_and_verify(ctx, kernel.mlir, kernel.name)
     fn = next(op for op in module.walk() if op.name == "func.func")
+    read = sum(2.0 * np.prod(t.get_shape()) for t in fn.function_type.inputs.data)
+    write = sum(2.0 * np.prod(t.get_shape()) for t in fn.function_type.outputs.data)
+    bound_us = kernel_bound_seconds(kernel.flops, read, write, DEFAULT_CONFIG) * 1e6
     rng = np.random.default_rng(0)
     args = [(rng.standard_normal(t.get_shape()) * 0.5).astype(np.float16)
             for t in fn.function_type.inputs.data]  # fmt: skip
@@ -157,6 +163,8 @@ def measure(kernel: Kernel) -> dict:
         "fraction": fraction,
         "fraction_of": against,
         "target": TARGET[kernel.kind],
+        "bound_us": bound_us,
+        "over_bound": report["simulated_us"] / bound_us,
         "bottleneck": report["bottleneck"],
         "lx_peak_bytes": report["lx_peak_bytes"],
         "compile_s": compile_s,
@@ -178,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     header = (f"{'kernel':24} {'sim us':>9} {'roofline':>9} {'fraction':>14} {'target':>6} "
               f"{'bottleneck':>10} {'first s':>7} {'sim s':>6} {'numpy s':>8} "
-              f"{'ratio':>6}")  # fmt: skip
+              f"{'ratio':>6} {'x bound':>7}")  # fmt: skip
     print(header)
     for kernel in KERNELS:
         if args.only and args.only not in kernel.name:
@@ -192,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * r['fraction']:5.1f}% {r['fraction_of'][:8]:>8} {100 * r['target']:4.0f}% "
               f"{r['bottleneck']:>10} {r['simulator_first_run_s']:7.3f} "
               f"{r['simulator_s']:6.3f} {r['numpy_f32_s']:8.4f} "
-              f"{r['simulator_over_numpy']:6.1f} {ok}")  # fmt: skip
+              f"{r['simulator_over_numpy']:6.1f} {r['over_bound']:7.2f} {ok}")  # fmt: skip
         sys.stdout.flush()
     if args.json:
         with open(args.json, "w") as f:

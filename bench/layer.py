@@ -53,6 +53,7 @@ from spyre_ir.hardware import DEFAULT_CONFIG  # noqa: E402
 from spyre_ir.lowering.fx_importer import import_graph  # noqa: E402
 from spyre_ir.pipelines import PIPELINES, build_passes, lower_to_units  # noqa: E402
 from spyre_ir.runtime.backend import spyre_decompositions  # noqa: E402
+from spyre_ir.cost_model import kernel_bound_seconds  # noqa: E402
 from spyre_ir.sim.engine import simulate  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -198,15 +199,20 @@ def build_layer(s: LayerShape) -> DecoderLayer:
 def layer_ideal_us(s: LayerShape, case: Case, layer: nn.Module,
                    inputs: Sequence[torch.Tensor],
                    outputs: Sequence[torch.Tensor]) -> dict:  # fmt: skip
-    """max(math flops / peak, (weights + activations in and out) bytes / bandwidth)."""
+    """The layer's bound on the calibrated card (cost_model.kernel_bound_seconds): its
+    math flops at the sustained PE rate, or its weights and inputs read and outputs
+    written at the sustained LPDDR5 rates, whichever is larger."""
     rows = case.batch * case.tokens
     total = case.context + case.tokens
     weights = sum(p.numel() for n, p in layer.named_parameters() if n.endswith("proj.weight"))
     flops = 2.0 * rows * weights + 2 * 2.0 * rows * s.heads * total * s.head_dim
     weight_bytes = sum(p.numel() * p.element_size() for p in layer.parameters())
-    activation_bytes = sum(t.numel() * t.element_size() for t in (*inputs, *outputs))
-    compute_s = flops / DEFAULT_CONFIG.fp16_peak_flops
-    memory_s = (weight_bytes + activation_bytes) / DEFAULT_CONFIG.lpddr_bandwidth
+    input_bytes = sum(t.numel() * t.element_size() for t in inputs)
+    output_bytes = sum(t.numel() * t.element_size() for t in outputs)
+    activation_bytes = input_bytes + output_bytes
+    compute_s = flops / DEFAULT_CONFIG.sustained_fp16_flops
+    memory_s = kernel_bound_seconds(0.0, weight_bytes + input_bytes, output_bytes,
+                                    DEFAULT_CONFIG)  # fmt: skip
     return {"flops": flops, "bytes": weight_bytes + activation_bytes,
             "ideal_us": 1e6 * max(compute_s, memory_s),
             "bound": "compute" if compute_s >= memory_s else "memory"}  # fmt: skip

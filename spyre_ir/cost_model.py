@@ -562,7 +562,8 @@ def host_transfer_s(nbytes: int, config: SpyreConfig) -> float:
 
 
 def device_copy_s(nbytes: int, config: SpyreConfig) -> float:
-    """An on-card LPDDR5 -> LPDDR5 copy of `nbytes`: every byte is read and written,
+    """An on-card LPDDR5 -> LPDDR5 copy of `nbytes`: every byte is read and written, at
+    the sustained rates of each direction (spyre_ir/sim/lpddr.py),
 
-        2 * nbytes / lpddr_bandwidth"""
-    return 2 * nbytes / config.lpddr_bandwidth
+        nbytes / sustained_read_bandwidth + nbytes / sustained_write_bandwidth"""
+    return nbytes / config.sustained_read_bandwidth + nbytes / config.sustained_write_bandwidth

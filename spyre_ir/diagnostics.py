@@ -8,16 +8,25 @@ non-zero exit, never as a Python traceback.
 from __future__ import annotations
 
 import bisect
+import math
 import os
 import re
 import stat
+import struct
 import traceback
 from typing import BinaryIO
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FunctionType,
+    IntAttr,
+    ModuleOp,
+    ShapedType,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Span
@@ -81,6 +90,10 @@ class LocatedParser(Parser):
             # A constraint checked while parsing (a property of the wrong type in custom
             # syntax): a parse error at the op, not an unlocated exception.
             raise ParseError(span, _first_line(str(error))) from None
+        except (ArithmeticError, ValueError, struct.error) as error:
+            # A literal its type cannot hold (`1.0e+38 : f16`, an array element past 64
+            # bits), found while packing it.
+            raise ParseError(span, f"a value out of range for its type: {error}") from None
         if not isinstance(op.location, FileLineColLoc):
             before = bisect.bisect_left(self._newlines, span.start)  # newlines before the op
             line_start = self._newlines[before - 1] + 1 if before else 0
@@ -202,10 +215,44 @@ def _first_line(message: str) -> str:
     return " ".join(first.split())
 
 
+INT64_MAX = 2**63 - 1
+
+
+def type_problem(t: Attribute) -> str | None:
+    """Why a shaped type cannot describe data (a dim past 64 bits, more than 2**63
+    bytes), or None. Dynamic dims (negative) are the dialects' to judge."""
+    if not isinstance(t, ShapedType):
+        return None
+    shape = t.get_shape()
+    for d in shape:
+        if d > INT64_MAX:
+            return f"dimension {d} of {t} does not fit in a signed 64-bit size"
+    if min(shape, default=0) >= 0 and math.prod(shape) * 8 > INT64_MAX:
+        return f"{t} holds {math.prod(shape)} elements: more than 2**63 bytes"
+    return None
+
+
+def _types_of(op: Operation) -> list[Attribute]:
+    types = [r.type for r in op.results]
+    for region in op.regions:
+        for block in region.blocks:
+            types.extend(a.type for a in block.args)
+    signature = op.properties.get("function_type")
+    if isinstance(signature, FunctionType):
+        types.extend([*signature.inputs.data, *signature.outputs.data])
+    return types
+
+
 def verify_all(module: Operation, name: str) -> list[Diagnostic]:
-    """Verify each op on its own so that every broken op is reported, not the first."""
+    """Verify each op on its own so that every broken op is reported, not the first;
+    the types it defines must also describe data that can exist (`type_problem`)."""
     found: list[Diagnostic] = []
     for op in module.walk():
+        problem = next(filter(None, map(type_problem, _types_of(op))), None)
+        if problem:
+            file, line, col = op_location(op, name)
+            found.append(Diagnostic(file, line, col, f"'{op.name}': {problem}"))
+            continue
         try:
             op.verify(verify_nested_ops=False)
         except (DiagnosticException, ValueError) as error:

@@ -433,3 +433,17 @@ def card_from_json(text: str) -> SpyreConfig:
     if not isinstance(data, dict):
         raise ValueError("a card description is a JSON object of hardware fields")
     return DEFAULT_CONFIG.with_options(**data)
+
+
+def read_card(path: str) -> SpyreConfig:
+    """The card description in the JSON file `path` (`--card` of spyre-opt and
+    spyre-run); a ValueError naming the file for anything wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ValueError(f"--card {path}: cannot read: {e.strerror}") from None
+    try:
+        return card_from_json(text)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"--card {path}: {e}") from None

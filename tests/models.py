@@ -278,6 +278,46 @@ class BertHidden(nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
+class PaddedCachedAttention(nn.Module):
+    """Attention over a KV cache with a padding mask, the way HF decoders do it: the new
+    keys and values are written into cache buffers at runtime positions (`index_copy_`,
+    StaticCache's write), and the padding mask is read as `mask[batch_idx, kv_idx]`
+    (transformers' masking_utils) and combined with the causal mask."""
+
+    def __init__(self, dim: int = DIM, heads: int = 4, cache_len: int = 48) -> None:
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.register_buffer("k_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        keys = self.k_cache.to(x.dtype).index_copy(2, positions, k)
+        values = self.v_cache.to(x.dtype).index_copy(2, positions, v)
+        kv = torch.arange(keys.shape[2])
+        batch = torch.arange(b)[:, None, None, None]
+        allowed = padding.bool()[batch, kv[None, None, None, :]] & (kv[None, :] <= positions[:, None])
+        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed)
+        return self.out(y.transpose(1, 2).reshape(b, s, d))
+
+
+def padded_cached_attention(seed: int = 0) -> nn.Module:
+    _seeded(seed)
+    return PaddedCachedAttention().eval()
+
+
+def padded_cached_attention_inputs(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """x, the positions the prompt is written at (8..39 of a 48-slot cache) and a padding
+    mask over the cache (row 1: its first 12 slots are padding)."""
+    padding = torch.ones(BATCH, 48, dtype=torch.int64)
+    padding[1, :12] = 0
+    return randn(BATCH, SEQ, DIM, dtype=dtype), torch.arange(8, 8 + SEQ), padding
+
+
 # ------------------------------------------------------------------ registry
 def _x(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     return (randn(BATCH, SEQ, DIM, dtype=dtype),)
@@ -293,6 +333,8 @@ MODELS: dict[str, tuple[Callable[[torch.dtype], nn.Module], Callable[[torch.dtyp
     "rotary": (lambda dt: rotary().to(dt), _x),
     "tiny_llama_sdpa": (lambda dt: LogitsOnly(tiny_llama("sdpa", dt)), lambda dt: (llama_inputs(),)),
     "tiny_llama_eager": (lambda dt: LogitsOnly(tiny_llama("eager", dt)), lambda dt: (llama_inputs(),)),
+    "padded_cached_attention": (lambda dt: padded_cached_attention().to(dt),
+                                padded_cached_attention_inputs),
 }
 
 

@@ -5,6 +5,7 @@ warns once and carries on without caching."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import warnings
 from pathlib import Path
@@ -32,15 +33,80 @@ def test_miss_put_hit(cache: ArtifactCache, tmp_path: Path) -> None:
     assert again.get("graph-a") == TEXT and again.get("graph-b") is None
     cache.put("graph-a", "replaced")
     assert cache.get("graph-a") == "replaced"
-    assert [p.name for p in cache.directory.iterdir()] == [cache.path_for("graph-a").name]
+    entries = sorted(p.name for p in cache.directory.iterdir())
+    assert entries == [".secret", cache.path_for("graph-a").name]
 
 
 def test_entry_layout(cache: ArtifactCache) -> None:
     cache.put("k", TEXT)
     raw = cache.path_for("k").read_text()
     sha = hashlib.sha256
-    header = f"spyre-ir-artifact 1 {sha(b'k').hexdigest()} {sha(TEXT.encode()).hexdigest()}\n"
-    assert raw == header + TEXT
+    key_hash, text_hash = sha(b"k").hexdigest(), sha(TEXT.encode()).hexdigest()
+    secret = (cache.directory / ".secret").read_bytes()
+    mac = hmac.new(secret, f"{key_hash} {text_hash}".encode(), hashlib.sha256).hexdigest()
+    assert raw == f"spyre-ir-artifact 2 {key_hash} {text_hash} {mac}\n" + TEXT
+    assert len(secret) == 32 and (cache.directory / ".secret").stat().st_mode & 0o077 == 0
+
+
+def _forge(path: Path, key: str, text: str) -> None:
+    """Rewrite an entry with other content and every hash recomputed, but no secret."""
+    sha = hashlib.sha256
+    header = path.read_text().split("\n", 1)[0].split(" ")
+    header[2:4] = [sha(key.encode()).hexdigest(), sha(text.encode()).hexdigest()]
+    path.write_text(" ".join(header) + "\n" + text)
+
+
+def test_a_forged_entry_with_recomputed_hashes_is_not_authentic(cache: ArtifactCache) -> None:
+    cache.put("key", TEXT)
+    path = cache.path_for("key")
+    _forge(path, "key", TEXT.replace("launch", "lunch"))
+    with pytest.warns(ArtifactCacheWarning, match="not authentic"):
+        assert cache.get("key") is None
+    assert not path.exists() and cache.corrupt == 1
+
+
+def test_another_cache_directory_does_not_authenticate_an_entry(tmp_path: Path) -> None:
+    first, second = ArtifactCache(tmp_path / "a"), ArtifactCache(tmp_path / "b")
+    first.put("key", TEXT)
+    second.put("other", TEXT)  # makes b's own secret
+    os.replace(first.path_for("key"), second.path_for("key"))
+    with pytest.warns(ArtifactCacheWarning, match="not authentic"):
+        assert second.get("key") is None
+
+
+def test_an_entry_without_the_secret_is_dropped(cache: ArtifactCache) -> None:
+    cache.put("key", TEXT)
+    (cache.directory / ".secret").unlink()
+    with pytest.warns(ArtifactCacheWarning, match="secret is missing"):
+        assert cache.get("key") is None
+    cache.put("key", TEXT)  # a new secret: usable again
+    assert cache.get("key") == TEXT
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_only_regular_files_are_read(cache: ArtifactCache) -> None:
+    cache.put("key", TEXT)
+    path = cache.path_for("key")
+    path.unlink()
+    path.symlink_to("/dev/zero")  # read as a file, it never ends
+    with pytest.warns(ArtifactCacheWarning, match="not a regular file"):
+        assert cache.get("key") is None
+    assert not path.is_symlink()
+    if hasattr(os, "mkfifo"):
+        fifo = cache.path_for("fifo")
+        os.mkfifo(fifo)  # read as a file, it blocks until a writer comes
+        with pytest.warns(ArtifactCacheWarning, match="not a regular file"):
+            assert cache.get("fifo") is None
+        assert not fifo.exists()
+
+
+def test_discard_deletes_an_entry_its_user_cannot_load(cache: ArtifactCache) -> None:
+    cache.put("key", TEXT)
+    assert cache.get("key") == TEXT
+    with pytest.warns(ArtifactCacheWarning, match="discarding .*: it does not parse"):
+        cache.discard("key", "it does not parse")
+    assert not cache.path_for("key").exists()
+    assert (cache.hits, cache.misses, cache.corrupt) == (0, 1, 1)
 
 
 def _flip_byte(path: Path, at: int) -> None:
@@ -55,10 +121,10 @@ def _flip_byte(path: Path, at: int) -> None:
         ("flip", "content hash mismatch"),
         ("truncate", "content hash mismatch"),
         ("foreign", "no spyre-ir artifact header"),
-        ("version", "format version '0', expected 1"),
+        ("version", "format version '0', expected 2"),
         ("swap", "stored under another key"),
         ("binary", "not UTF-8 text"),
-        ("directory", "unreadable"),
+        ("directory", "a directory .a FIFO, device or directory is never read."),
     ],
 )
 def test_bad_entries_are_reported_deleted_and_missed(
@@ -73,7 +139,7 @@ def test_bad_entries_are_reported_deleted_and_missed(
     elif how == "foreign":
         path.write_text("some other program's file\n")
     elif how == "version":
-        path.write_text(path.read_text().replace("spyre-ir-artifact 1 ", "spyre-ir-artifact 0 ", 1))
+        path.write_text(path.read_text().replace("spyre-ir-artifact 2 ", "spyre-ir-artifact 0 ", 1))
     elif how == "swap":
         cache.put("another key", TEXT)
         os.replace(cache.path_for("another key"), path)
@@ -131,7 +197,8 @@ def test_a_failed_write_leaves_no_temporary_file(
     with pytest.warns(ArtifactCacheWarning, match="Permission denied"):
         cache.put("key", "new text")
     monkeypatch.undo()
-    assert [p.name for p in cache.directory.iterdir()] == [cache.path_for("key").name]
+    entries = sorted(p.name for p in cache.directory.iterdir())
+    assert entries == [".secret", cache.path_for("key").name]
     assert cache.get("key") == TEXT  # the old entry is intact
 
 

@@ -23,6 +23,7 @@ CASES = {
     "broadcast.mlir": "",
     "paged_gather.mlir": "",
     "branchy_relu.mlir": "relu=1",
+    "generic_gelu.mlir": "",
 }
 
 
@@ -90,6 +91,13 @@ def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
     table = np.array([3, 0, 15, 7, 7, 1, 9, 2], np.int32)
     got = run_kernel(kernel("paged_gather.mlir"), {0: pages, 1: table, 2: np.zeros((8, 64, 128), np.float16)}, {})
     np.testing.assert_array_equal(got[2], pages[table])
+
+
+def test_interpreter_generic_against_numpy():
+    x, b = f16(128, 256), f16(256, seed=1)
+    out = run_kernel(kernel("generic_gelu.mlir"), {0: x, 1: b, 2: np.zeros_like(x)}, {})
+    xf = x.astype(np.float32)
+    np.testing.assert_allclose(out[2], xf / (1 + np.exp(-1.702 * xf)) + b, atol=2e-2)
 
 
 def test_missing_scalar_is_named(capsys):

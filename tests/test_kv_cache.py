@@ -96,9 +96,9 @@ def test_llama_prefill_and_decode_with_cache_on_card(card, kind: str) -> None:
 
     def steps(fn):
         cache = new_cache()
-        first = fn(input_ids=ids, past_key_values=cache, use_cache=True, cache_position=torch.arange(8))
+        first = fn(input_ids=ids, cache=cache, use_cache=True, cache_position=torch.arange(8))
         token = first.logits[:, -1:].argmax(-1)
-        second = fn(input_ids=token, past_key_values=cache, use_cache=True, cache_position=torch.tensor([8]))
+        second = fn(input_ids=token, cache=cache, use_cache=True, cache_position=torch.tensor([8]))
         return first.logits, second.logits
 
     with torch.no_grad():

@@ -29,8 +29,9 @@ def test_string_regex_accepts_what_xdsl_accepts(text):
 
 
 def test_patch_is_applied_on_import():
-    import spyre_ir  # noqa: F401
     from xdsl.utils.mlir_lexer import MLIRLexer
+
+    import spyre_ir  # noqa: F401
 
     assert MLIRLexer._unescaped_characters_regex is STRING_LITERAL
 

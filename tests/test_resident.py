@@ -152,3 +152,54 @@ def test_kept_images_go_with_their_tensors() -> None:
 
     gc.collect()
     assert kept.nbytes <= before + nbytes(models.randn(4, 64, dtype=F16))
+
+
+class WrittenCache(nn.Module):
+    """A StaticCache-like buffer written at a position each call (index_copy_)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 64, 64, dtype=F16))
+
+    def forward(self, new: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(1, position, new)
+        return self.cache.sum(1)
+
+
+def test_an_index_written_cache_moves_only_the_written_rows() -> None:
+    model, reference = WrittenCache(), WrittenCache()
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    traffic = []
+    with torch.no_grad():
+        for step in range(4):
+            new = models.randn(1, 1, 64, dtype=F16, seed=20 + step)
+            position = torch.tensor([step])
+            out, moves = moved(compiled, new, position)
+            traffic.append(moves)
+            torch.testing.assert_close(out, reference(new, position), atol=5e-2, rtol=1e-2)
+            assert torch.equal(model.cache, reference.cache)  # the host copy holds every write
+    row = nbytes(new)
+    for moves in traffic[1:]:  # the cache stays on the card: in, the row and its position
+        assert moves["h2d"] <= row + 128, traffic
+        assert moves["d2h"] == row + 64 * 2, traffic  # back: the written row and the sums
+
+
+def test_a_failed_launch_keeps_nothing(monkeypatch) -> None:
+    from spyre_ir.runtime.recipe import PreparedRecipe
+
+    def broken(self, launch, step):
+        def run() -> float:
+            raise RuntimeError("the card fell over")
+
+        return run
+
+    model = models.mlp(dim=64, hidden=128).to(F16)
+    x = models.randn(4, 64, dtype=F16)
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    kept = resident.images()
+    before = kept.nbytes
+    monkeypatch.setattr(PreparedRecipe, "_compute", broken)
+    with torch.no_grad(), pytest.warns(UserWarning, match="the card fell over"):
+        out = compiled(x)  # the partition falls back to CPU, with a warning
+        torch.testing.assert_close(out, model(x))
+    assert kept.nbytes == before  # neither the staged weights nor the results stay

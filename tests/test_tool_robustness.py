@@ -282,3 +282,13 @@ def test_huge_argument_shapes_are_refused_before_allocating(tmp_path, capsys):
     assert spyre_run.main([str(path), "--level", "tensor"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("spyre-run: error: the arguments of @main take 32768000000000 bytes")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_device_as_input_is_refused():
+    # /dev/zero never ends: the timeout catches a read that does not stop.
+    done = tool("spyre_opt", "/dev/zero", timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == "/dev/zero: error: cannot read input: a device\n"
+    done = tool("spyre_run", "/dev/zero", timeout=60)
+    assert done.returncode == 1 and done.stderr.startswith("/dev/zero: error: cannot read file")

@@ -37,7 +37,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.dialects.dataflow import AllocLxOp, DeviceProgramBase
+from spyre_ir.dialects.dataflow import AllocLxOp, DeviceProgramBase, verify_plan
+from spyre_ir.hardware import card_of
 
 UNITS = ("ls", "pe0", "pe1", "sfp0", "sfp1")
 
@@ -65,6 +66,14 @@ class ProgramOp(DeviceProgramBase):
         )
         if [a.type for a in self.body.block.args] != want:
             raise VerifyException(f"{where}: block arguments must be (index, ddr per input and result)")
+        verify_plan(self, self.plan)
+        if self.core_count < 1:
+            raise VerifyException(f"{where}: needs at least one core")
+        card_cores = card_of(self).cores
+        if self.core_count > card_cores:
+            raise VerifyException(
+                f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
+            )
         for op in self.body.block.ops:
             if not isinstance(op, (AllocLxOp, QueueOp, UnitOp, EndOp)) and op.name != "arith.constant":
                 raise VerifyException(f"{where}: {op.name} may not stand outside a unit")
@@ -247,40 +256,46 @@ def wait_cycle(program: ProgramOp, queues: dict[SSAValue, QueueOp]) -> list[str]
     for ops in order.values():
         for a, b in zip(ops, ops[1:]):
             edges.setdefault(a, []).append(b)
+    # Every push of an initially empty queue comes before every pop of it: through the
+    # queue op as a node, P + C edges instead of P x C (a long chain has thousands).
     for q, queue in queues.items():
         if queue.credits.value.data:
             continue
-        producers = pushes.get(q, [])
-        consumers = pops.get(q, [])
-        for p in producers:
-            edges.setdefault(p, []).extend(consumers)
-    state: dict[Operation, int] = {}
-    stack: list[Operation] = []
+        for p in pushes.get(q, []):
+            edges.setdefault(p, []).append(queue)
+        edges.setdefault(queue, []).extend(pops.get(q, []))
+    found = _first_cycle(edges)
+    units: list[str] = []
+    for op in found:
+        if isinstance(op, QueueOp):
+            continue
+        u = enclosing_unit(op) or "?"
+        if not units or units[-1] != u:
+            units.append(u)
+    return units
 
-    def visit(node: Operation) -> list[Operation]:
-        state[node] = 1
-        stack.append(node)
-        for nxt in edges.get(node, []):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return []
 
-    for node in list(edges):
-        if node not in state:
-            found = visit(node)
-            if found:
-                units = []
-                for op in found:
-                    u = enclosing_unit(op) or "?"
-                    if not units or units[-1] != u:
-                        units.append(u)
-                return units
+def _first_cycle(edges: dict[Operation, list[Operation]]) -> list[Operation]:
+    """The nodes of a cycle of the graph (empty: none), by an iterative depth-first
+    search: a graph of any size, no recursion limit."""
+    state: dict[Operation, int] = {}  # 1 on the path, 2 done
+    for root in list(edges):
+        if root in state:
+            continue
+        path: list[Operation] = [root]
+        todo: list[Iterator[Operation]] = [iter(edges.get(root, ()))]
+        state[root] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append(iter(edges.get(nxt, ())))
     return []
 
 

@@ -67,7 +67,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, unit_for
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 
@@ -202,6 +202,66 @@ def ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
     return () if attr is None else tuple(int(v) for v in attr.get_values())
 
 
+# ---------------------------------------------------------------- work plans
+
+# The keys of each kind of plan (see docs/dataflow.md), and their types: "cores" an
+# integer within the card, "dims" one in [0, 64], "split" three positive integers
+# [m, n, k], "str" a string, "any" anything; a trailing "?": the key may be absent.
+PLAN_KEYS: dict[str, dict[str, str]] = {
+    "rows": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "gather": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "copy": {"kind": "str", "row_dims": "dims", "cores": "cores"},
+    "matmul": {"kind": "str", "cores": "cores", "split": "split"},
+    # A kernel lowered from KTIR (lowering/ktir_to_dataflow.py): its launch grid.
+    "ktir": {"kind": "str", "grid": "any?"},
+}
+
+
+def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | None:
+    """Why `plan` is not a well-formed work plan (None when it is): a known `kind`, each
+    of that kind's keys present with its type and in range (cores within the card, a
+    split of positive core counts whose product is at most the cores), no other key."""
+    limit = cores_limit or DEFAULT_CONFIG.cores
+    kind = plan.data.get("kind")
+    if not isinstance(kind, StringAttr) or kind.data not in PLAN_KEYS:
+        return f"plan kind must be one of {', '.join(map(repr, PLAN_KEYS))}, got {kind}"
+    keys = PLAN_KEYS[kind.data]
+    for key in plan.data:
+        if key not in keys:
+            return f"a {kind.data!r} plan has no key {key!r} (keys: {', '.join(keys)})"
+    for key, what in keys.items():
+        value = plan.data.get(key)
+        if value is None and what.endswith("?"):
+            continue
+        if value is None:
+            return f"a {kind.data!r} plan needs {key!r}"
+        if what == "split":
+            parts = value.data if isinstance(value, ArrayAttr) else None
+            if parts is None or len(parts) != 3 or not all(
+                isinstance(x, IntegerAttr) and x.value.data >= 1 for x in parts
+            ):
+                return f"plan split must be [m, n, k] of positive integers, got {value}"
+            m, n, k = (x.value.data for x in parts)  # type: ignore[union-attr]
+            if m * n * k > limit:
+                return f"plan split {[m, n, k]} needs {m * n * k} cores; the card has {limit}"
+        elif what in ("cores", "dims"):
+            if not isinstance(value, IntegerAttr):
+                return f"plan {key} must be an integer, got {value}"
+            low, high = (1, limit) if what == "cores" else (0, 64)
+            if not low <= value.value.data <= high:
+                return f"plan {key} = {value.value.data} is out of range [{low}, {high}]"
+    return None
+
+
+def verify_plan(op: Operation, plan: DictionaryAttr | None) -> None:
+    if plan is not None:
+        problem = plan_problem(plan, card_of(op).cores)
+        if problem:
+            name = getattr(op, "sym_name", None)
+            label = f" @{name.data}" if isinstance(name, StringAttr) else ""
+            raise VerifyException(f"'{op.name}'{label}: {problem}")
+
+
 # ---------------------------------------------------------------- graph-level ops
 
 
@@ -237,6 +297,7 @@ class GroupOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        verify_plan(self, self.plan)
         block = self.body.block
         if [a.type for a in block.args] != [v.type for v in self.inputs]:
             raise VerifyException(
@@ -318,7 +379,7 @@ class DeviceProgramBase(IRDLOperation):
     @property
     def capacity(self) -> int:
         if self.lx_capacity is None:
-            return DEFAULT_CONFIG.lx_bytes
+            return card_of(self).lx_bytes
         return self.lx_capacity.value.data
 
     @property
@@ -341,7 +402,11 @@ class DeviceProgramBase(IRDLOperation):
         """LX use per core within capacity: the end of the highest buffer once every
         buffer has its offset; before that only the largest buffer is known to be
         needed (buffers never live together may share bytes)."""
-        allocs = [op for op in self.walk() if isinstance(op, AllocLxOp)]
+        allocs = [
+            op for op in self.walk()
+            if isinstance(op, AllocLxOp) and isinstance(op.buffer.type, LxType)
+            and isinstance(op.offset, IntegerAttr | None)
+        ]  # fmt: skip  (a malformed buffer reports itself)
         if any(a.offset is None for a in allocs):
             need = max((a.buffer.type.nbytes for a in allocs), default=0)
         else:
@@ -361,8 +426,14 @@ class KernelOp(DeviceProgramBase):
 
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
+        verify_plan(self, self.plan)
         if self.core_count < 1:
             raise VerifyException(f"{where}: needs at least one core")
+        card_cores = card_of(self).cores
+        if self.core_count > card_cores:
+            raise VerifyException(
+                f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
+            )
         want = self.block_arg_types(
             [v.type for v in self.inputs], [r.type for r in self.outputs]
         )
@@ -413,7 +484,7 @@ class AllocLxOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
         if self.offset is None:
             return
-        stick = DEFAULT_CONFIG.stick_bytes
+        stick = card_of(self).stick_bytes
         if self.offset_value % stick:
             raise VerifyException(
                 f"'{self.name}': offset {self.offset_value} is not {stick}-byte aligned"
@@ -483,7 +554,7 @@ def _verify_box(op: Operation, memory: DdrType, tile: LxType, perm: tuple[int, .
         return
     box = _box_shape(tile.get_shape(), perm)
     if not masked and partial_stick(memory, box):
-        per_stick = DEFAULT_CONFIG.stick_bytes // memory.element_bytes
+        per_stick = card_of(op).stick_bytes // memory.element_bytes
         raise VerifyException(
             f"'{op.name}': moves {box[memory.stick_dim]} elements along stick dim "
             f"{memory.stick_dim}, part of a stick of {per_stick} inside the tensor, "

@@ -151,11 +151,14 @@ class TileMath:
         shape, element = shape_of(result_type), element_of(result_type)
         if all(isinstance(a, Scalar) for a in args):
             return self.fold(op, args)
+        if self.lw.body_shape is not None:  # an op of a linalg.generic body, on whole tiles
+            shape = self.lw.body_shape
         bufs = self.aligned([self.operand(a, op) for a in args], shape, op)
-        lx = broadcast([b.lx_shape for b in bufs]) if shape else broadcast([b.lx_shape for b in bufs])
+        lx = broadcast([b.lx_shape for b in bufs])
         if math.prod(lx) != math.prod(shape):
             lx = shape
-        out = dest if dest is not None and tuple(dest.type.get_shape()) == lx else self.lw.alloc(lx, element)
+        fits = dest is not None and tuple(dest.type.get_shape()) == lx and dest.type.element_type == element
+        out = dest if fits else self.lw.alloc(lx, element)
         self.lw.emit(D.ComputeOp(kind, [b.value for b in bufs], [out]))
         return Buf(out, shape)
 

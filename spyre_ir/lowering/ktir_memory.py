@@ -16,6 +16,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.lowering.ktir_values import stick_elements
 from spyre_ir.lowering.ktir_values import (
     Box,
     Buf,
@@ -36,7 +37,7 @@ HANDLED = {
     "ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract",
     "tensor.splat", "tensor.extract", "tensor.empty", "tensor.expand_shape",
     "tensor.collapse_shape", "linalg.fill", "linalg.broadcast", "linalg.reduce",
-    "linalg.matmul", "linalg.transpose",
+    "linalg.matmul", "linalg.transpose", "linalg.generic",
 }  # fmt: skip
 
 
@@ -149,7 +150,8 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     shape = tuple(extent[d] for d in perm)
     if shape != tuple(op.result.type.get_shape()):
         raise LoweringError(f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op)
-    return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm))
+    uniform = all(i.uniform for i in indices)
+    return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
 
 
 def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) -> IndirectRows:
@@ -217,8 +219,30 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
         lx_shape = (*shape, 1)
     perm = None if tile.perm is None else [*tile.perm, *([len(shape)] if tile.view.padded else [])]
     dest = lw.alloc(lx_shape, element)
+    if tile.uniform and perm is None and shared_load(lw, tile, offsets, dest):
+        return Buf(dest, shape)
     lw.emit(D.LoadOp(tile.view.memory, offsets, dest, perm=perm))
     return Buf(dest, shape)
+
+
+def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SSAValue) -> bool:
+    """A tile every core loads alike (its address does not depend on the core): each
+    core loads 1/T of its rows and the cores all-gather them over the ring, so LPDDR5
+    carries it once (as our L1 compiler shares a matmul's A tile). False when its
+    rows do not split into whole parts."""
+    shape = tuple(dest.type.get_shape())  # type: ignore[attr-defined]
+    cores = lw.tiles
+    if cores == 1 or not shape or shape[0] % cores:
+        return False
+    part_shape = (shape[0] // cores, *shape[1:])
+    if len(shape) == 1 and part_shape[0] % stick_elements(dest.type.element_type):  # type: ignore[attr-defined]
+        return False
+    step = lw.index_constant(part_shape[0]).value
+    first = lw.emit(arith.AddiOp(offsets[0], lw.emit(arith.MuliOp(lw.core, step)).results[0]))
+    part = lw.alloc(part_shape, dest.type.element_type)  # type: ignore[attr-defined]
+    lw.emit(D.LoadOp(tile.view.memory, [first.results[0], *offsets[1:]], part))
+    lw.emit(D.RingAllgatherOp(part, dest, cores))
+    return True
 
 
 def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
@@ -233,6 +257,37 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
         lx_shape = (*shape, 1)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
     lw.emit(D.StoreOp(value.value, tile.view.memory, offsets))
+
+
+def generic(lw: KernelLowering, op: Operation) -> object:
+    """A parallel linalg.generic whose maps project dims: its body's scalar ops run on
+    whole tiles (an input missing a dim broadcasts along it)."""
+    kinds = [str(k.data) for k in op.iterator_types.data]  # type: ignore[attr-defined]
+    outputs = list(op.outputs)  # type: ignore[attr-defined]
+    if any(k != "parallel" for k in kinds) or len(outputs) != 1:
+        raise LoweringError(
+            "'linalg.generic' with reduction iterators or several outputs is not supported", op
+        )
+    shape = shape_of(outputs[0].type)
+    args = []
+    for value, m in zip([*op.inputs, *outputs], op.indexing_maps.data):  # type: ignore[attr-defined]
+        dims = [r.position if isinstance(r, AffineDimExpr) else None for r in m.data.results]
+        if None in dims or dims != sorted(dims):  # type: ignore[type-var]
+            raise LoweringError(f"'linalg.generic' with indexing map {m} is not supported", op)
+        x = lw.get(value)
+        if len(dims) < len(shape) and isinstance(x, Buf):
+            want = tuple(shape[d] if d in dims else 1 for d in range(len(shape)))
+            x = Lazy(lw.math.materialize(x, want, x.element, op), shape, x.element)
+        args.append(x)
+    block = op.body.block  # type: ignore[attr-defined]
+    for arg, value in zip(block.args, args):
+        lw.env[arg] = value
+    outer, lw.body_shape = lw.body_shape, shape
+    try:
+        results = lw.lower_block(block)
+    finally:
+        lw.body_shape = outer
+    return results[0]
 
 
 # ---------------------------------------------------------------- tensor structure
@@ -268,6 +323,8 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
     if name == "linalg.matmul":
         a, b, c = (lw.get(v) for v in op.operands)
         return lw.math.matmul(op, a, b, c)
+    if name == "linalg.generic":
+        return generic(lw, op)
     if name == "linalg.transpose":
         x = lw.math.materialize(lw.get(op.operands[0]), shape_of(op.operands[0].type), element, op)
         out = lw.alloc(shape, element)

@@ -56,6 +56,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
+from spyre_ir.hardware import unit_for
 from spyre_ir.layout import default_layout
 from spyre_ir.lowering import ktir_memory
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
@@ -153,6 +154,8 @@ class KernelLowering:
         self.top: list[Operation] = []
         self.env: dict[SSAValue, object] = {}
         self.dest: dict[Operation, SSAValue] = {}
+        self.temps: dict[SSAValue, str] = {}
+        self.body_shape: tuple[int, ...] | None = None
         self.math = TileMath(self)
         self.core = block.args[0]
         self.tiles = math.prod(self.grid)
@@ -207,8 +210,9 @@ class KernelLowering:
     def lower_block(self, block: Block) -> list[object]:
         """Lower the ops of `block`; the terminator's operands are returned."""
         for op in block.ops:
-            if op is block.last_op and isinstance(
-                op, scf.YieldOp | func.ReturnOp | kt.YieldPartialOp | kt.YieldReducedOp
+            if op is block.last_op and (
+                isinstance(op, scf.YieldOp | func.ReturnOp | kt.YieldPartialOp | kt.YieldReducedOp)
+                or op.name == "linalg.yield"
             ):
                 return [self.get(v) for v in op.operands]
             try:
@@ -233,7 +237,9 @@ class KernelLowering:
         elif name in BINARY or name in UNARY:
             kind = BINARY.get(name) or UNARY[name]
             args = [self.get(v) for v in getattr(op, "inputs", op.operands)]
-            result = self.math.elementwise(op, kind, args, self.dest.get(op))
+            result = self.math.elementwise(op, kind, args, self.dest.get(op) or self.reusable(op, kind))
+            if isinstance(result, Buf):
+                self.temps[result.value] = unit_for(kind)
         elif name in ("arith.cmpf", "arith.cmpi"):
             predicate = arith.CMPF_COMPARISON_OPERATIONS if name == "arith.cmpf" else arith.CMPI_COMPARISON_OPERATIONS
             kind = COMPARE[predicate[op.predicate.value.data]]  # type: ignore[attr-defined]
@@ -257,6 +263,22 @@ class KernelLowering:
             raise LoweringError(f"'{name}' is not supported by the KTIR -> dataflow lowering", op)
         if op.results:
             self.env[op.results[0]] = result
+
+    def reusable(self, op: Operation, kind: str) -> SSAValue | None:
+        """An operand's buffer the op may overwrite: a temporary that an earlier tile op
+        on the same unit wrote and this op reads last (never a load's buffer, which
+        double-buffering owns, nor an accumulator; and not across units, whose queues
+        would then wait on each other). Keeps the LX a chain of elementwise ops needs
+        small."""
+        for v in op.operands:
+            x = self.env.get(v)
+            if (
+                isinstance(x, Buf)
+                and self.temps.get(x.value) == unit_for(kind)
+                and len(list(v.uses)) == 1
+            ):
+                return x.value
+        return None
 
     def constant(self, op: arith.ConstantOp) -> object:
         value, t = op.value, op.result.type

@@ -89,6 +89,7 @@ class Box:
     offsets: list[SSAValue]
     shape: tuple[int, ...]
     perm: tuple[int, ...] | None = None
+    uniform: bool = False
 
 
 @dataclass

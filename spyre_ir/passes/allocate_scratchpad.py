@@ -46,7 +46,7 @@ from xdsl.passes import ModulePass
 
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects.dataflow import AllocLxOp, KernelOp, LxType
-from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.hardware import card_of
 
 LOOP_OPS = (scf.ForOp, scf.WhileOp, scf.ParallelOp)
 """Ops whose body runs more than once: a buffer used inside lives across all of it."""
@@ -179,7 +179,7 @@ class SpyreAllocateScratchpad(ModulePass):
         if self.lx_bytes is not None:
             capacity = min(capacity, self.lx_bytes)
         buffers = live_buffers(kernel)
-        peak = assign_offsets(buffers, DEFAULT_CONFIG.stick_bytes)
+        peak = assign_offsets(buffers, card_of(kernel).stick_bytes)
         if peak > capacity:
             message = (
                 f"kernel @{kernel.sym_name.data} needs {peak} bytes of LX per core; "

@@ -25,15 +25,21 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_copy import COPY_OPS
+
+MAX_GROUP_OPS = 128
+"""Ops in one group at most. Whether an op joins a group is checked against the whole
+group (its row analysis and LX need), so without a bound a chain of n ops would cost
+n^2 at compile time; past this many ops, another kernel's extra LPDDR5 round trip is
+small next to the group's own work."""
 
 
 def is_scalar_constant(op: Operation) -> bool:
@@ -132,7 +138,7 @@ class Fuser:
         return need <= self.lx_bytes // 2
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
-        if candidate.kind == "copy":
+        if candidate.kind == "copy" or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
@@ -183,6 +189,11 @@ class Fuser:
         for op in ops:
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue
+            if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
+                from spyre_ir.diagnostics import located_error
+
+                raise located_error(op, f"spyre-fuse: '{op.name}' does not compute tensors: "
+                                        "only L1 tensor ops lower to dataflow")  # fmt: skip
             if current is not None and self.try_extend(current, op):
                 continue
             if isinstance(op, spyre.ReshapeOp):
@@ -256,7 +267,7 @@ class SpyreFuse(ModulePass):
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(self.lx_bytes)
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes))
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

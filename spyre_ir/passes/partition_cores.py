@@ -33,6 +33,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.diagnostics import located_error
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
@@ -62,6 +63,27 @@ def matmul_dims(mm: spyre.MatmulOp) -> tuple[int, int, int, int]:
     for d in out[: max(len(out) - 2, 0)]:
         batch *= d
     return batch, m, n, k
+
+
+def check_sizes(group: dataflow.GroupOp) -> None:
+    """A located error for a group with a zero-size tensor: there is no work to divide,
+    and the card's kernels move whole sticks (run such graphs on the host)."""
+    for value in (*group.inputs, *group.outputs):
+        if 0 in spyre.shape_of(value):
+            raise located_error(
+                group,
+                f"group @{group.sym_name.data}: a zero-size tensor ({value.type}) has no "
+                "work for the card",
+            )
+
+
+def remove_dead_groups(module: ModuleOp) -> None:
+    """Erase groups whose results nobody uses (latest first, so a group only a dead
+    one used goes too): they have no work to plan."""
+    for group in reversed([g for g in module.walk() if isinstance(g, dataflow.GroupOp)]):
+        if is_trivially_dead(group):
+            group.detach()
+            group.erase()
 
 
 SPLIT_ATTR = "spyre.split"
@@ -114,6 +136,7 @@ def plan_group(
     group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
 ) -> dict[str, object]:
     kind, row_dims = group_kind(group)
+    check_sizes(group)
     config = card_of(group)
     if kind == "matmul":
         mm = matmul_of(group)
@@ -162,8 +185,8 @@ def from_attr(plan: DictionaryAttr) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class SpyrePartitionCores(ModulePass):
-    """Record a work division over `cores` cores on every dataflow.group; `split`
-    (b, m, n, k cores per axis) forces that of every matmul."""
+    """Record a work division over `cores` cores (at most the module's card's) on every
+    dataflow.group; `split` (b, m, n, k cores per axis) forces that of every matmul."""
 
     name = "spyre-partition-cores"
 
@@ -173,7 +196,9 @@ class SpyrePartitionCores(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cores < 1:
             raise ValueError("spyre-partition-cores: cores must be positive")
+        remove_dead_groups(op)
         split = (self.split,) if isinstance(self.split, int) else tuple(self.split)
+        cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = to_attr(plan_group(group, self.cores, split))
+                group.plan = to_attr(plan_group(group, cores, split))

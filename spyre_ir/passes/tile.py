@@ -211,7 +211,7 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     outer = rows[:-1] if p else ()
     try:
         t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
-                                       plan["cores"], lx_bytes or DEFAULT_CONFIG.lx_bytes)  # fmt: skip
+                                       plan["cores"], lx_bytes or card_of(group).lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
@@ -287,7 +287,7 @@ def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: i
     assert isinstance(yielded, dataflow.YieldOp)
 
     def stick_of(values: Sequence[SSAValue]) -> int:
-        return max((DEFAULT_CONFIG.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+        return max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
                     for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
 
     inputs = stick_of(group.body.block.args)
@@ -616,13 +616,15 @@ def store_stacked(nb: BodyBuilder, lb: BodyBuilder, nj: SSAValue, accs: Sequence
 
 @dataclass(frozen=True)
 class SpyreTile(ModulePass):
-    """Turn planned dataflow.groups into dataflow.kernels that fit `lx-bytes` of LX."""
+    """Turn planned dataflow.groups into dataflow.kernels that fit `lx-bytes` of LX (at
+    most the module's card's)."""
 
     name = "spyre-tile"
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lx_bytes = min(self.lx_bytes, card_of(op).lx_bytes)
         for group in [g for g in op.walk() if isinstance(g, dataflow.GroupOp)]:
             if group.plan is None:
                 raise located_error(group, f"group @{group.sym_name.data} has no plan; "
@@ -630,12 +632,12 @@ class SpyreTile(ModulePass):
             plan = from_attr(group.plan)
             group_kind(group)
             if plan["kind"] == "matmul":
-                kernel = tile_matmul_group(group, plan, self.lx_bytes)
+                kernel = tile_matmul_group(group, plan, lx_bytes)
             elif plan["kind"] == "copy":
                 from spyre_ir.passes.tile_copy import tile_copy_group
 
-                kernel = tile_copy_group(group, plan, self.lx_bytes)
+                kernel = tile_copy_group(group, plan, lx_bytes)
             else:
-                kernel = tile_rows_group(group, plan, self.lx_bytes)
+                kernel = tile_rows_group(group, plan, lx_bytes)
             hoist_definitions(kernel)
             Rewriter.replace_op(group, kernel)

@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import ELEMENT_BYTES, card_of
 from spyre_ir.shape_rules import numel
 
 COPY_OPS = (spyre.ConcatOp, spyre.RestickifyOp)
@@ -78,8 +78,9 @@ def tile_copy_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     op = ops[0]
     out = op.results[0]
     elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(out))]
-    per_stick = DEFAULT_CONFIG.elements_per_stick(spyre.element_type_name(spyre.element_of(out)))
-    budget = (lx_bytes or DEFAULT_CONFIG.lx_bytes) // 2
+    card = card_of(group)
+    per_stick = card.elements_per_stick(spyre.element_type_name(spyre.element_of(out)))
+    budget = (lx_bytes or card.lx_bytes) // 2
     cores = plan["cores"]
     shell = new_kernel(group, cores, lx_bytes, to_attr(plan))
     b = shell.body

@@ -11,8 +11,10 @@ with `telemetry.stage`, verified, ops counted per level), after retyping an f32 
 f16 unless `exact_f32` (the card has no f32 compute; see `passes/compute_in_f16.py`). Compiled text
 is kept in the on-disk `ArtifactCache`, keyed by the graph's text, the config, the
 numerics choice and the compiler (package version and a hash of its sources, so an
-edited compiler never reuses stale artifacts). A damaged cache entry is reported once by
-the cache and rebuilt; an entry whose own content hash does not match is rebuilt too.
+edited compiler never reuses stale artifacts). A damaged or forged cache entry is
+reported once by the cache, deleted and rebuilt (see `runtime/cache.py`); so is one that
+does not parse, verify or match its own content hash: a hit is loaded here, and its
+module handed on, so nothing later finds it broken.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ class ArtifactError(ValueError):
 @dataclass(frozen=True)
 class Artifact:
     """One compiled graph. When this process compiled it, `levels` holds the text of the
-    intermediate levels ("dataflow", "units") if asked for, and `module` the compiled
-    module itself (`text` is its printout), so preparing it needs no parse; both are
-    empty for a cache hit. Nobody may change `module`: it is shared."""
+    intermediate levels ("dataflow", "units") if asked for (empty for a cache hit), and
+    `module` the compiled or loaded module (`text` is its printout), so preparing it
+    needs no parse. Nobody may change `module`: it is shared."""
 
     name: str
     text: str
@@ -156,19 +158,22 @@ def compile_artifact(
 
 
 def _from_cache(store: ArtifactCache, key: str, name: str, rec: telemetry.CompileRecord) -> Artifact | None:
+    """The cached artifact of `key`, parsed and verified; an entry that does not load
+    is deleted (reported once by the cache) and rebuilt, never used again."""
     with telemetry.stage(name, "cache") as timer:
         text = store.get(key)
-        # The cache checks its own header; the artifact's hash guards what it holds.
-        if text is None or stored_hash(text) != content_hash(text):
-            if text is not None:
-                warnings.warn(f"spyre: cached artifact for {name} fails its content hash; rebuilding",
-                              ArtifactCacheWarning, stacklevel=3)  # fmt: skip
-            text = None
+        module = None
+        if text is not None:
+            try:
+                module = load_artifact(text, name)
+            except ArtifactError as error:
+                store.discard(key, f"it does not load: {' '.join(str(error).split())[:300]}")
+                text = None
     rec.stage_seconds["cache"] = timer.seconds
     if text is None:
         return None
     rec.kernels = text.count("core.program @")
-    return Artifact(name, text, stored_hash(text) or "", from_cache=True)
+    return Artifact(name, text, stored_hash(text) or "", from_cache=True, module=module)
 
 
 def _compile(module: ModuleOp, config: SpyreConfig, name: str, exact_f32: bool,

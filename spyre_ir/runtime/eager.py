@@ -21,8 +21,6 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
-import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +32,7 @@ from spyre_ir.runtime import device
 from spyre_ir.runtime.recipe import LaunchError
 
 __all__ = [
-    "SpyreCpuFallbackWarning", "cache_info", "clear_cache", "launch_on_device", "launch_partition",
+    "SpyreCpuFallbackWarning", "cache_info", "clear_cache", "launch_on_device",
     "run", "run_on_cpu",
 ]  # fmt: skip
 
@@ -279,27 +277,6 @@ def launch_on_device(prepared: Any, tensors: list[torch.Tensor],
             raise RuntimeError(f"spyre: kernel returned shape {tuple(result.shape)}, expected {shape}")
         results.append(result)
     return results
-
-
-# id(artifact) -> (weak reference to it, its PreparedRecipe); an entry goes with its artifact.
-_partitions: dict[int, tuple[weakref.ref, Any]] = {}
-
-
-def launch_partition(artifact: Any, args: Sequence[torch.Tensor],
-                     outputs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:  # fmt: skip
-    """Run one torch.compile partition (its compiled artifact) on spyre tensors: inputs
-    stay on the card, results are spyre tensors with the strides FX traced (`outputs`
-    are the partition's output fake tensors)."""
-    from spyre_ir.runtime.recipe import PreparedRecipe
-
-    entry = _partitions.get(id(artifact))
-    if entry is None or entry[0]() is not artifact or entry[1].card is not device._card():
-        prepared = PreparedRecipe.from_artifact(artifact, card=device._card())
-        entry = _partitions[id(artifact)] = (weakref.ref(artifact), prepared)
-        weakref.finalize(artifact, _partitions.pop, id(artifact), None)
-    metas = [(tuple(o.shape), o.dtype) for o in outputs]
-    results = launch_on_device(entry[1], [a.detach() for a in args], metas)
-    return tuple(_with_strides(r, like) for r, like in zip(results, outputs))
 
 
 def _with_strides(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:

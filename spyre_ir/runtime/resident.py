@@ -80,9 +80,6 @@ class ResidentImages:
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
 
-    def __len__(self) -> int:
-        return sum(len(e.images) for e in self._entries.values())
-
     @property
     def nbytes(self) -> int:
         """Bytes of the card held by kept images (pending ones included)."""
@@ -117,6 +114,7 @@ class ResidentImages:
         entry = self._valid_entry(t)
         if entry is None:
             key = id(t)
+            self._drop(key)  # a stale entry under a reused id
             entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
             self._entries[key] = entry
         if expect is not None:
@@ -133,6 +131,11 @@ class ResidentImages:
         entry = self._valid_entry(t)
         if entry is not None:
             entry.version += 1
+
+    def forget(self, t: torch.Tensor) -> None:
+        """Drop `t`'s images (a launch that staged them failed)."""
+        if id(t) in self._entries and self._entries[id(t)].ref() is t:
+            self._drop(id(t))
 
     def _drop(self, key: int) -> None:
         entry = self._entries.pop(key, None)
@@ -182,10 +185,11 @@ class Growth:
 @dataclass(frozen=True)
 class IndexWrite:
     """Result = input `source` with the elements at `index` written; `index` holds, per
-    leading dim, None (all) or the position of the partition input that indexes it."""
+    leading dim, None (all of it) or the FX node of the indices, which the host computes
+    from the partition's integer inputs (`evaluate_index`)."""
 
     source: int
-    index: tuple[int | None, ...]
+    index: tuple[fx.Node | None, ...]
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,15 @@ class WholeWrite:
     source: int
 
 
-Write = Growth | IndexWrite | WholeWrite | None
+@dataclass(frozen=True)
+class Fresh:
+    """A new cache-like tensor (built by an index write, cat or scatter of no input): the
+    next call may pass it back in."""
+
+
+Write = Growth | IndexWrite | WholeWrite | Fresh | None
+_CACHE_BUILDERS = {aten.index_put.default, aten.index_copy.default, aten.cat.default,
+                   aten.slice_scatter.default, aten.select_scatter.default, aten.copy.default}  # fmt: skip
 
 
 def analyse_results(graph: fx.Graph) -> list[Write]:
@@ -208,27 +220,61 @@ def analyse_results(graph: fx.Graph) -> list[Write]:
     return results
 
 
+def _host_index(node: Any, position: dict[fx.Node, int]) -> bool:
+    """Whether the host can compute index `node` from integer inputs of the partition."""
+    if node is None:
+        return True
+    if not isinstance(node, fx.Node):
+        return False
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or val.dtype.is_floating_point or val.numel() > 1 << 16:
+        return False
+    if node in position:
+        return True
+    return node.op == "call_function" and all(_host_index(a, position) for a in node.all_input_nodes)
+
+
 def _write_of(node: fx.Node, position: dict[fx.Node, int]) -> Write:
     target, args = node.target, node.args
     if target is aten.cat.default and len(args[0]) == 2 and args[0][0] in position:
         val = args[0][0].meta.get("val")
-        dim = args[1] if len(args) > 1 else 0
-        dim = dim % val.dim()
+        dim = (args[1] if len(args) > 1 else 0) % val.dim()
         return Growth(position[args[0][0]], dim, int(val.shape[dim]))
-    if (target is aten.index_put.default and args[0] in position
-            and not (len(args) > 3 and args[3]) and not node.kwargs.get("accumulate")):  # fmt: skip
-        index = tuple(None if i is None else position.get(i, -1) for i in args[1])
-        if all(i is None or i >= 0 for i in index):
-            return IndexWrite(position[args[0]], index)
-    if target is aten.index_copy.default and args[0] in position and args[2] in position:
-        return IndexWrite(position[args[0]], (None,) * (args[1] % args[0].meta["val"].dim()) + (position[args[2]],))
+    if (target is aten.index_put.default and args[0] in position and not (len(args) > 3 and args[3])
+            and not node.kwargs.get("accumulate") and all(_host_index(i, position) for i in args[1])):  # fmt: skip
+        return IndexWrite(position[args[0]], tuple(args[1]))
+    if target is aten.index_copy.default and args[0] in position and _host_index(args[2], position):
+        return IndexWrite(position[args[0]], (None,) * (args[1] % args[0].meta["val"].dim()) + (args[2],))
     val = node.meta.get("val")
-    for source, i in position.items():
+    candidates = [args[0]] if args and isinstance(args[0], fx.Node) else []
+    for source in [*candidates, *position]:
         other = source.meta.get("val")
-        if (isinstance(val, torch.Tensor) and isinstance(other, torch.Tensor)
+        if (source in position and isinstance(val, torch.Tensor) and isinstance(other, torch.Tensor)
                 and val.shape == other.shape and val.dtype == other.dtype):  # fmt: skip
-            return WholeWrite(i)
-    return None
+            return WholeWrite(position[source])
+    return Fresh() if target in _CACHE_BUILDERS else None
+
+
+def evaluate_index(node: fx.Node | None, args: Sequence[torch.Tensor],
+                   position: dict[fx.Node, int]) -> Any:  # fmt: skip
+    """The host's numpy value of index `node` (see `_host_index`), or a full slice."""
+    if node is None:
+        return slice(None)
+    values: dict[fx.Node, Any] = {}
+
+    def value(n: Any) -> Any:
+        if not isinstance(n, fx.Node):
+            return n
+        if n not in values:
+            if n in position:
+                t = args[position[n]]
+                values[n] = t.cpu() if t.device.type == "spyre" else t.detach()
+            else:
+                call_args, call_kwargs = torch.fx.node.map_arg((n.args, n.kwargs), value)
+                values[n] = n.target(*call_args, **call_kwargs)
+        return values[n]
+
+    return value(node).numpy()
 
 
 # ---------------------------------------------------------------------------- running
@@ -243,6 +289,7 @@ class CardPartition:
         self.name, self.artifact = name, artifact
         self.outputs = [n.meta["val"] for n in graph.graph.output_node().args[0]]
         self.writes = analyse_results(graph.graph)
+        self.position = {n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")}
         self._prepared: PreparedRecipe | None = None
         self.prepared()  # at compile time (the backend times it as its "prepare" stage)
 
@@ -260,13 +307,21 @@ class CardPartition:
         if len(args) != len(recipe.inputs) or len(recipe.outputs) != len(self.outputs):
             raise RuntimeError(f"spyre: {self.name} takes {len(recipe.inputs)} inputs and gives "
                                f"{len(recipe.outputs)} results; called with {len(args)}")  # fmt: skip
-        kept = images(recipe.card)
-        bound = [self._bind(recipe, kept, slot, t) for slot, t in zip(recipe.inputs, args)]
+        kept, staged = images(recipe.card), []
+        bound = [self._bind(recipe, kept, slot, t, staged) for slot, t in zip(recipe.inputs, args)]
         on_card = any(t.device.type == "spyre" for t in args)
         plans = [self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)]
         stream = recipe.card.current_stream()
         made = recipe.launch_resident(bound, [p.fetch for p in plans], [p.keep for p in plans], stream)
-        stream.synchronize()
+        try:
+            stream.synchronize()
+        except Exception:  # nothing of this launch may be taken for data later
+            for t in staged:
+                kept.forget(t)
+            for image in made:
+                if image is not None:
+                    image.free()
+            raise
         results = []
         for i, (plan, image) in enumerate(zip(plans, made)):
             result = plan.finish()
@@ -275,32 +330,41 @@ class CardPartition:
             results.append(result)
         return tuple(results)
 
-    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages, slot: Slot, t: torch.Tensor) -> StickImage:
+    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages, slot: Slot, t: torch.Tensor,
+              staged: list[torch.Tensor]) -> StickImage:  # fmt: skip
+        """`t`'s kept image for `slot`, staged now (and kept) if it has none."""
         pad = recipe.input_pads.get(slot.name, 0.0)
         image = kept.lookup(t, slot, pad)
         if image is None:
             image = recipe.stage(slot.index, _runtime_value(t), recipe.card.current_stream())
             kept.store(t, image)
+            staged.append(t)
         return image
 
     def _keep(self, kept: ResidentImages, i: int, args: list[torch.Tensor], result: torch.Tensor,
               image: StickImage) -> None:  # fmt: skip
+        """Keep result i's image for whoever holds that value next: the result itself (a
+        grown or new cache, the next call's input) and, for a new value of an input, that
+        input once it holds it (AOTAutograd copies the result into it)."""
         write = self.writes[i]
-        if isinstance(write, Growth) or result is args[write.source]:
-            kept.store(result, image)  # the grown tensor, or the input written in place
-        elif result.device.type == "spyre":
-            image.free()  # a new device tensor of an input's shape: no host mirror to check
-        else:
-            kept.store(args[write.source], image, expect=result)
+        source = args[write.source] if isinstance(write, (Growth, IndexWrite, WholeWrite)) else None
+        if result is source:  # the input was written in place on the card
+            kept.store(result, image)
+            return
+        kept.store(result, image)
+        if isinstance(write, (IndexWrite, WholeWrite)) and source.device.type != "spyre":
+            kept.store(source, image.share(), expect=result)
 
     def _plan(self, recipe: PreparedRecipe, slot: Slot, i: int, args: list[torch.Tensor],
               on_card: bool) -> _ResultPlan:  # fmt: skip
         like, write = self.outputs[i], self.writes[i]
-        source = args[write.source] if write is not None else None
-        keep = write is not None and source is not None
+        keep = write is not None
+        if isinstance(write, Fresh) or write is None:
+            return self._whole(recipe, slot, like, on_card, keep)
+        source = args[write.source]
         exact = _HOST_NUMPY.get(like.dtype) == slot.host_dtype and not on_card
         if isinstance(write, IndexWrite) and source.dtype == like.dtype:
-            index = tuple(slice(None) if p is None else _host_index(args[p]) for p in write.index)
+            index = tuple(evaluate_index(n, args, self.position) for n in write.index)
             if source.device.type == "spyre":
                 from spyre_ir.runtime import device
 
@@ -322,7 +386,7 @@ class CardPartition:
             from spyre_ir.runtime import device
             from spyre_ir.runtime.eager import _with_strides
 
-            array = recipe.card.empty(slot.shape, slot.device_dtype)
+            array = recipe.card.empty(slot.shape, slot.array_dtype)  # f16: IEEE, as on the device
 
             def on_device() -> torch.Tensor:
                 bits_of_bf16 = like.dtype == torch.bfloat16 and array.dtype == np.uint16
@@ -350,11 +414,6 @@ def _runtime_value(t: torch.Tensor) -> Any:
 
     t = t.detach()
     return device.device_array(t) if t.device.type == "spyre" else _to_numpy(t)
-
-
-def _host_index(t: torch.Tensor) -> np.ndarray:
-    host = t.cpu() if t.device.type == "spyre" else t
-    return host.numpy()
 
 
 def _restride(host: torch.Tensor, like: torch.Tensor) -> torch.Tensor:

@@ -107,7 +107,7 @@ from xdsl.ir import Block, Operation
 from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
 from spyre_ir.dialects import dataflow as D
-from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
+from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.interp.dataflow import (
     _DataflowInterpreter,
     _Kernel,
@@ -116,7 +116,7 @@ from spyre_ir.interp.dataflow import (
     _signed,
     _width,
 )
-from spyre_ir.interp.tensor import InterpreterError, check_value, op_label, run_entry
+from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
 from spyre_ir.sim.scheduler import (
@@ -157,16 +157,21 @@ def simulate(
     module: ModuleOp,
     args: Sequence[np.ndarray],
     entry: str = "main",
-    config: SpyreConfig = DEFAULT_CONFIG,
+    config: SpyreConfig | None = None,
     *,
     trace: bool = False,
     check_races: bool = False,
     blas_threads: int | None = None,
+    card_format: bool = False,
     numerics: bool = True,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
-    Arguments are checked as by the interpreters (shapes, storage dtypes). `trace`
+    `config`: the card to run on; by default the one the module is compiled for (its
+    `spyre.card`, `hardware.card_of`). Arguments are checked as by the interpreters
+    (shapes, storage dtypes); f16 tensors are DLFloat16 on the card, converted from and to
+    float16 at the boundary, or given and returned as float32 arrays of DLFloat16 values
+    with `card_format` (as `spyre_ir.interp.dataflow.run_module` takes them). `trace`
     also returns a Chrome trace of core 0's instructions; `check_races` turns on the
     L2 interpreter's store checks (two cores writing different values to one element,
     outputs left unwritten). `blas_threads`: run numpy's OpenBLAS with that many
@@ -178,7 +183,9 @@ def simulate(
     op that cannot run), naming the op. `numerics=False` times the program without
     computing its tiles or moving its data (timing never depends on tensor values):
     the report and trace are those of a full run, the outputs are not meaningful."""
-    interp = _SimInterpreter(module, config, check_races, trace)
+    if config is None:
+        config = card_of(module)
+    interp = _SimInterpreter(module, config, check_races, trace, card_format)
     interp.numerics = numerics
     with _blas_threads(blas_threads):
         outputs = run_entry(interp, args, entry)
@@ -190,8 +197,9 @@ def simulate(
 class _SimInterpreter(_DataflowInterpreter):
     """The L2 interpreter's function level, running `core.program`s on the card."""
 
-    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool):
-        super().__init__(module, check_races)
+    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
+                 card_format: bool) -> None:  # fmt: skip
+        super().__init__(module, check_races, "dlfloat16", card_format)
         self.config = config
         self.tracing = trace
         self.numerics = True
@@ -203,7 +211,7 @@ class _SimInterpreter(_DataflowInterpreter):
             results = program.run(operands)
             self.programs.append(program)
             for value, result in zip(results, op.results):
-                check_value(value, result.type, f"{op_label(op)}: result (simulator bug)")
+                self.check_result(value, op, result, "simulator")
             return results
         if isinstance(op, (D.KernelOp, D.GroupOp)):
             raise SimulationError(

@@ -108,7 +108,8 @@ def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, P
             value = rng.integers(0, bounds.get(k, R.DEFAULT_INDEX_BOUND), size=p.shape)
         else:
             value = rng.standard_normal(p.shape, dtype=np.float32)
-        arrays[k] = to_storage(value, name)
+        # numpy rounds to f16 itself: the torch-backed bulk path would import torch
+        arrays[k] = value.astype(np.float16) if name == "f16" else to_storage(value, name)
     return arrays
 
 

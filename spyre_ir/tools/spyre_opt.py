@@ -19,7 +19,9 @@ within 64 bits); any other exception is caught here and printed as one located
 from __future__ import annotations
 
 import io
+import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -30,13 +32,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
-from spyre_ir.tools.output import (
-    OutputError,
-    check_writable,
-    discard,
-    write_atomically,
-    write_stream,
-)
+from spyre_ir.hardware import read_card, set_card
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -47,6 +43,13 @@ from spyre_ir.diagnostics import (
     internal_error,
     parse_error_diagnostic,
     verify_all,
+)
+from spyre_ir.tools.output import (
+    OutputError,
+    check_writable,
+    discard,
+    write_atomically,
+    write_stream,
 )
 
 _SPLIT = re.compile(rb"^// -----.*$", re.MULTILINE)
@@ -67,6 +70,22 @@ class SpyreOptMain(xDSLOptMain):
         for name, factory in registry.PASSES.items():
             self.register_pass(name, factory)
 
+    def register_all_arguments(self, arg_parser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--card", metavar="FILE.json", default=None,
+            help="compile for this card: a JSON object of SpyreConfig fields that differ "
+            "from the default card (recorded on the module as spyre.card)",
+        )  # fmt: skip
+
+    def card(self):
+        """The card of `--card` (read once), or None."""
+        if self.args.card is None:
+            return None
+        if not hasattr(self, "_card"):
+            self._card = read_card(self.args.card)
+        return self._card
+
     def setup_pipeline(self) -> None:
         super().setup_pipeline()
         for p in self.pipeline.passes:
@@ -76,11 +95,16 @@ class SpyreOptMain(xDSLOptMain):
         """The input, split at `// -----` lines when asked, with each chunk's line offset."""
         name = self.get_input_name()
         try:
+            if self.args.input_file is not None:
+                mode = os.stat(self.args.input_file).st_mode
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would never end
+                    raise DiagnosticError([Diagnostic(name, 0, 0, "cannot read input: a device")])
             stream, _ = self.get_input_stream()
             with stream:
                 data = stream.read()
         except OSError as error:
-            raise DiagnosticError([Diagnostic(name, 0, 0, f"cannot read input: {error.strerror}")])
+            why = error.strerror or str(error)
+            raise DiagnosticError([Diagnostic(name, 0, 0, f"cannot read input: {why}")]) from None
         if not self.args.split_input_file:
             return [(data.decode("utf-8", "replace"), 0)]
         chunks, offset, start = [], 0, 0
@@ -103,6 +127,8 @@ class SpyreOptMain(xDSLOptMain):
             )
             diagnostics = verify_all(module, name)
             if not diagnostics:
+                if self.card() is not None:
+                    set_card(module, self.card())
                 self.apply_passes(module)
                 diagnostics = verify_all(module, name)
         except ParseError as error:

@@ -14,9 +14,9 @@
 // compute with offsets, the ring), and an embedding kernel (gather).
 // CHECK-LABEL: func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %w: tensor<64x64xf16>, %table: tensor<1000x64xf16>, %ids: tensor<8xi32>) -> (tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>) {
 func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %w: tensor<64x64xf16>, %table: tensor<1000x64xf16>, %ids: tensor<8xi32>) -> (tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>) {
-  // CHECK-NEXT: %g = dataflow.group @g0(%x) {plan = {kind = "rows", cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
-  // GENERIC: %g = "dataflow.group"(%x) <{sym_name = "g0", plan = {kind = "rows", cores = 4 : i64}}> ({
-  %g = dataflow.group @g0 (%x) {plan = {kind = "rows", cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
+  // CHECK-NEXT: %g = dataflow.group @g0(%x) {plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
+  // GENERIC: %g = "dataflow.group"(%x) <{sym_name = "g0", plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}}> ({
+  %g = dataflow.group @g0 (%x) {plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
   // CHECK-NEXT: ^bb0(%a: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>):
   ^bb0(%a: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>):
     // CHECK-NEXT: %e = spyre.exp %a : tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>> -> tensor<4x64xf16>

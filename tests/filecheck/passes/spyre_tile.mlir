@@ -29,7 +29,8 @@ func.func @rows(%x: tensor<4096x1024xf16>, %w: tensor<1024xf16>) -> tensor<4096x
 
 // A matmul kernel: f32 accumulators zeroed per output tile, a K loop of A and B tile
 // loads padded with zeros and accumulating PE matmuls, then the cast and epilogue.
-// Each core walks K for one 512 x 64 output tile, kept as four row blocks: the last
+// With N split over the 32 cores (forced), each core walks K for one 512 x 64 output
+// tile, kept as four row blocks: the last
 // K step computes, finishes and stores them one by one, so the first stores overlap
 // the other blocks' matmuls.
 // CHECK-LABEL: func.func @matmul
@@ -56,7 +57,7 @@ func.func @rows(%x: tensor<4096x1024xf16>, %w: tensor<1024xf16>) -> tensor<4096x
 // CHECK-NEXT:            dataflow.store %[[R0]]
 // CHECK-NEXT:            dataflow.compute "spyre.matmul" on "pe"(%[[A1]], %{{.*}}) -> (%[[ACC1]]) {accumulate}
 func.func @matmul(%a: tensor<512x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<512x2048xf16> {
-  %m = spyre.matmul %a, %b : tensor<512x1024xf16>, tensor<1024x2048xf16> -> tensor<512x2048xf16>
+  %m = spyre.matmul %a, %b {spyre.split = array<i64: 1, 1, 32, 1>} : tensor<512x1024xf16>, tensor<1024x2048xf16> -> tensor<512x2048xf16>
   %r = spyre.relu %m : tensor<512x2048xf16> -> tensor<512x2048xf16>
   func.return %r : tensor<512x2048xf16>
 }
@@ -91,7 +92,7 @@ func.func @linear(%x: tensor<64x256xf16>, %w: tensor<512x256xf16>) -> tensor<64x
 
 // -----
 
-// N = 200 sticks does not divide over 32 cores, so K is split 16 ways: each core's K
+// N = 200 sticks does not divide over 32 cores; with K split 16 ways (forced), each core's K
 // range is one tile, so there is no K loop; the A tile is loaded once (half per core of
 // an N pair, all-gathered) and reshaped to 16 stacked blocks of 32 rows; the N loop
 // streams B tiles, all-reduces the stacked tile and casts it into one of two slots; each
@@ -118,6 +119,6 @@ func.func @linear(%x: tensor<64x256xf16>, %w: tensor<512x256xf16>) -> tensor<64x
 // CHECK:           %[[LASTMINE:.*]] = dataflow.slot %[[LAST]][%{{.*}}]
 // CHECK:           dataflow.store %[[LASTMINE]] into
 func.func @split_k(%a: tensor<512x4096xf16>, %b: tensor<4096x12800xf16>) -> tensor<512x12800xf16> {
-  %m = spyre.matmul %a, %b : tensor<512x4096xf16>, tensor<4096x12800xf16> -> tensor<512x12800xf16>
+  %m = spyre.matmul %a, %b {spyre.split = array<i64: 1, 1, 2, 16>} : tensor<512x4096xf16>, tensor<4096x12800xf16> -> tensor<512x12800xf16>
   func.return %m : tensor<512x12800xf16>
 }
