@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from card_tolerance import as_on_the_card
 from spyre_ir.runtime import device, eager
 
 device.setup()
@@ -124,10 +125,11 @@ def test_integer_and_comparison_ops_are_exact() -> None:
     di = on_spyre(i)
     assert torch.equal((di + 3).cpu(), i + 3)
     assert torch.equal((di > 5).cpu(), i > 5)
-    x = cpu_randn(3, 4, dtype=torch.float16)  # f16 is computed exactly: selection is exact
+    x = cpu_randn(3, 4, dtype=torch.float16)  # selection is exact, of x as the card holds it
     dx = on_spyre(x)
-    assert torch.equal(torch.where(dx > 0, dx, torch.zeros_like(dx)).cpu(), torch.where(x > 0, x, 0.0))
-    assert torch.equal(dx.masked_fill(dx < 0, -1.0).cpu(), x.masked_fill(x < 0, -1.0))
+    held = torch.from_numpy(as_on_the_card(x.numpy()))  # DLFloat16 (docs/dlfloat16.md)
+    assert torch.equal(torch.where(dx > 0, dx, torch.zeros_like(dx)).cpu(), torch.where(x > 0, held, 0.0))
+    assert torch.equal(dx.masked_fill(dx < 0, -1.0).cpu(), held.masked_fill(x < 0, -1.0))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
@@ -269,7 +271,8 @@ def test_item_and_bool() -> None:
 
 def test_cat_and_embedding() -> None:
     a, b = cpu_randn(2, 8, dtype=torch.float16, seed=1), cpu_randn(3, 8, dtype=torch.float16, seed=2)
-    close(torch.cat([on_spyre(a), on_spyre(b)]), torch.cat([a, b]), atol=0, rtol=0)
+    joined = torch.from_numpy(as_on_the_card(torch.cat([a, b]).numpy()))  # moved as DLFloat16
+    close(torch.cat([on_spyre(a), on_spyre(b)]), joined, atol=0, rtol=0)
     table = cpu_randn(10, 16)
     ids = torch.tensor([[1, 4, 9], [0, 0, 3]])
     close(F.embedding(on_spyre(ids), on_spyre(table)), F.embedding(ids, table))

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import TensorType
 from spyre_ir import cost_model
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.interp import dlfloat16
 from spyre_ir.dialects.recipe import SlotOp, content_hash, stored_hash, with_hash
 from spyre_ir.interp.tensor import run_module
 from spyre_ir.layout import stickify
@@ -175,12 +176,16 @@ def test_slot_stick_image_matches_layout_maths(element: str) -> None:
     values = (rng.standard_normal(shape) * 4).astype(slot.host_dtype)
     if element == "bf16":  # bf16 values in float32, as the interpreters hold them
         values = (values.view(np.uint32) & 0xFFFF0000).view(np.float32)
+    if element == "f16":  # DLFloat16 values in float32, as the simulator holds them
+        values = dlfloat16.round_to_dlf16(values)
     image = slot.stick_image(values, pad=7.0)
     assert image.size == slot.size
     stored = image.view(slot.device_dtype)
     if element == "bf16":
         want = stickify((values.view(np.uint32) >> 16).astype(np.uint16), slot.layout,
                         pad_value=0x40E0)  # 7.0 in bf16  # fmt: skip
+    elif element == "f16":  # DLFloat16 codes; 7.0 = 2^(33-31) x (1 + 384/512)
+        want = stickify(dlfloat16.encode(values), slot.layout, pad_value=33 << 9 | 384)
     else:
         want = stickify(values.astype(slot.device_dtype), slot.layout, pad_value=7)
     np.testing.assert_array_equal(stored, want)
@@ -248,7 +253,7 @@ def test_f32_host_arrays_are_converted_at_the_transfer(artifact, card: Card) -> 
     narrow = recipe.launch_to_host(args)
     card.synchronize()
     for a, b in zip(wide, narrow, strict=True):
-        assert a.dtype == np.float16
+        assert a.dtype == np.float32  # DLFloat16 values, exactly
         np.testing.assert_array_equal(a, b)
 
 

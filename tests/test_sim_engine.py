@@ -23,9 +23,11 @@ from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG, SpyreConfig, set_card
 from spyre_ir.interp import dataflow as L2
 from spyre_ir.interp import tensor as L1
+from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
 from spyre_ir.interp.numerics import storage_dtype
 from spyre_ir.pipelines import PIPELINES
 from spyre_ir.sim.engine import SimulationError, simulate
+from card_tolerance import assert_card_close
 
 SIMPLE = UNCALIBRATED_CONFIG
 """The scheduler's exact-timing tests run on the uncalibrated card, whose LPDDR5 is one
@@ -107,22 +109,21 @@ def check_report(report: dict) -> None:
 def differential(text: str, pipeline: str = TO_UNITS, tol: float = 1e-2,
                  config: SpyreConfig | None = None, **arg_options):  # fmt: skip
     """Simulate the L3 lowering of an L1 function (compiled for and run on `config`,
-    else the default card): the same numbers as the L2 interpreter on the L2 lowering,
-    bit for bit, and as the L1 interpreter to rounding. Returns the simulation result."""
+    else the default card): the same numbers as the L2 interpreter on the L2 lowering
+    (with the card's DLFloat16) bit for bit, and as the L1 interpreter (IEEE fp16) to
+    rounding. Returns the simulation result."""
     args = random_args(text, **arg_options)
     want = L1.run_module(parse(text), args)
     l2_pipeline = pipeline.replace("spyre-to-units", "spyre-to-dataflow")
     l2_pipeline = l2_pipeline.replace(",convert-dataflow-to-units", "")
-    l2 = L2.run_module(lower(text, l2_pipeline, config), args)
+    l2 = L2.run_module(lower(text, l2_pipeline, config), args, halves="dlfloat16")
     l3 = lower(text, pipeline, config)
     result = simulate(l3, args, config=config or DEFAULT_CONFIG, check_races=True)
     assert len(result.outputs) == len(want)
     for got, exact, ref in zip(result.outputs, l2, want):
         assert got.shape == ref.shape and got.dtype == ref.dtype
         np.testing.assert_array_equal(got, exact)
-        np.testing.assert_allclose(
-            got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol
-        )
+        assert_card_close(got, ref, tol)  # DLFloat16 on the card, fp16 at L1
     check_report(result.report)
     return result
 
@@ -230,7 +231,10 @@ def test_gather_embedding(lowering: str) -> None:
 
 @pytest.mark.parametrize("lowering", LOWERINGS)
 def test_programs_and_l1_views_in_one_function(lowering: str) -> None:
-    result = differential(MIXED, LOWERINGS[lowering])
+    # Softmax of logits exp(x) * w up to ~150, where DLFloat16's rounding of a logit
+    # (0.125, to fp16's 0.0625) moves its weight by ~13 %: the L1 reference rounds the
+    # same logits to fp16, so the two differ by that much on dominated rows.
+    result = differential(MIXED, LOWERINGS[lowering], tol=5e-2)
     assert len(result.report["kernels"]) >= 2
     assert result.report["bottleneck"] in {k["bottleneck"] for k in result.report["kernels"]}
 
@@ -302,7 +306,9 @@ PIPELINED = two_tile_program(
 def test_hand_written_program_numerics_and_exact_timing() -> None:
     x = random_args(PIPELINED)[0]
     result = simulate(parse(PIPELINED), [x], config=SIMPLE, trace=True)
-    want = np.exp(x.astype(np.float32)).astype(np.float16)
+    # On the card: x rounded to DLFloat16 on entry, exp in fp32 rounded to DLFloat16,
+    # and the result back as fp16.
+    want = to_user(round_to_dlf16(np.exp(from_user(x))), np.float16)
     np.testing.assert_array_equal(result.outputs[0], want)
     # By hand, the simple card (SIMPLE), 2 cores: a tile is 8 sticks = 1024 B, moved in
     # 1024 * 2 / (204.8e9 / 1.5e9) = 15 cycles, its result 750 cycles later; exp of
@@ -484,7 +490,9 @@ def test_ls_stream_mixing_moves_and_collectives_exact_timing() -> None:
     # Core c all-gathers rows [16c, 16c + 8) of both cores, then [16c + 8, 16c + 16),
     # and stores each 16-row result at rows 32c and 32c + 16.
     halves = [np.concatenate([x[0:8], x[16:24]]), np.concatenate([x[8:16], x[24:32]])]
-    np.testing.assert_array_equal(result.outputs[0], np.concatenate(halves * 2))
+    # Moves only: each value as DLFloat16 keeps it (x's fp16 rounded to 9 fraction bits)
+    want = to_user(from_user(np.concatenate(halves * 2)), np.float16)
+    np.testing.assert_array_equal(result.outputs[0], want)
     # By hand, 2 cores: 8 sticks move in 15 cycles, 16 in 30, an all-gather to 16 rows
     # takes 18; each instruction is issued in 4 cycles, at 0, 4, 8 ...
     #   load s0        issued [0, 4]   lpddr [4, 19]       lands 769
@@ -671,8 +679,7 @@ def test_blas_threads_are_restored_and_numerics_stay_close() -> None:
     got = simulate(lower(text, TO_UNITS), args, blas_threads=1).outputs[0]
     assert [get() for get, _ in _blas_controls()] == before
     want = L1.run_module(parse(text), args)[0]
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-2,
-                               atol=1e-2)  # fmt: skip
+    assert_card_close(got, want, 1e-2)
 
 
 @pytest.mark.slow

@@ -239,10 +239,14 @@ def test_every_level_is_accepted_and_simulated(levels, capsys):
     # Same program, same inputs: the same results from every level's file.
     assert outputs["l1"] == outputs["l2"] == outputs["l3"]
     assert len(outputs["l1"]) == 2
-    # --level units is the simulator too; the interpreters give the same summary here.
+    # --level units is the simulator too; the interpreters agree with each other (IEEE
+    # fp16), not with the card (DLFloat16).
+    summaries = {}
     for level in ("units", "dataflow", "tensor"):
         assert main([str(levels["l1"]), "--seed", "1", "--level", level]) == 0
-        assert _result_lines(capsys.readouterr().out) == outputs["l1"], level
+        summaries[level] = _result_lines(capsys.readouterr().out)
+    assert summaries["units"] == outputs["l1"]
+    assert summaries["dataflow"] == summaries["tensor"] != outputs["l1"]
 
 
 def test_levels_that_cannot_run_the_input(levels, capsys):
@@ -396,7 +400,7 @@ def test_check_catches_a_corrupted_l2_program(levels, tmp_path, capsys):
     assert main([str(corrupted), "--reference", str(levels["l1"])]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1].startswith("check: MISMATCH in result 0: ")
-    assert "elements differ (expected within rtol = atol = 0.01); max abs error " in lines[-1]
+    assert "elements differ (expected within rtol = atol = 0.02); max abs error " in lines[-1]
     assert lines[-1].endswith(f"(the L1 interpreter on {levels['l1']})")
 
 

@@ -51,6 +51,14 @@ K loop accumulating into an f16 buffer rounds each partial sum, as the hardware'
 storage does; an f32 buffer stays f32. `ring_allreduce` combines in float32 and rounds
 once. Results and DDR tensors use the L1 storage dtypes (f16 -> float16).
 
+`halves="dlfloat16"` computes as the card does (docs/dlfloat16.md; the simulator's
+numerics): an f16 tensor is DLFloat16, held in float32 in LX and in DDR alike (loads
+and stores copy), every tile op computes in float32 (the L1 op with f16 widened to f32)
+and rounds its result to DLFloat16 once, and an L1 op between kernels does the same.
+f16 arguments (IEEE float16) are converted to DLFloat16 on entry and f16 results back
+to float16, or, with `card_format`, taken and given as float32 arrays of DLFloat16
+values. The default, "ieee", stays bit for bit with the L1 interpreter.
+
 `check_races=True` (a debug mode, used by the tests) raises `InterpreterError` when two
 cores write the same in-range element with different values, within one store or
 across stores, and when a kernel leaves an element of an output unwritten.
@@ -61,7 +69,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float32Type,
@@ -76,6 +84,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import spyre as S
+from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
 from spyre_ir.interp.halves import convert_into, converted, round_to_f16
 from spyre_ir.interp.numerics import FLOATS, STORAGE, storage_dtype, to_storage
 from spyre_ir.interp.tensor import (
@@ -100,23 +109,91 @@ def run_module(
     entry: str = "main",
     *,
     check_races: bool = False,
+    halves: str = "ieee",
+    card_format: bool = False,
 ) -> list[np.ndarray]:
     """Run `func.func @entry` of an L2 `module` on `args`; returns its results.
 
     Arguments are checked as by the L1 interpreter. `check_races` turns on the debug
-    checks of kernel stores (see the module docstring). Raises `InterpreterError` with
-    the failing op's location."""
-    return run_entry(_DataflowInterpreter(module, check_races), args, entry)
+    checks of kernel stores (see the module docstring). `halves`: "ieee" computes f16
+    as L1 does, bit for bit; "dlfloat16" as the card does (see the module docstring;
+    the simulator's numerics), where `card_format` takes and gives f16 tensors as
+    float32 arrays of DLFloat16 values instead of float16. Raises `InterpreterError`
+    with the failing op's location."""
+    return run_entry(_DataflowInterpreter(module, check_races, halves, card_format), args, entry)
+
+
+HALVES = {"ieee": "f16", "dlfloat16": "dlf16"}
+"""The `halves` choices -> the name the interpreter holds f16 tensors under."""
+
+
+def _is_f16(t: Attribute) -> bool:
+    return isinstance(t, TensorType) and S.element_type_name(t.element_type) == "f16"
+
+
+def _wide(t: Attribute) -> Attribute:
+    """An f16 tensor type as f32 (what an op on DLFloat16 values computes in)."""
+    return TensorType(Float32Type(), t.get_shape()) if _is_f16(t) else t
 
 
 class _DataflowInterpreter(_Interpreter):
     TERMINATORS = (*_Interpreter.TERMINATORS, D.YieldOp)
 
-    def __init__(self, module: ModuleOp, check_races: bool):
+    def __init__(self, module: ModuleOp, check_races: bool, halves: str = "ieee",
+                 card_format: bool = False) -> None:  # fmt: skip
         super().__init__(module)
+        if halves not in HALVES:
+            raise ValueError(f"halves={halves!r}: expected one of {', '.join(HALVES)}")
         self.check_races = check_races
+        self.half = HALVES[halves]
+        self.card_format = card_format and self.half == "dlf16"
         self.tiles: dict[Operation, _TileOp] = {}
         self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
+        self.widened: dict[Operation, Operation] = {}
+
+    def held_name(self, element: Attribute) -> str:
+        """The name tensors and buffers of `element` are held under: "dlf16" for f16
+        on the card, else the element type's name."""
+        name = S.element_type_name(element)
+        return self.half if name == "f16" else name
+
+    def storage(self, element: Attribute) -> np.dtype:
+        """The numpy dtype of a tensor of `element` between kernels (DDR)."""
+        return np.dtype(np.float32) if self.held_name(element) == "dlf16" else storage_dtype(element)
+
+    def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
+        if self.half == "f16" or not _is_f16(t):
+            return super().take_argument(value, t, what)
+        if self.card_format:  # already DLFloat16 values (decoded from the card's codes)
+            return check_value(value, t, what, self.storage)
+        return from_user(check_value(value, t, what))  # IEEE fp16 in: the h2d conversion
+
+    def give_result(self, value: np.ndarray, t: Attribute) -> np.ndarray:
+        if self.half == "dlf16" and _is_f16(t) and not self.card_format:
+            return to_user(value, np.float16)
+        return value
+
+    def check_result(self, value: object, op: Operation, result: SSAValue, who: str) -> None:
+        """An InterpreterError unless `value` is what `result` holds here."""
+        check_value(value, result.type, f"{op_label(op)}: result ({who} bug)", self.storage)
+
+    def run_tensor_op(self, op: Operation, operands: list) -> list:
+        """An L1 op between kernels. On DLFloat16 values (held in float32) it computes
+        in f32 and rounds to DLFloat16, as a tile op does; else as at L1."""
+        if self.half == "f16" or isinstance(op, func.CallOp) or not any(
+            _is_f16(v.type) for v in (*op.operands, *op.results)
+        ):
+            return super().run_op(op, operands)
+        wide = self.widened.get(op)
+        if wide is None:
+            wide = make_op(type(op), [_wide(v.type) for v in op.operands],
+                           [_wide(r.type) for r in op.results], dict(op.properties))  # fmt: skip
+            self.widened[op] = wide
+        result = apply_op(wide, operands)
+        if _is_f16(op.results[0].type):
+            result = round_to_dlf16(result)
+        self.check_result(result, op, op.results[0], "interpreter")
+        return [result]
 
     def run_op(self, op: Operation, operands: list) -> list:
         if isinstance(op, D.GroupOp):
@@ -126,9 +203,9 @@ class _DataflowInterpreter(_Interpreter):
         elif isinstance(op, D.KernelOp):
             results = _Kernel(self, op).run(operands)
         else:
-            return super().run_op(op, operands)
+            return self.run_tensor_op(op, operands)
         for value, result in zip(results, op.results):
-            check_value(value, result.type, f"{op_label(op)}: result (interpreter bug)")
+            self.check_result(value, op, result, "interpreter")
         return results
 
 
@@ -419,22 +496,32 @@ def _core_grid(
     return None
 
 
+_HALF_NAMES = ("f16", "dlf16")
+_FLOAT_NAMES = (*FLOATS, "dlf16")
+
+
 def held_dtype(name: str) -> np.dtype:
-    """The dtype of an LX buffer of element type `name`: f16 is held in float32 (values
-    exactly representable in f16), so tile ops skip numpy's slow half conversions;
-    everything else as in DDR (the L1 storage dtypes)."""
-    return np.dtype(np.float32) if name == "f16" else STORAGE[name]
+    """The dtype of an LX buffer held as `name` (an element type's name, or "dlf16"):
+    f16 (values exactly representable in f16) and DLFloat16 are held in float32, so
+    tile ops skip numpy's slow half conversions; everything else as in DDR (the L1
+    storage dtypes)."""
+    return np.dtype(np.float32) if name in _HALF_NAMES else STORAGE[name]
 
 
-def round_held(x: np.ndarray, name: str) -> np.ndarray:
-    """Computed values (float32/int64) rounded to element type `name`, as held in LX."""
+def round_held(x: np.ndarray, name: str, *, overwrite: bool = False) -> np.ndarray:
+    """Computed values (float32/int64) rounded to `name`, as held in LX (`overwrite`:
+    a contiguous float32 `x` may be rounded in place)."""
     if name == "f16":
-        return round_to_f16(x)
+        return round_to_f16(x, overwrite=overwrite)
+    if name == "dlf16":
+        return round_to_dlf16(x, overwrite=overwrite)
     return to_storage(x, name)
 
 
 def _fill(value: float, name: str) -> object:
-    """A pad value in the storage of element type `name`."""
+    """A pad value in the storage of `name`."""
+    if name == "dlf16":
+        return round_to_dlf16(np.float32(value))[()]
     if name in FLOATS:
         return to_storage(np.asarray(value), name)[()]
     if name == "i1":
@@ -518,7 +605,7 @@ class _TileOp:
     and result types carry the core axis, with dim-valued properties shifted past it.
     """
 
-    def __init__(self, op: D.ComputeBase, cores: int):
+    def __init__(self, op: D.ComputeBase, cores: int, half: str):
         self.op, self.cores = op, cores
         # Asked on every run; xDSL's operand accessors are slow next to a tile of work.
         self.inputs, self.outputs = len(op.inputs), len(op.outputs)
@@ -532,12 +619,15 @@ class _TileOp:
         assert isinstance(out_type, D.LxType)
         self.out_shape = out_type.get_shape()
         self.name = S.element_type_name(out_type.element_type)
+        if self.name == "f16":
+            self.name = half
         self.combine = D.ACCUMULATING.get(kind) if op.accumulate is not None else None
         props = op.op_attrs()
         in_types = [v.type for v in op.inputs]
         elements = [t.element_type for t in in_types]
         if not op.inputs:  # full, constant, iota: the same on every core but for offsets
             out = TensorType(out_type.element_type, self.out_shape)
+            out = _wide(out) if half == "dlf16" else out  # rounded once, from f32
             self.probe = make_op(self.op_class, [], [out], props)
             self.constant: np.ndarray | None = None
             return
@@ -553,8 +643,10 @@ class _TileOp:
             self.lifted = [(cores, *(1,) * (rank - len(s)), *s) for s in shapes]
         lifted_props = _lift_properties(props, cores)
         # Run with float32 in place of f16 (and of bf16 when accumulating: the partial
-        # result is combined before the one rounding).
-        widen = {"f16"} if _rounds_from_f32(self.op_class, props) else set()
+        # result is combined before the one rounding). On DLFloat16 every op does: the
+        # card's units compute in fp32 and round the result once.
+        rounds_from_f32 = half == "dlf16" or _rounds_from_f32(self.op_class, props)
+        widen = {"f16"} if rounds_from_f32 else set()
         if self.combine is not None:
             widen |= {"f16", "bf16"}
         f32 = Float32Type()
@@ -578,7 +670,9 @@ class _TileOp:
             if isinstance(self.probe, S.IotaOp) and offsets:
                 return self._iota(offsets)
             if self.constant is None:
-                self.constant = apply_op(self.probe, []).astype(held_dtype(self.name))
+                constant = apply_op(self.probe, [])
+                self.constant = (round_held(constant, "dlf16") if self.name == "dlf16"
+                                 else constant.astype(held_dtype(self.name)))  # fmt: skip
             return np.broadcast_to(self.constant, full)
         arrays = [x.reshape(s) for x, s in zip(inputs, self.lifted)]
         if self.op_class is S.GatherOp:
@@ -589,16 +683,16 @@ class _TileOp:
             result = result.reshape(full)
         if self.combine is not None:
             assert current is not None
-            wide = np.float32 if self.name in FLOATS else np.int64
+            wide = np.float32 if self.name in _FLOAT_NAMES else np.int64
             fn = _COMBINE[self.combine]
-            if current.dtype == wide and current.flags.writeable and self.name != "f16":
+            if current.dtype == wide and current.flags.writeable and self.name not in _HALF_NAMES:
                 # Nothing to round (an f32 or i64 accumulator): combine in place.
                 return fn(current, result, out=current)
             combined = fn(current.astype(wide, copy=False), result.astype(wide, copy=False))
             return round_held(combined, self.name)
-        if self.widened and self.name == "f16":  # float32 computed for an f16 buffer
+        if self.widened and self.name in _HALF_NAMES:  # float32 computed for a half buffer
             owned = result.base is None and not any(result is x for x in inputs)
-            return round_to_f16(result, overwrite=owned)
+            return round_held(result, self.name, overwrite=owned)
         held = held_dtype(self.name)
         return result if result.dtype == held else converted(result, held)
 
@@ -620,6 +714,9 @@ class _TileOp:
         start, step = op.start.value.data, op.step.value.data
         first = np.broadcast_to(np.asarray(offsets[dim], dtype=np.int64), (self.cores,))
         first = (start + step * first).reshape((self.cores,) + (1,) * rank)
+        if self.name == "dlf16":  # computed in f32, rounded once
+            values = iota_values((self.cores, *self.out_shape), dim + 1, first, step, "f32")
+            return round_held(values, "dlf16")
         values = iota_values((self.cores, *self.out_shape), dim + 1, first, step, self.name)
         return values.astype(held_dtype(self.name), copy=False)
 
@@ -811,7 +908,7 @@ class _Kernel:
         for i, (result, arg) in enumerate(zip(op.outputs, op.output_memories)):
             t = result.type
             assert isinstance(t, TensorType)
-            zeros = np.zeros(tuple(t.get_shape()), storage_dtype(t.element_type))
+            zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
             outputs.append(self._ddr(zeros, arg, True, f"output {i} of @{name}"))
         memories += outputs
         self.run_block(block, memories)
@@ -828,7 +925,7 @@ class _Kernel:
         t = arg.type
         assert isinstance(t, D.DdrType)
         checked = self.cores if self.check else None
-        return _Ddr(array, S.element_type_name(t.element_type), writable, label, checked)
+        return _Ddr(array, self.interp.held_name(t.element_type), writable, label, checked)
 
     def run_block(self, block: Block, args: Sequence[object]) -> list:
         values = self.values
@@ -955,7 +1052,7 @@ class _Kernel:
         t = op.buffer.type
         assert isinstance(t, D.LxType)
         shape = t.get_shape()
-        name = S.element_type_name(t.element_type)
+        name = self.interp.held_name(t.element_type)
         array = np.zeros((self.cores, *shape), held_dtype(name))
         return [_Lx(_Root(array), (), shape, name, self.cores)]
 
@@ -1055,7 +1152,7 @@ class _Kernel:
     def compute(self, op: D.ComputeBase, operands: list) -> list:
         tile = self.interp.tiles.get(op)
         if tile is None or tile.cores != self.cores:
-            tile = self.interp.tiles[op] = _TileOp(op, self.cores)
+            tile = self.interp.tiles[op] = _TileOp(op, self.cores, self.interp.half)
         n = tile.inputs
         inputs = [b.read() for b in operands[:n]]
         out: _Lx = operands[n]
@@ -1089,7 +1186,7 @@ class _Kernel:
         grouped = self._groups(op, buffer.read())
         kind = op.kind.data
         if kind == "add":
-            wide = np.float32 if buffer.name in FLOATS else np.int64
+            wide = np.float32 if buffer.name in _FLOAT_NAMES else np.int64
             combined = round_held(grouped.sum(axis=1, dtype=wide, keepdims=True), buffer.name)
         else:
             combined = (np.max if kind == "max" else np.min)(grouped, axis=1, keepdims=True)

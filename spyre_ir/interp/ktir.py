@@ -184,8 +184,13 @@ class Future:
 
 
 class Interpreter:
-    def __init__(self, fn: func.FuncOp, buffers: list[np.ndarray], grid: Sequence[int]):
+    def __init__(
+        self, fn: func.FuncOp, buffers: list[np.ndarray], grid: Sequence[int], card_halves: bool = False
+    ):
         self.fn = fn
+        # The card holds f16 as DLFloat16 (docs/dlfloat16.md): with `card_halves` every
+        # f16 value is rounded to it (and kept as float16), to compare with the card.
+        self.round16 = _round_to_dlf16 if card_halves else None
         self.buffers = buffers
         self.grid = tuple(grid)
         self.tiles = int(np.prod(self.grid))
@@ -212,7 +217,7 @@ class Interpreter:
         if handler is not None:
             results = handler(self, op)
         elif (fn := ktir_ops.ELEMENTWISE.get(op.name)) is not None:
-            results = [ktir_ops.apply(fn, op, [self.get(v) for v in op.operands])]
+            results = [ktir_ops.apply(fn, op, [self.get(v) for v in op.operands], self.round16)]
         else:
             raise KtirError(f"'{op.name}' is not supported by the KTIR interpreter", op)
         for r, value in zip(op.results, results):
@@ -424,15 +429,29 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
 
 
+def _round_to_dlf16(values: np.ndarray) -> np.ndarray:
+    from spyre_ir.interp.dlfloat16 import round_to_dlf16
+
+    return round_to_dlf16(values, overwrite=True).astype(np.float16)
+
+
 def run_kernel(
-    fn: func.FuncOp, pointers: dict[int, np.ndarray], scalars: dict[int, object]
+    fn: func.FuncOp,
+    pointers: dict[int, np.ndarray],
+    scalars: dict[int, object],
+    card_halves: bool = False,
 ) -> dict[int, np.ndarray]:
     """Run kernel `fn` over its grid. `pointers` maps argument positions to the arrays
     behind them (copied), `scalars` the other arguments to their values; returns every
-    pointer's array after the run."""
+    pointer's array after the run. `card_halves`: f16 as the card holds it (DLFloat16
+    values, inputs converted on entry), the simulator's numerics."""
     order = sorted(pointers)
     buffers = [np.array(pointers[k]).reshape(-1).copy() for k in order]
-    it = Interpreter(fn, buffers, grid_of(fn))
+    if card_halves:
+        buffers = [
+            _round_to_dlf16(b.astype(np.float32)) if b.dtype == np.float16 else b for b in buffers
+        ]
+    it = Interpreter(fn, buffers, grid_of(fn), card_halves)
     args: list[object] = []
     for k, arg in enumerate(fn.body.block.args):
         if k in pointers:

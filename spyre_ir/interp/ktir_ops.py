@@ -114,7 +114,15 @@ ELEMENTWISE["math.erf"] = _erf
 ELEMENTWISE["arith.cmpi"] = ELEMENTWISE["arith.cmpf"] = lambda a, b: (a, b)  # see apply
 
 
-def apply(fn: Callable[..., np.ndarray], op: Operation, args: list) -> np.ndarray:
+def rounded(value, out: np.dtype, round16: Callable | None) -> np.ndarray:
+    """`value` in dtype `out`; f16 through `round16` first when given (the card's
+    DLFloat16 rounding, see Interpreter)."""
+    if out == np.float16 and round16 is not None:
+        return round16(np.asarray(value, np.float32))
+    return np.asarray(value).astype(out)
+
+
+def apply(fn: Callable[..., np.ndarray], op: Operation, args: list, round16=None) -> np.ndarray:
     """`fn` on the operands, computed in float32 for floats, cast to the result type."""
     out = dtype_of(op.results[0].type)
     arrays = [np.asarray(a) for a in args]
@@ -125,7 +133,7 @@ def apply(fn: Callable[..., np.ndarray], op: Operation, args: list) -> np.ndarra
         return _CMP[names[predicate]](*(_wide(a) for a in arrays))
     with np.errstate(all="ignore"):
         value = fn(*(_wide(a) for a in arrays))
-    return np.asarray(value).astype(out)
+    return rounded(value, out, round16)
 
 
 def _wide(a: np.ndarray) -> np.ndarray:
@@ -172,7 +180,7 @@ def reshape(it: Interpreter, op: Operation) -> list:
 def matmul(it: Interpreter, op: linalg.MatmulOp) -> list:
     a, b = (np.asarray(it.get(v)).astype(_F) for v in op.inputs)
     c = np.asarray(it.get(op.outputs[0])).astype(_F)
-    return [(c + np.matmul(a, b)).astype(dtype_of(op.results[0].type))]
+    return [rounded(c + np.matmul(a, b), dtype_of(op.results[0].type), it.round16)]
 
 
 _REDUCERS = {
@@ -199,7 +207,7 @@ def reduce(it: Interpreter, op: linalg.ReduceOp) -> list:
     if name in _REDUCERS:
         ufunc = _REDUCERS[name]
         folded = ufunc.reduce(_wide(x), axis=axes)
-        return [ufunc(_wide(init), folded).astype(out)]
+        return [rounded(ufunc(_wide(init), folded), out, it.round16)]
     acc = init
     moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
     flat = moved.reshape(moved.shape[: x.ndim - len(axes)] + (-1,))
@@ -243,7 +251,7 @@ def named_elementwise(it: Interpreter, op: Operation) -> list:
     ins = [np.asarray(it.get(v)) for v in op.inputs]  # type: ignore[attr-defined]
     with np.errstate(all="ignore"):
         value = ELEMENTWISE[name](*(_wide(a) for a in ins))
-    return [np.asarray(value).astype(dtype_of(op.results[0].type))]
+    return [rounded(value, dtype_of(op.results[0].type), it.round16)]
 
 
 def transpose(it: Interpreter, op: linalg.TransposeOp) -> list:

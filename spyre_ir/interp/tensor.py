@@ -542,16 +542,31 @@ class _Interpreter:
         check_value(result, op.results[0].type, f"{op_label(op)}: result (interpreter bug)")
         return [result]
 
+    def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
+        """An argument of the entry, checked against its type `t` (`what` names it in
+        errors) and as this interpreter holds it: bf16 values rounded to bf16."""
+        value = check_value(value, t, what)
+        if isinstance(t, TensorType) and S.element_type_name(t.element_type) == "bf16":
+            value = round_to_bf16(value)
+        return value
 
-def check_value(value: object, t: object, what: str) -> np.ndarray:
-    """`value` as the array for type `t`, or an InterpreterError naming `what`."""
+    def give_result(self, value: np.ndarray, t: Attribute) -> np.ndarray:
+        """A result of the entry as the caller receives it (type `t`)."""
+        return value
+
+
+def check_value(
+    value: object, t: object, what: str, storage: Callable[[Attribute], np.dtype] = storage_dtype
+) -> np.ndarray:
+    """`value` as the array for type `t` (its dtype `storage(element type)`), or an
+    InterpreterError naming `what`."""
     if not isinstance(t, TensorType):
         return np.asarray(value)
     if isinstance(value, np.generic):  # a numpy scalar is a 0-d array
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
         raise InterpreterError(f"{what}: expected a numpy array, got {type(value).__name__}")
-    shape, dtype = tuple(t.get_shape()), storage_dtype(t.element_type)
+    shape, dtype = tuple(t.get_shape()), storage(t.element_type)
     if value.shape != shape or value.dtype != dtype:
         raise InterpreterError(
             f"{what}: expected {describe_type(t)} (numpy shape {shape}, dtype {dtype}), "
@@ -573,14 +588,13 @@ def run_entry(
     for index, (value, t) in enumerate(zip(args, types)):
         hint = fn.body.block.args[index].name_hint
         label = f"argument {index}" + (f" (%{hint})" if hint else "") + f" of @{entry}"
-        value = check_value(value, t, label)
-        if isinstance(t, TensorType) and S.element_type_name(t.element_type) == "bf16":
-            value = round_to_bf16(value)
-        checked.append(value)
+        checked.append(interp.take_argument(value, t, label))
     # torch gives inf/NaN silently (e.g. 1/0, the mean of an empty dim); so do we.
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return [np.array(r, order="C") for r in interp.call(entry, checked)]
+        results = interp.call(entry, checked)
+        outputs = fn.function_type.outputs.data
+        return [np.array(interp.give_result(r, t), order="C") for r, t in zip(results, outputs)]
 
 
 def run_module(

@@ -521,9 +521,11 @@ def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
     """Partition a static ATen graph, compile its partitions and wire them in (in place)."""
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import gc_paused
+    from spyre_ir.runtime.f32_policy import place_f32
 
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
         reasons = _check_support(gm, graph, settings)
+        place_f32(gm, reasons, settings)  # f32 from integers and constants: on the host
         _compile_partitions(gm, reasons, graph, settings)
     gm.recompile()
     telemetry.record_graph(telemetry.GraphRecord(graph, bucket))

@@ -23,9 +23,13 @@ stream:
 5. a host step that frees the launch's slot blocks, after everything above (a step that
    fails frees them itself, since the stream cancels the rest of the launch).
 
-Element types on the card: f16 as float16, bf16 as its raw 16 bits (uint16; on the host
-bf16 travels as float32 holding bf16 values, as in the interpreters), f32 / i32 / i64 as
-themselves, i1 as one byte (bool).
+Element types on the card: f16 as DLFloat16 codes (uint16; `interp.dlfloat16`: an h2d
+converts fp16/f32 host data into it, with its rounding and saturation, and the
+simulator takes and gives float32 arrays of DLFloat16 values, so results come back
+exactly and the caller casts them to its dtype), bf16 as its raw 16 bits (uint16; on
+the host bf16 travels as float32 holding bf16 values, as in the interpreters), f32 /
+i32 / i64 as themselves, i1 as one byte (bool). A `DeviceArray` (the eager device's
+row-major tensors) holds f16 as IEEE float16: its restickify converts, both ways.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spyre_ir import cost_model
 from spyre_ir.dialects import recipe as R
 from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.interp import dlfloat16
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import telemetry
@@ -53,7 +58,7 @@ __all__ = ["Compute", "Fetch", "HostCallback", "LaunchError", "PreparedRecipe", 
 
 # element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
 _DTYPES = {
-    "f16": (np.float16, np.float16),
+    "f16": (np.uint16, np.float32),
     "bf16": (np.uint16, np.float32),
     "f32": (np.float32, np.float32),
     "i1": (np.bool_, np.bool_),
@@ -103,21 +108,36 @@ class Slot:
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
                    element, layout, op.size.value.data, np.dtype(device), np.dtype(host))  # fmt: skip
 
+    @property
+    def array_dtype(self) -> np.dtype:
+        """The dtype of a row-major `DeviceArray` of this slot's elements (f16: IEEE)."""
+        return np.dtype(np.float16) if self.element == "f16" else self.device_dtype
+
     def to_device_elements(self, values: np.ndarray) -> np.ndarray:
         """Host values (any numeric dtype) as the card stores this slot's elements."""
+        if self.element == "f16":
+            return dlfloat16.encode(values)
         if self.element == "bf16":
             return _bf16_bits(values)
         return values.astype(self.device_dtype, copy=False)
 
+    def to_array_elements(self, values: np.ndarray) -> np.ndarray:
+        """Simulator values as a row-major `DeviceArray` of `array_dtype` holds them."""
+        if self.element == "f16":
+            return dlfloat16.to_user(values, np.float16)
+        return self.to_device_elements(values)
+
     def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
         """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
         flat = self.to_device_elements(np.asarray(values).reshape(-1))
-        fill = _bf16_bits(np.float32(pad)) if self.element == "bf16" else pad
+        fill = self.to_device_elements(np.float32(pad))[()] if self.element in ("f16", "bf16") else pad
         return stickify(flat.reshape(self.layout.host_shape), self.layout, fill).view(np.uint8)
 
     def read_image(self, raw: np.ndarray) -> np.ndarray:
         """The slot's values (simulator dtype) from its device bytes."""
         elements = unstickify(raw.view(self.device_dtype), self.layout).reshape(self.shape)
+        if self.element == "f16":
+            return dlfloat16.decode(elements)
         if self.element == "bf16":
             return _bf16_values(elements)
         return elements.astype(self.host_dtype, copy=False)
@@ -272,13 +292,14 @@ class PreparedRecipe:
         """Enqueue one run; results are new contiguous row-major DeviceArrays (the caller
         frees `.block`), valid once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
-        outs = [self.card.empty(s.shape, s.device_dtype) for s in self.outputs]
+        outs = [self.card.empty(s.shape, s.array_dtype) for s in self.outputs]
         self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
 
     def launch_to_host(self, args: Sequence[Argument], stream: Stream | None = None) -> list[np.ndarray]:
         """Enqueue one run whose results come back over the link; the returned host arrays
-        (simulator dtypes: bf16 as float32) are filled once the stream's work has run."""
+        (simulator dtypes: bf16 as float32, f16 as float32 holding DLFloat16 values) are
+        filled once the stream's work has run."""
         staged, stream = self._check(args), self._stream(stream)
         outs = [np.empty(s.shape, s.host_dtype) for s in self.outputs]
         self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
@@ -426,7 +447,7 @@ class PreparedRecipe:
             start = time.perf_counter()
             arrays = [slot.read_image(self._view(launch, slot)) for slot in self.inputs]
             result = simulate(self.module, arrays, step.entry, self.card.config,
-                              trace=telemetry.wants_trace(), blas_threads=1)  # fmt: skip
+                              trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):
                 self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
@@ -441,7 +462,7 @@ class PreparedRecipe:
         def run() -> float:
             values = slot.read_image(self._view(launch, slot))
             if isinstance(out, DeviceArray):
-                elements = slot.to_device_elements(values).reshape(slot.shape)
+                elements = slot.to_array_elements(values).reshape(slot.shape)
                 if index is None:
                     out.write_host(elements)
                 else:

@@ -386,7 +386,7 @@ class CardPartition:
             from spyre_ir.runtime import device
             from spyre_ir.runtime.eager import _with_strides
 
-            array = recipe.card.empty(slot.shape, slot.device_dtype)
+            array = recipe.card.empty(slot.shape, slot.array_dtype)  # f16: IEEE, as on the device
 
             def on_device() -> torch.Tensor:
                 bits_of_bf16 = like.dtype == torch.bfloat16 and array.dtype == np.uint16

@@ -116,7 +116,7 @@ from spyre_ir.interp.dataflow import (
     _signed,
     _width,
 )
-from spyre_ir.interp.tensor import InterpreterError, check_value, op_label, run_entry
+from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
 from spyre_ir.sim.scheduler import (
@@ -162,13 +162,16 @@ def simulate(
     trace: bool = False,
     check_races: bool = False,
     blas_threads: int | None = None,
+    card_format: bool = False,
     numerics: bool = True,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
     `config`: the card to run on; by default the one the module is compiled for (its
     `spyre.card`, `hardware.card_of`). Arguments are checked as by the interpreters
-    (shapes, storage dtypes). `trace`
+    (shapes, storage dtypes); f16 tensors are DLFloat16 on the card, converted from and to
+    float16 at the boundary, or given and returned as float32 arrays of DLFloat16 values
+    with `card_format` (as `spyre_ir.interp.dataflow.run_module` takes them). `trace`
     also returns a Chrome trace of core 0's instructions; `check_races` turns on the
     L2 interpreter's store checks (two cores writing different values to one element,
     outputs left unwritten). `blas_threads`: run numpy's OpenBLAS with that many
@@ -182,7 +185,7 @@ def simulate(
     the report and trace are those of a full run, the outputs are not meaningful."""
     if config is None:
         config = card_of(module)
-    interp = _SimInterpreter(module, config, check_races, trace)
+    interp = _SimInterpreter(module, config, check_races, trace, card_format)
     interp.numerics = numerics
     with _blas_threads(blas_threads):
         outputs = run_entry(interp, args, entry)
@@ -194,8 +197,9 @@ def simulate(
 class _SimInterpreter(_DataflowInterpreter):
     """The L2 interpreter's function level, running `core.program`s on the card."""
 
-    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool):
-        super().__init__(module, check_races)
+    def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
+                 card_format: bool) -> None:  # fmt: skip
+        super().__init__(module, check_races, "dlfloat16", card_format)
         self.config = config
         self.tracing = trace
         self.numerics = True
@@ -207,7 +211,7 @@ class _SimInterpreter(_DataflowInterpreter):
             results = program.run(operands)
             self.programs.append(program)
             for value, result in zip(results, op.results):
-                check_value(value, result.type, f"{op_label(op)}: result (simulator bug)")
+                self.check_result(value, op, result, "simulator")
             return results
         if isinstance(op, (D.KernelOp, D.GroupOp)):
             raise SimulationError(

@@ -1,0 +1,157 @@
+"""DLFloat16, the card's 16-bit float: rounding, its 16-bit codes, host conversions.
+
+A code is 1 sign, 6 exponent and 9 fraction bits: (-1)^s x 2^(e-31) x (1 + m/512), no
+subnormals; e = m = 0 is zero (either sign) and (e=63, m=511) is the one NaN/infinity
+code ("NINF"), so the largest finite magnitude is 2^32 x (1 + 510/512) and the smallest
+non-zero one 2^-31 x (1 + 1/512). Source: A. Agrawal et al., "DLFloat: A 16-b Floating
+Point Format Designed for Deep Learning Training and Inference", IEEE ARITH 2019 (the
+format; its abstract: no subnormals, simplified rounding); the codes, zero and NINF as
+IBM's NNP-data-type-1 emulation defines them (onnx/onnx-mlir,
+src/Accelerators/NNPA/Support/Stickify/DLF16Conversion.hpp, class NNP1).
+
+Rounding, from that emulation (`NNP1::convert(float)`): the float32 fraction plus half
+of DLFloat16's last place, truncated - round to nearest, ties away from zero (not to
+even); a result whose exponent falls below e = 0 is zero (no subnormals, so 2^-31 itself
+becomes zero too: its code would be e = m = 0). Saturation, from IBM's host conversion
+(onnx-mlir's `fp32_to_dlf16` in Stickify/Convert.cpp clips to +-DLF16_MAX before
+converting; zDNN saturates the same way): a magnitude above the largest finite value,
+infinities included, becomes +-MAXIMUM; NaN becomes NINF. The public sources are silent
+on what the card's compute units do on overflow; we apply the same saturation to every
+value stored as 16 bits on the card (docs/dlfloat16.md), which also keeps a -inf mask or
+a max-reduction identity usable (it becomes -MAXIMUM).
+
+On the simulated card a DLFloat16 tensor is a float32 array holding DLFloat16 values
+(`round_to_dlf16` after every op: every such value is exact in float32); `encode` /
+`decode` give the 16-bit codes the recipe runtime keeps in LPDDR5 images.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spyre_ir.interp.halves import converted
+from spyre_ir.interp.numerics import round_to_bf16
+
+MAXIMUM = float(2**32 * (1 + 510 / 512))
+"""The largest finite DLFloat16 value (code 0x7FFE), about 8.57e9."""
+SMALLEST = float(2**-31 * (1 + 1 / 512))
+"""The smallest non-zero DLFloat16 magnitude (code 0x0001)."""
+NINF = 0x7FFF
+"""The NaN/infinity code (with either sign bit); it decodes to NaN."""
+
+# float32 bit patterns. A DLFloat16 value keeps the float32 sign, an exponent of
+# e + 96 (biases 127 and 31) and the top 9 fraction bits.
+_SIGN = np.uint32(0x80000000)
+_MAGNITUDE = np.uint32(0x7FFFFFFF)
+_HALF_PLACE = np.uint32(1 << 13)  # half of the last kept place (bit 14)
+_KEEP = np.uint32(0xFFFFC000)
+_ZERO_EXPONENT = 96 << 23  # float32 bits of e = 0, m = 0
+_MAX_BITS = np.uint32(0x4FFF8000)  # e = 63, m = 510
+_INF_BITS = 0x7F800000
+# Magnitudes (unrounded) that round to a finite non-zero value: [low, high].
+_LOW = np.uint32(_ZERO_EXPONENT + (1 << 14) - (1 << 13))
+_SPAN = np.uint32(0x4FFF8000 + (1 << 13) - 1 - int(_LOW))
+
+
+_CHUNK = 1 << 16
+"""Values rounded per pass: the scratch arrays of a chunk stay in the CPU's cache."""
+
+
+def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
+    """Values rounded to DLFloat16 (see the module docstring), kept as float32.
+    `overwrite`: round a contiguous writable float32 `x` in place."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float16:
+        out = converted(x, np.float32)
+        # Finite fp16 values lie inside DLFloat16's range (2^-24 .. 65504), so only
+        # the fraction needs rounding - unless a NaN or infinity is there (two cheap
+        # reductions tell, without the scratch arrays of the general path).
+        if out.size and np.isfinite(out.max()) and np.isfinite(out.min()):
+            bits = out.reshape(-1).view(np.uint32)
+            bits += _HALF_PLACE
+            bits &= _KEEP
+            return out
+    else:
+        x = np.asarray(x, dtype=np.float32)
+        in_place = overwrite and x.flags.c_contiguous and x.flags.writeable
+        out = x if in_place else np.array(x, dtype=np.float32, order="C")
+    bits = out.reshape(-1).view(np.uint32)  # 1-D: numpy makes scalars of 0-d results
+    size = min(bits.size, _CHUNK)
+    scratch, special = np.empty(size, np.uint32), np.empty(size, np.bool_)
+    for start in range(0, bits.size, _CHUNK):
+        chunk = bits[start : start + _CHUNK]
+        s, f = scratch[: chunk.size], special[: chunk.size]
+        np.bitwise_and(chunk, _MAGNITUDE, out=s)
+        s -= _LOW  # wraps below: one unsigned compare finds everything not ordinary
+        np.greater(s, _SPAN, out=f)
+        fixes = None
+        if f.any():
+            at = np.flatnonzero(f)
+            fixes = at, _special_bits(chunk[at])
+        chunk += _HALF_PLACE
+        chunk &= _KEEP
+        if fixes is not None:
+            chunk[fixes[0]] = fixes[1]
+    return out
+
+
+def _special_bits(bits: np.ndarray) -> np.ndarray:
+    """The rounded float32 bits of values outside the ordinary range: zero below,
+    +-MAXIMUM above (infinities too), NaN kept."""
+    magnitude = bits & _MAGNITUDE
+    sign = bits & _SIGN
+    out = np.where(magnitude < _LOW, sign, sign | _MAX_BITS)
+    return np.where(magnitude > _INF_BITS, np.uint32(0x7FC00000), out).astype(np.uint32)
+
+
+def encode(x: np.ndarray) -> np.ndarray:
+    """The DLFloat16 codes (uint16) of float values, rounded and saturated."""
+    rounded = round_to_dlf16(x)
+    bits = rounded.reshape(-1).view(np.uint32)
+    magnitude = bits & _MAGNITUDE
+    code = magnitude - np.uint32(_ZERO_EXPONENT)
+    code >>= np.uint32(14)
+    code[magnitude == 0] = 0
+    code[magnitude > _INF_BITS] = NINF
+    code |= (bits >> np.uint32(16)) & np.uint32(0x8000)
+    return code.astype(np.uint16).reshape(rounded.shape)
+
+
+def _decode_table() -> np.ndarray:
+    codes = np.arange(1 << 16, dtype=np.uint32)
+    magnitude = codes & np.uint32(0x7FFF)
+    bits = (magnitude << np.uint32(14)) + np.uint32(_ZERO_EXPONENT)
+    bits[magnitude == 0] = 0
+    bits[magnitude == NINF] = 0x7FC00000
+    bits |= (codes & np.uint32(0x8000)) << np.uint32(16)
+    return bits.view(np.float32)
+
+
+_DECODED = _decode_table()
+
+
+def decode(codes: np.ndarray) -> np.ndarray:
+    """The float32 values of DLFloat16 codes (uint16); NINF decodes to NaN."""
+    return _DECODED.take(np.asarray(codes, dtype=np.uint16))
+
+
+def from_user(values: np.ndarray) -> np.ndarray:
+    """A new float32 array of host values (fp16, bf16 held in float32, f32, f64)
+    converted to DLFloat16: the host-to-card conversion."""
+    values = np.asarray(values)
+    if values.dtype not in (np.float16, np.float32):
+        values = values.astype(np.float32)
+        return round_to_dlf16(values, overwrite=True)
+    return round_to_dlf16(values)
+
+
+def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
+    """DLFloat16 values (float32) as a host dtype: float16 rounds to nearest even and
+    overflows to +-inf (as torch's cast does), "bf16" rounds to bf16 (kept in float32),
+    float32 is exact. The card-to-host conversion."""
+    if dtype == "bf16":
+        return round_to_bf16(values)
+    dtype = np.dtype(dtype)
+    if dtype == np.float16:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return converted(np.asarray(values, dtype=np.float32), np.float16)
+    return np.asarray(values).astype(dtype)

@@ -1,0 +1,182 @@
+"""DLFloat16, the card's 16-bit float (spyre_ir/interp/dlfloat16.py): every code, the
+rounding (to nearest, ties away from zero), saturation, underflow, NaN, the host
+conversions from and to fp16 / bf16 / f32, and an f16 model on the card keeping a value
+IEEE fp16 cannot hold."""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from spyre_ir.interp import dlfloat16 as D
+from spyre_ir.interp.numerics import round_to_bf16
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+CODES = np.arange(1 << 16, dtype=np.uint16)
+
+
+def value_of(code: int) -> float:
+    """A code's value from the format's definition, in float64."""
+    s, e, m = code >> 15, (code >> 9) & 63, code & 511
+    if e == 0 and m == 0:
+        return -0.0 if s else 0.0
+    if e == 63 and m == 511:
+        return math.nan
+    return (-1) ** s * 2.0 ** (e - 31) * (1 + m / 512)
+
+
+def reference_round(x: float) -> float:
+    """DLFloat16 rounding of one value, written from the definition in float64."""
+    if math.isnan(x):
+        return math.nan
+    sign = -1.0 if math.copysign(1, x) < 0 else 1.0
+    a = abs(x)
+    if a == math.inf:
+        return sign * D.MAXIMUM
+    if a == 0:
+        return sign * 0.0
+    e = math.floor(math.log2(a))
+    if 2.0**e > a:  # log2 rounding at the edges
+        e -= 1
+    q = math.floor((a / 2.0**e - 1) * 512 + 0.5)  # nearest; a tie goes up in magnitude
+    if q == 512:
+        e, q = e + 1, 0
+    if e < -31 or (e == -31 and q == 0):  # below the smallest code, or its zero code
+        return sign * 0.0
+    if e > 32 or (e == 32 and q == 511):
+        return sign * D.MAXIMUM
+    return sign * 2.0**e * (1 + q / 512)
+
+
+def same(got: np.ndarray, want: np.ndarray) -> None:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    ok = (got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))
+    assert ok.all(), (got[~ok][:5], want[~ok][:5])
+
+
+def test_every_code_decodes_to_its_definition_and_encodes_back() -> None:
+    values = D.decode(CODES)
+    assert values.dtype == np.float32
+    same(values, [value_of(int(c)) for c in CODES])
+    back = D.encode(values)
+    # The one NaN code keeps no sign: -NINF (0xFFFF) comes back as 0x7FFF.
+    np.testing.assert_array_equal(back[:-1], CODES[:-1])
+    assert back[-1] == D.NINF
+    same(D.round_to_dlf16(values), values)  # DLFloat16 values are fixed points
+
+
+def test_the_edges_of_the_range() -> None:
+    assert D.MAXIMUM == 2.0**32 * (1 + 510 / 512) == D.decode(np.uint16(0x7FFE))
+    assert D.SMALLEST == 2.0**-31 * (1 + 1 / 512) == D.decode(np.uint16(0x0001))
+    assert D.encode(np.float32(1.0)) == 31 << 9  # e = 31, m = 0
+    assert D.encode(np.float32(-2.5)) == 0x8000 | 32 << 9 | 128  # -2^1 x (1 + 128/512)
+
+
+def test_ties_round_away_from_zero_and_others_to_nearest() -> None:
+    one = np.float32(1.0)
+    place = 2.0**-9
+    x = np.float32([1 + place / 2, 1 + 3 * place / 2, -(1 + place / 2), 1 + place / 2 - 2**-20,
+                    1 + place / 2 + 2**-20, 2 - place / 2])  # fmt: skip
+    want = [1 + place, 1 + 2 * place, -(1 + place), 1.0, 1 + place, 2.0]
+    same(D.round_to_dlf16(x), want)
+    assert D.round_to_dlf16(one) == one
+
+
+def test_overflow_saturates_to_the_largest_value() -> None:
+    half_place_at_max = 2.0**32 / 1024
+    x = np.float32([D.MAXIMUM, D.MAXIMUM + half_place_at_max * 0.99, D.MAXIMUM * 1.001, 1e10,
+                    3e38, np.inf, -1e10, -np.inf])  # fmt: skip
+    same(D.round_to_dlf16(x), [D.MAXIMUM] * 6 + [-D.MAXIMUM] * 2)
+    codes = D.encode(x)
+    np.testing.assert_array_equal(codes, [0x7FFE] * 6 + [0xFFFE] * 2)
+
+
+def test_underflow_goes_to_zero_keeping_the_sign() -> None:
+    x = np.float32([2.0**-31, 2.0**-32, -(2.0**-33), 1e-45, -1e-40, 2.0**-31 * (1 + 0.6 / 512),
+                    D.SMALLEST, -D.SMALLEST])  # fmt: skip
+    got = D.round_to_dlf16(x)
+    same(got, [0.0, 0.0, -0.0, 0.0, -0.0, D.SMALLEST, D.SMALLEST, -D.SMALLEST])
+    np.testing.assert_array_equal(D.encode(x)[:5], [0, 0, 0x8000, 0, 0x8000])
+
+
+def test_nan_is_the_ninf_code() -> None:
+    x = np.float32([np.nan, -np.nan])
+    assert np.isnan(D.round_to_dlf16(x)).all()
+    np.testing.assert_array_equal(D.encode(x), [D.NINF, D.NINF])
+    assert np.isnan(D.decode(np.uint16([D.NINF, 0x8000 | D.NINF]))).all()
+
+
+def test_rounding_of_many_float32_values_matches_the_definition() -> None:
+    rng = np.random.default_rng(0)
+    exponents = rng.uniform(-36, 36, 20_000)
+    x = (np.sign(rng.standard_normal(20_000)) * 2.0**exponents).astype(np.float32)
+    grid = D.decode(CODES[:0x7FFF]).astype(np.float64)[1:]  # neighbours and their midpoints
+    mids = ((grid[1:] + grid[:-1]) / 2).astype(np.float32)
+    x = np.concatenate([x, mids, np.nextafter(mids, np.float32(0)), -mids])
+    same(D.round_to_dlf16(x), [reference_round(float(v)) for v in x])
+    inplace = x.copy()
+    assert D.round_to_dlf16(inplace, overwrite=True) is inplace
+    same(inplace, D.round_to_dlf16(x))
+
+
+def test_from_fp16_every_value() -> None:
+    halves = CODES.view(np.float16)
+    got = D.from_user(halves)
+    assert got.dtype == np.float32
+    with np.errstate(invalid="ignore"):
+        same(got, [reference_round(float(h)) for h in halves])
+    finite = halves[np.isfinite(halves)]  # the path for data without inf or NaN
+    same(D.from_user(finite), [reference_round(float(h)) for h in finite])
+    # inf saturates; fp16 subnormals are normal DLFloat16 numbers (exact: <= 10 bits)
+    assert D.from_user(np.float16([np.inf]))[0] == D.MAXIMUM
+    assert D.from_user(np.float16([2.0**-24]))[0] == 2.0**-24
+
+
+def test_to_fp16_is_exact_in_its_range_and_overflows_to_infinity() -> None:
+    values = D.decode(CODES)
+    finite = np.isfinite(values)
+    inside = finite & (np.abs(values) <= 65504) & ((np.abs(values) >= 2.0**-14) | (values == 0))
+    halves = D.to_user(values, np.float16)
+    assert halves.dtype == np.float16
+    same(halves[inside], values[inside])  # every DLFloat16 value in fp16's normal range
+    beyond = finite & (np.abs(values) >= 65536)
+    assert np.isinf(halves[beyond]).all()
+    assert (np.sign(halves[beyond]) == np.sign(values[beyond])).all()
+
+
+def test_bf16_and_f32_both_ways() -> None:
+    bf16 = (CODES.astype(np.uint32) << 16).view(np.float32)  # every bf16 value
+    with np.errstate(invalid="ignore"):
+        same(D.from_user(bf16), [reference_round(float(b)) for b in bf16])
+    values = D.decode(CODES)
+    same(D.to_user(values, np.float32), values)  # DLFloat16 -> f32 is exact
+    same(D.to_user(values, "bf16"), round_to_bf16(values))
+    wide = np.float64([1 + 2.0**-10, 1e12, -3.0])  # float64 host data: via float32
+    same(D.from_user(wide), [1 + 2.0**-9, D.MAXIMUM, -3.0])
+
+
+def test_an_f16_model_keeps_a_value_fp16_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """x * 1000 / 1000 on the card: 100 * 1000 is past fp16's 65504 (eager gives inf)
+    but well inside DLFloat16's range, so the card returns 100; ordinary values match
+    eager within DLFloat16's rounding."""
+    monkeypatch.setenv("SPYRE_STRICT", "1")
+    torch._dynamo.reset()
+    fn = torch.compile(lambda x: (x * 1000) / 1000, backend="spyre", dynamic=False)
+    x = torch.linspace(-2, 2, 64 * 8, dtype=torch.float16).reshape(8, 64)
+    x[3, 5] = 100.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fn(x)
+    want = (x * 1000) / 1000
+    assert torch.isinf(want[3, 5]) and got[3, 5].item() == 100.0
+    mask = torch.ones_like(x, dtype=torch.bool)
+    mask[3, 5] = False
+    torch.testing.assert_close(got[mask], want[mask], rtol=2 * 2.0**-9, atol=1e-3)
+    torch._dynamo.reset()
