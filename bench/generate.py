@@ -190,6 +190,12 @@ def targets(results: list[Result], stream: dict) -> list[dict]:
     return found
 
 
+def write_json(path: str, stream: dict, results: list[Result], found: list[dict] | None = None) -> None:
+    with open(path, "w") as f:
+        json.dump({"stream": stream, "results": [{**asdict(r), "wall_ratio": r.wall_ratio} for r in results],
+                   "targets": found if found is not None else targets(results, stream)}, f, indent=2)  # fmt: skip
+
+
 def _names(text: str, known) -> list[str]:
     names = [t for t in text.split(",") if t]
     bad = [t for t in names if t not in known]
@@ -217,14 +223,14 @@ def main(argv: list[str] | None = None) -> int:
             with telemetry.progress(f"{name} at context {context}"):
                 results.append(measure(name, context, args.new_tokens))
             print_row(results[-1])
+            if args.json:  # after every row: a long run stopped half way keeps what it measured
+                write_json(args.json, stream, results)
     found = targets(results, stream)
     for t in found:
         print(f"target: {t['target']}: {t['value']:.3f} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}")
     print(f"bench took {time.perf_counter() - start:.0f} s")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"stream": stream, "results": [{**asdict(r), "wall_ratio": r.wall_ratio} for r in results],
-                       "targets": found}, f, indent=2)  # fmt: skip
+        write_json(args.json, stream, results, found)
     if not all(r.tokens_match for r in results):
         print("bench: error: tokens generated on the card differ from eager generate()'s", file=sys.stderr)
         return 1

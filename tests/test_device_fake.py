@@ -13,7 +13,10 @@ from spyre_ir.runtime import device, eager
 
 device.setup()
 
-pytestmark = pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16"),
+    pytest.mark.filterwarnings("ignore::spyre_ir.runtime.f32_policy.SpyreF32Warning"),
+]
 
 
 def test_tensor_factories_from_data_make_fake_spyre_tensors() -> None:

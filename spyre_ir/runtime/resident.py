@@ -362,7 +362,7 @@ class CardPartition:
         if isinstance(write, Fresh) or write is None:
             return self._whole(recipe, slot, like, on_card, keep)
         source = args[write.source]
-        exact = _HOST_NUMPY.get(like.dtype) == slot.host_dtype and not on_card
+        exact = like.dtype in _HOST_NUMPY and not on_card  # a host array of like's dtype exists
         if isinstance(write, IndexWrite) and source.dtype == like.dtype:
             index = tuple(evaluate_index(n, args, self.position) for n in write.index)
             if source.device.type == "spyre":
@@ -371,13 +371,12 @@ class CardPartition:
                 return _ResultPlan(Fetch(device.device_array(source), index), True, lambda: source)
             if exact and source.device.type == "cpu":
                 host = source.detach().clone(memory_format=torch.contiguous_format)
-                return _ResultPlan(Fetch(host.numpy(), index), True, lambda: _restride(host, like))
+                return _region_plan(slot, host, index, like)
         if isinstance(write, Growth) and exact and source.device.type == "cpu":
             host = torch.empty(like.shape, dtype=like.dtype)
             prefix = (slice(None),) * write.dim
             host[prefix + (slice(0, write.prefix),)] = source.detach()
-            region = prefix + (slice(write.prefix, None),)
-            return _ResultPlan(Fetch(host.numpy(), region), True, lambda: _restride(host, like))
+            return _region_plan(slot, host, prefix + (slice(write.prefix, None),), like)
         return self._whole(recipe, slot, like, on_card, keep)
 
     def _whole(self, recipe: PreparedRecipe, slot: Slot, like: torch.Tensor, on_card: bool,
@@ -398,6 +397,18 @@ class CardPartition:
 
         out = np.empty(slot.shape, slot.host_dtype)
         return _ResultPlan(Fetch(out), keep, lambda: _to_torch(out, like, f"a result of {self.name}"))
+
+
+def _region_plan(slot: Slot, host: torch.Tensor, index: Any, like: torch.Tensor) -> _ResultPlan:
+    """Fetch only `index` of the result into `host` (which holds the rest already): the
+    elements land in a staging array of the simulator's dtype, then take like's dtype."""
+    stage = np.empty(slot.shape, slot.host_dtype)
+
+    def finish() -> torch.Tensor:
+        host.numpy()[index] = stage[index]
+        return _restride(host, like)
+
+    return _ResultPlan(Fetch(stage, index), True, finish)
 
 
 @dataclass(frozen=True)
