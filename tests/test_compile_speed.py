@@ -20,6 +20,7 @@ from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.dialects.recipe import SlotOp
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.layout import generic_layout, host_to_device_offsets
+from spyre_ir.interp import dlfloat16
 from spyre_ir.registry import make_context
 from spyre_ir.runtime import recipe as recipe_module
 from spyre_ir.runtime.artifact import compile_artifact, print_module
@@ -58,7 +59,9 @@ def test_fresh_artifact_is_prepared_without_parsing(tmp_path, monkeypatch) -> No
     fresh = compile_artifact(l1(), name="g", cache=ArtifactCache(tmp_path))
     hit = compile_artifact(l1(), name="g", cache=ArtifactCache(tmp_path))
     assert not fresh.from_cache and fresh.module is not None
-    assert hit.from_cache and hit.module is None and hit.text == fresh.text
+    # A hit is parsed and verified when it is loaded (runtime/cache.py) and brings its module.
+    assert hit.from_cache and hit.text == fresh.text
+    assert hit.module is not None and print_module(hit.module) == hit.text
     assert print_module(fresh.module) == fresh.text  # the module is what the text says
 
     card = Card()
@@ -97,11 +100,17 @@ def test_slot_staging_matches_layout_maths_for_every_layout(element) -> None:
         assert slot.layout == layout
         values = (rng.standard_normal(shape) * 4).astype(slot.host_dtype)
         image = slot.stick_image(values, pad=3.0)
-        want = np.full(layout.device_elements, 3, dtype=slot.device_dtype)
-        want[host_to_device_offsets(layout)] = values.astype(slot.device_dtype).reshape(-1)
+        # The card's codes of each element (f16: DLFloat16), placed by the layout maths.
+        codes = slot.to_device_elements(values.reshape(-1))
+        want = np.full(layout.device_elements, slot.to_device_elements(np.float32(3.0))[()],
+                       dtype=slot.device_dtype)  # fmt: skip
+        want[host_to_device_offsets(layout)] = codes
         np.testing.assert_array_equal(image.view(slot.device_dtype), want, err_msg=f"{shape} {order}")
         read = slot.read_image(image)
-        np.testing.assert_array_equal(read, values.astype(slot.device_dtype).astype(slot.host_dtype))
+        if slot.element == "f16":
+            np.testing.assert_array_equal(read, dlfloat16.decode(codes).reshape(shape))
+        else:
+            np.testing.assert_array_equal(read, values.astype(slot.device_dtype).astype(slot.host_dtype))
         assert not np.may_share_memory(read, image)  # device bytes get reused by later launches
 
 

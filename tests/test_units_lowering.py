@@ -9,7 +9,7 @@ import torch
 import capture
 import models
 from spyre_ir.dialects import core, dataflow
-from spyre_ir.pipelines import lower_to_units
+from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
 
 
 def op_count(module) -> int:
@@ -41,7 +41,9 @@ def test_ir_size_does_not_grow_with_cores(name: str) -> None:
     eight, thirty_two = module.clone(), module.clone()
     lower_to_units(eight, cores=8)
     lower_to_units(thirty_two, cores=32)
-    assert op_count(eight) == op_count(thirty_two)
+    # SPMD over the core id: four times the cores never means more IR (the plans may
+    # differ - a core of eight walks more tiles, so it may loop where 32 cores do not).
+    assert op_count(thirty_two) <= op_count(eight)
     cores = lambda m: max(p.core_count for p in m.walk() if isinstance(p, core.ProgramOp))  # noqa: E731
     assert cores(eight) <= 8 < cores(thirty_two)
 
@@ -75,13 +77,21 @@ def test_frontend_graphs_on_units_match_l1(name: str, dtype: str) -> None:
     queues allow, gives what the L1 interpreter gives."""
     import numpy as np
 
+    from spyre_ir.interp import dataflow as l2
     from spyre_ir.interp import tensor as l1
     from spyre_ir.interp import units as l3
 
     torch_dtype, tol = DTYPES[dtype]
     model, args = models.build(name, torch_dtype)
     for module, inputs in capture.capture(model, args):
+        # The card holds 16-bit floats as DLFloat16, the L1 interpreter as IEEE fp16: the
+        # level above in the same number format is the L2 interpreter in DLFloat16 (L2
+        # against L1 in IEEE fp16 is tests/test_dataflow_differential.py).
         want = l1.run_module(module, inputs)
+        if dtype == "f16":
+            above = module.clone()
+            lower_to_dataflow(above)
+            want = l2.run_module(above, inputs, halves="dlfloat16")
         lower_to_units(module)
         got = l3.run_module(module, inputs, check_races=True)
         assert len(got) == len(want)
