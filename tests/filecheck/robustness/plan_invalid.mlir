@@ -33,7 +33,7 @@ func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
 // -----
 
 func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
-  // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:3: error: 'dataflow.group' @g: plan kind must be one of 'rows', 'gather', 'copy', 'matmul', 'ktir', got "tiles"
+  // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:3: error: 'dataflow.group' @g: plan kind must be one of 'rows', 'gather', 'copy', 'matmul', 'ktir', 'attention', got "tiles"
   // expected-error @+1 {{plan kind must be one of}}
   %0 = dataflow.group @g (%a) {plan = {kind = "tiles", row_dims = 1, cores = 4}, dataflow.kind = "rows", dataflow.row_dims = 1 : i64} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
   ^bb0(%x: tensor<64x128xf16>):
