@@ -83,17 +83,6 @@ def tensor_bytes(memory: object, config: SpyreConfig) -> int:
     return cm.box_sticks(shape, shape, stick_dim, per_stick) * config.stick_bytes
 
 
-def _matmul_dims(
-    a: Sequence[int], b: Sequence[int], out: Sequence[int]
-) -> tuple[int, int, int, int]:
-    """(batch, m, n, k) of a matmul tile from its operand and result shapes."""
-    k = a[-1]
-    m = out[-2] if len(out) >= 2 and len(a) >= 2 else 1
-    n = out[-1] if len(b) >= 2 else 1
-    batch = math.prod(out[:-2]) if len(out) > 2 else 1
-    return batch, m, n, k
-
-
 def _lx_peak(op: core.ProgramOp) -> int:
     ends = [
         (a.offset_value if a.offset is not None else 0) + a.buffer.type.nbytes
