@@ -30,16 +30,10 @@ F32_AS_F16 = "float32 tensors are computed in float16"
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    """The card executor with its own artifact cache, strict mode, fresh dynamo and warnings."""
-    for var in ("SPYRE_IR_DUMP", "SPYRE_EXECUTOR", "SPYRE_EXACT_F32"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("SPYRE_STRICT", "1")
-    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    reset_warnings()
-    yield monkeypatch
-    torch._dynamo.reset()
+def env(card: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """The card executor with its own artifact cache, strict mode, fresh dynamo and warnings
+    (conftest's `card`)."""
+    return card
     reset_warnings()
 
 

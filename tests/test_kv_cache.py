@@ -17,7 +17,6 @@ from spyre_ir.interp import dataflow as l2
 from spyre_ir.interp import tensor as l1
 from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
 from spyre_ir.registry import make_context
-from spyre_ir.runtime.backend import reset_warnings
 from spyre_ir.sim.engine import simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -67,18 +66,6 @@ def test_scatter_l2_and_simulator_match_l1(n: int) -> None:
     np.testing.assert_array_equal(got, want)
     result = simulate(lower_to_units(_module(n)), inputs, check_races=True)
     np.testing.assert_array_equal(result.outputs[0], as_on_the_card(want))  # moved as DLFloat16
-
-
-@pytest.fixture
-def card(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    for var in ("SPYRE_IR_DUMP", "SPYRE_EXECUTOR", "SPYRE_EXACT_F32"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("SPYRE_STRICT", "1")
-    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    reset_warnings()
-    yield
-    torch._dynamo.reset()
 
 
 @pytest.mark.slow  # two graphs of a 2-layer model on the simulator

@@ -25,7 +25,6 @@ from spyre_ir.interp import tensor as l1
 from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
 from spyre_ir.registry import make_context
 from spyre_ir.runtime import telemetry
-from spyre_ir.runtime.backend import reset_warnings
 from spyre_ir.sim.engine import simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -111,19 +110,6 @@ def test_masked_lookup_on_the_simulator_matches_l1() -> None:
     want = l1.run_module(module, inputs)
     result = simulate(lower_to_units(module, lx_bytes=1024), inputs, check_races=True)
     np.testing.assert_array_equal(result.outputs[0], as_on_the_card(want[0]))  # DLFloat16
-
-
-@pytest.fixture
-def card(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    """The card executor, strict (a CPU fallback raises), a fresh dynamo and cache."""
-    for var in ("SPYRE_IR_DUMP", "SPYRE_EXECUTOR", "SPYRE_EXACT_F32"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("SPYRE_STRICT", "1")
-    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    reset_warnings()
-    yield
-    torch._dynamo.reset()
 
 
 def _on_card(model: torch.nn.Module, *args: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
