@@ -48,12 +48,12 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from spyre_ir import registry  # noqa: E402
+from spyre_ir.cost_model import kernel_bound_seconds  # noqa: E402
 from spyre_ir.dialects import core  # noqa: E402
 from spyre_ir.hardware import DEFAULT_CONFIG  # noqa: E402
 from spyre_ir.lowering.fx_importer import import_graph  # noqa: E402
 from spyre_ir.pipelines import PIPELINES, build_passes, lower_to_units  # noqa: E402
 from spyre_ir.runtime.backend import spyre_decompositions  # noqa: E402
-from spyre_ir.cost_model import kernel_bound_seconds  # noqa: E402
 from spyre_ir.sim.engine import simulate  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -14,8 +14,8 @@ import re
 import stat
 import struct
 import traceback
-from typing import BinaryIO
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (

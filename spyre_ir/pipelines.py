@@ -18,6 +18,7 @@ from spyre_ir import driver, registry
 from spyre_ir.driver import STAGES
 from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig, card_of
 
+
 def _stage(name: str) -> list[str]:
     return next(list(s.passes) for s in STAGES if s.name == name)
 

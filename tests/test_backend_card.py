@@ -34,7 +34,6 @@ def env(card: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """The card executor with its own artifact cache, strict mode, fresh dynamo and warnings
     (conftest's `card`)."""
     return card
-    reset_warnings()
 
 
 def run(model, inputs, **options):
@@ -125,14 +124,14 @@ def test_disk_cache_hit_miss_and_corruption(env, tmp_path: Path) -> None:
 
 def test_cache_hit_in_a_new_process(env, tmp_path: Path) -> None:
     script = (
-        "import sys, torch; sys.path.insert(0, %r); import models\n"
+        f"import sys, torch; sys.path.insert(0, {str(Path(__file__).parent)!r}); import models\n"
         "from spyre_ir.runtime import telemetry\n"
         "model, inputs = models.build('mlp', torch.float16)\n"
         "with torch.no_grad(), telemetry.recording() as rec:\n"
         "    got = torch.compile(model, backend='spyre', dynamic=False)(*inputs)\n"
         "torch.testing.assert_close(got, model(*inputs), rtol=1e-2, atol=1e-2)\n"
         "print(sorted(rec.compiles[0].stage_seconds))\n"
-    ) % str(Path(__file__).parent)
+    )
     first, second = (subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                                     timeout=300) for _ in range(2))  # fmt: skip
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr

@@ -19,8 +19,8 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorT
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.dialects.recipe import SlotOp
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
-from spyre_ir.layout import generic_layout, host_to_device_offsets
 from spyre_ir.interp import dlfloat16
+from spyre_ir.layout import generic_layout, host_to_device_offsets
 from spyre_ir.registry import make_context
 from spyre_ir.runtime import recipe as recipe_module
 from spyre_ir.runtime.artifact import compile_artifact, print_module

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from card_tolerance import as_on_the_card
 
 from spyre_ir import registry
 from spyre_ir.diagnostics import parse_and_verify
@@ -17,7 +18,6 @@ from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
 from spyre_ir.passes.tile_copy import box_plan
 from spyre_ir.pipelines import lower_to_dataflow
 from spyre_ir.sim.engine import simulate
-from card_tolerance import as_on_the_card
 
 LX = 64 * 1024  # a small scratchpad makes copies of small tensors
 

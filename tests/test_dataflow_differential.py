@@ -3,12 +3,12 @@ by the L2 interpreter (with race checks), matches the L1 interpreter."""
 
 from __future__ import annotations
 
+import capture
+import models
 import numpy as np
 import pytest
 import torch
 
-import capture
-import models
 from spyre_ir import registry
 from spyre_ir.dialects import dataflow
 from spyre_ir.interp import dataflow as l2

@@ -14,8 +14,8 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-
 from card_tolerance import as_on_the_card
+
 from spyre_ir.runtime import device, eager
 
 device.setup()

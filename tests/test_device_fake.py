@@ -4,11 +4,11 @@ transformers' caches call) trace, and a model moved to the card compiles and gen
 
 from __future__ import annotations
 
+import models
 import pytest
 import torch
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
-import models
 from spyre_ir.runtime import device, eager
 
 device.setup()

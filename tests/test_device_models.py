@@ -3,10 +3,10 @@ compared with CPU eager. Parameters and inputs stay on the card; results come ba
 
 from __future__ import annotations
 
+import models
 import pytest
 import torch
 
-import models
 from spyre_ir.runtime import device, eager
 
 device.setup()

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from spyre_ir.dialects.spyre import SPYRE_OPS
 from spyre_ir.lowering.aten_lowerings import supported_targets
 

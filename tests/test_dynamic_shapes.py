@@ -175,7 +175,7 @@ def test_generate_with_static_cache_compiles_at_most_three_times(dynamic, env) -
     env.delenv("SPYRE_STRICT")
     model = _tiny_llama()
     ids = torch.randint(0, 256, (1, 8), generator=models._seeded(1))
-    kw = dict(max_new_tokens=16, do_sample=False, cache_implementation="static")
+    kw = {"max_new_tokens": 16, "do_sample": False, "cache_implementation": "static"}
     with torch.no_grad():
         want = model.generate(ids, **kw)
     model.forward = torch.compile(model.forward, backend="spyre", dynamic=dynamic)

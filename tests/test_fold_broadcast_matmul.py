@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
+import capture
 import numpy as np
 import pytest
 import torch
 
-import capture
 from spyre_ir import registry
 from spyre_ir.dialects import spyre
 from spyre_ir.interp import tensor as l1

@@ -482,7 +482,7 @@ def assert_matches(got: Any, want: Any, dtype: torch.dtype, what: str) -> None:
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
         if w.dtype.is_floating_point:
             torch.testing.assert_close(g, w, rtol=tol, atol=tol, equal_nan=True,
-                                       msg=lambda m: f"{what}, output {i}: {m}")  # fmt: skip
+                                       msg=lambda m, i=i: f"{what}, output {i}: {m}")  # fmt: skip
         else:
             assert g.dtype == w.dtype and g.shape == w.shape, f"{what}, output {i}"
             assert torch.equal(g, w), f"{what}, output {i}: {g} != {w}"

@@ -5,12 +5,12 @@ the split-KV decode kernel on the simulated card."""
 
 from __future__ import annotations
 
+import capture
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-import capture
 from spyre_ir.dialects import dataflow
 from spyre_ir.interp import dataflow as l2
 from spyre_ir.interp import tensor as l1

@@ -176,7 +176,7 @@ def test_elementwise_uneven_split_matches_l1_bit_for_bit(tile, cores):
 
 
 def row_kernel(kind: str, attrs: str, rows: int, cols: int, tile: int, cores: int, elt: str) -> str:
-    per_core = -(-(-(-rows // tile)) // cores)
+    per_core = -(-(-(-rows // tile)) // cores)  # noqa: B002 - two nested ceiling divisions
     t, m = lx((tile, cols), elt), ddr((rows, cols), elt)
     body = consts(0, 1, per_core, tile) + f"""
     %a = dataflow.alloc_lx : {t}

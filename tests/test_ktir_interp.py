@@ -4,10 +4,9 @@ kernels of our own (tests/ktir/)."""
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from spyre_ir.diagnostics import parse_file
-from spyre_ir.interp.ktir import KtirError, run_kernel
+from spyre_ir.interp.ktir import run_kernel
 from spyre_ir.registry import make_context
 
 KERNELS = Path(__file__).parent / "ktir"

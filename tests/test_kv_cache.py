@@ -20,8 +20,8 @@ from spyre_ir.registry import make_context
 from spyre_ir.sim.engine import simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
-from card_tolerance import as_on_the_card  # noqa: E402
 import models  # noqa: E402
+from card_tolerance import as_on_the_card  # noqa: E402
 
 SCATTER = """
 func.func @main(%cache: tensor<1x2x64x32xf16>, %pos: tensor<{n}xi64>, %k: tensor<1x2x{n}x32xf16>) -> tensor<1x2x64x32xf16> {{

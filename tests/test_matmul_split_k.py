@@ -8,13 +8,13 @@ were chosen for the plans its planner makes."""
 from __future__ import annotations
 
 import pytest
+from test_sim_engine import differential, lower, no_double_buffer, random_args
 
 from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
 from spyre_ir.hardware import UNCALIBRATED_CONFIG
 from spyre_ir.passes.partition_cores import from_attr
 from spyre_ir.sim.engine import simulate
-from test_sim_engine import differential, lower, no_double_buffer, random_args
 
 SIMPLE = UNCALIBRATED_CONFIG
 

@@ -18,9 +18,9 @@ from xdsl.dialects.builtin import TensorType
 
 from spyre_ir import cost_model
 from spyre_ir.diagnostics import parse_and_verify
+from spyre_ir.dialects.recipe import SlotOp, content_hash, stored_hash, with_hash
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.interp import dlfloat16
-from spyre_ir.dialects.recipe import SlotOp, content_hash, stored_hash, with_hash
 from spyre_ir.interp.tensor import run_module
 from spyre_ir.layout import stickify
 from spyre_ir.registry import make_context

@@ -4,11 +4,11 @@ grows stay on the card. Bytes moved come from the card's stream steps (telemetry
 
 from __future__ import annotations
 
+import models
 import pytest
 import torch
 from torch import nn
 
-import models
 from spyre_ir.runtime import device, resident
 from spyre_ir.runtime.card import get_card
 

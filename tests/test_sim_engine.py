@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from card_tolerance import assert_card_close
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import PassPipeline
@@ -27,7 +28,6 @@ from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
 from spyre_ir.interp.numerics import storage_dtype
 from spyre_ir.pipelines import PIPELINES
 from spyre_ir.sim.engine import SimulationError, simulate
-from card_tolerance import assert_card_close
 
 SIMPLE = UNCALIBRATED_CONFIG
 """The scheduler's exact-timing tests run on the uncalibrated card, whose LPDDR5 is one

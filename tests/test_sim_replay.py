@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IntegerAttr, i64
 from spyre_ir.dialects import core
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.interp.tensor import InterpreterError
-from spyre_ir.sim import engine, replay, scheduler
+from spyre_ir.sim import replay, scheduler
 from spyre_ir.sim.engine import SimulationError, simulate
 
 SPLIT_K = matmul_bias(16, 128, 8192)  # few rows, long K: split-K with a ring all-reduce

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from spyre_ir.runtime.card import Card
-from spyre_ir.runtime.streams import Event, Stream, StepError
+from spyre_ir.runtime.streams import Event, StepError, Stream
 
 MS = 1e-3
 

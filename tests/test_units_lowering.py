@@ -3,11 +3,11 @@ and the IR does not grow with the core count."""
 
 from __future__ import annotations
 
+import capture
+import models
 import pytest
 import torch
 
-import capture
-import models
 from spyre_ir.dialects import core, dataflow
 from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
 

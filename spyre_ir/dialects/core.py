@@ -211,8 +211,8 @@ def sync_ops(program: ProgramOp) -> Iterator[PushOp | PopOp]:
 
 def verify_program(program: ProgramOp, where: str) -> None:
     queues = {op.queue: op for op in program.body.block.ops if isinstance(op, QueueOp)}
-    pushes: dict[SSAValue, int] = {q: 0 for q in queues}
-    pops: dict[SSAValue, int] = {q: 0 for q in queues}
+    pushes: dict[SSAValue, int] = dict.fromkeys(queues, 0)
+    pops: dict[SSAValue, int] = dict.fromkeys(queues, 0)
     counted = True
     for op in sync_ops(program):
         queue = queues.get(op.queue)

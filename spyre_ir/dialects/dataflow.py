@@ -67,9 +67,9 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
 
 ACCUMULATING = {
     "spyre.matmul": "add",

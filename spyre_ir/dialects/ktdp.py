@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     AffineMapAttr,
     AffineSetAttr,
     ArrayAttr,
     BoolAttr,
     DenseArrayBase,
-    I64,
     IndexType,
     MemRefType,
     TensorType,
@@ -37,6 +37,7 @@ from xdsl.ir import (
     Operation,
     Region,
 )
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -51,7 +52,6 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure
@@ -75,7 +75,6 @@ from spyre_ir.dialects.ktdp_types import (
     SpyreMemorySpaceAttr,
     TileFutureType,
 )
-
 
 # ---------------------------------------------------------------- helpers
 

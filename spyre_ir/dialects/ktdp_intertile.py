@@ -35,7 +35,6 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-
 from spyre_ir.dialects.ktdp_types import TileFutureType
 
 

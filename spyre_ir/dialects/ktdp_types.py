@@ -24,7 +24,6 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-
 DYNAMIC = -(2**63)
 """MLIR's ShapedType::kDynamic, the marker of a dynamic entry in static_sizes."""
 

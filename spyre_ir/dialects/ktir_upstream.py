@@ -5,9 +5,9 @@ writes (MLIR prints a reduce whose body is one binary op that way)."""
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.dialects.linalg import Linalg
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.ir import Block, Dialect, Region
 from xdsl.parser import Parser
 

@@ -196,7 +196,7 @@ def _define(name: str, base: type[SpyreOp], **flags: bool) -> type[SpyreOp]:
     """Define op `spyre.<name>` as a subclass of `base` with the given class flags."""
     body: dict[str, object] = {
         "name": f"spyre.{name}",
-        "__annotations__": {flag: ClassVar[bool] for flag in flags},
+        "__annotations__": dict.fromkeys(flags, ClassVar[bool]),
         **flags,
     }
     return irdl_op_definition(type(name.title().replace("_", "") + "Op", (base,), body))

@@ -23,7 +23,6 @@ import numpy as np
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import AffineSetAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.traits import IsTerminator
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -32,6 +31,7 @@ from xdsl.ir.affine import (
     AffineExpr,
     AffineSymExpr,
 )
+from xdsl.traits import IsTerminator
 
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt

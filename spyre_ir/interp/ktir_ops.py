@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -19,6 +18,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
 )
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation
 
 from spyre_ir.interp.numerics import storage_dtype
@@ -287,7 +287,5 @@ TENSOR_HANDLERS: dict[type, Callable] = {
     linalg.FillOp: fill,
     linalg.TransposeOp: transpose,
     linalg.BroadcastOp: broadcast,
-    **{cls: named_elementwise for cls in (linalg.AddOp, linalg.SubOp, linalg.MulOp,
-                                          linalg.MaxOp, linalg.MinOp, linalg.ExpOp,
-                                          linalg.LogOp, linalg.SqrtOp)},
+    **dict.fromkeys((linalg.AddOp, linalg.SubOp, linalg.MulOp, linalg.MaxOp, linalg.MinOp, linalg.ExpOp, linalg.LogOp, linalg.SqrtOp), named_elementwise),
 }

@@ -8,8 +8,15 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, TensorType, f64
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    f64,
+    i64,
+)
 from xdsl.ir import Attribute, Operation
 
 from spyre_ir.dialects import dataflow as D
@@ -163,8 +170,9 @@ class TileMath:
         return Buf(out, shape)
 
     def fold(self, op: Operation, args: list[object]) -> Scalar:
-        from spyre_ir.interp import ktir_ops
         import numpy as np
+
+        from spyre_ir.interp import ktir_ops
 
         fn = ktir_ops.ELEMENTWISE.get(op.name)
         if fn is None:

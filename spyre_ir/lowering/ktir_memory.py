@@ -16,7 +16,6 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
-from spyre_ir.lowering.ktir_values import stick_elements
 from spyre_ir.lowering.ktir_values import (
     Box,
     Buf,
@@ -26,6 +25,7 @@ from spyre_ir.lowering.ktir_values import (
     LoweringError,
     Scalar,
     View,
+    stick_elements,
 )
 
 if TYPE_CHECKING:

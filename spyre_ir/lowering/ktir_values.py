@@ -10,8 +10,8 @@ from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from spyre_ir.dialects import ktdp
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 
 
 class LoweringError(Exception):

@@ -182,7 +182,7 @@ def _leading_loads(loop: scf.ForOp) -> list[Operation]:
         if isinstance(op, LoadOp):
             loads.append(op)
         elif isinstance(op, RingAllgatherBase) and any(
-            isinstance(l, LoadOp) and l.dest == op.part for l in loads
+            isinstance(load, LoadOp) and load.dest == op.part for load in loads
         ):
             loads.append(op)
         elif op.regions or not is_side_effect_free(op):
@@ -401,7 +401,7 @@ class SpyreDoubleBuffer(ModulePass):
         if not self.enable:
             return
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
-            for loop in [l for l in kernel.walk() if isinstance(l, scf.ForOp)]:
+            for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 trips = _trip_count(loop)
                 if not isinstance(loop.lb.type, IndexType) or (
                     trips is not None and trips < 2

@@ -86,7 +86,6 @@ def fold(mm: spyre.MatmulOp) -> bool:
     m, k = a_shape[-2:]
     if (u_shape[-1] if swapped else u_shape[-2]) != k:
         return False
-    elem = spyre.element_of(lhs)
     new_ops: list[Operation] = []
 
     def add(op: Operation) -> SSAValue:
@@ -149,5 +148,5 @@ class SpyreFoldBroadcastMatmul(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
             matmuls = [o for o in fn.body.block.ops if isinstance(o, spyre.MatmulOp)]
-            if any([fold(mm) for mm in matmuls]):
+            if any([fold(mm) for mm in matmuls]):  # noqa: C419 - every matmul is folded, not only up to the first
                 erase_dead(fn)

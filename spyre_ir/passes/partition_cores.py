@@ -29,13 +29,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-
-from spyre_ir import cost_model
-from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.diagnostics import located_error
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+from spyre_ir import cost_model
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:

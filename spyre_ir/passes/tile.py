@@ -29,7 +29,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir import cost_model
-from spyre_ir.shape_rules import numel
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
@@ -42,6 +41,7 @@ from spyre_ir.passes.partition_cores import (
     matmul_of,
     to_attr,
 )
+from spyre_ir.shape_rules import numel
 
 INDEX = IndexType()
 

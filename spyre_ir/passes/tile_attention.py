@@ -344,15 +344,15 @@ class AttentionKernel:
         ub.emit(dataflow.RingAllreduceOp(self.acc, "add", n))
         self.finish(ub, st["rs"], self.acc)
 
-    def finish(self, ub: BodyBuilder, l: SSAValue, acc: SSAValue) -> None:
+    def finish(self, ub: BodyBuilder, row_sum: SSAValue, acc: SSAValue) -> None:
         p, st = self.plan, self.stats
-        ub.compute_named("spyre.reciprocal", [l], [st["rl"]])
+        ub.compute_named("spyre.reciprocal", [row_sum], [st["rl"]])
         scale = st["rl"]
         if self.zero is not None:
             zero = self.zero
             some = self.buffer(tuple(st["l"].type.get_shape()), I1)
             scale = self.buffer(tuple(st["l"].type.get_shape()), F32)
-            ub.compute_named("spyre.gt", [l, zero], [some])
+            ub.compute_named("spyre.gt", [row_sum, zero], [some])
             ub.compute_named("spyre.select", [some, st["rl"], zero], [scale])
         out_elt = spyre.element_of(self.op.result)
         tile = (1, p.heads, p.rows, self.e)

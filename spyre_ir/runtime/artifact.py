@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from spyre_ir.diagnostics import DiagnosticError, parse_and_verify
 from spyre_ir.dialects.recipe import content_hash, stored_hash
 from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
 from spyre_ir.runtime import telemetry
-from spyre_ir.runtime.cache import ArtifactCache, ArtifactCacheWarning
+from spyre_ir.runtime.cache import ArtifactCache
 
 __all__ = ["Artifact", "ArtifactError", "compile_artifact", "gc_paused", "load_artifact", "print_module"]
 

@@ -182,7 +182,7 @@ class ArtifactCache:
             path.unlink(missing_ok=True)
         except OSError:
             pass  # an entry we cannot delete stays a miss; it was reported above
-        return None
+        return
 
 
 def _mac(secret: bytes, key_hash: str, text_hash: str) -> str:

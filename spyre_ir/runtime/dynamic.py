@@ -532,5 +532,5 @@ def _check_view(node: fx.Node) -> None:
 def _smaller(a: list[Any], b: list[Any]) -> bool:
     """Whether the product of ``a`` is the smaller one, symbols taken as large (a size
     symbol is at least 2: dynamo specialises 0 and 1)."""
-    large = {sym: 10**6 for sym in sympy.Mul(*a, *b).free_symbols}
+    large = dict.fromkeys(sympy.Mul(*a, *b).free_symbols, 10 ** 6)
     return bool(sympy.Mul(*a).subs(large) < sympy.Mul(*b).subs(large))

@@ -48,8 +48,8 @@ from spyre_ir.interp import dlfloat16
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import telemetry
-from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.allocator import DeviceBlock
+from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
 

@@ -32,7 +32,6 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from spyre_ir import registry
-from spyre_ir.hardware import read_card, set_card
 from spyre_ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
@@ -44,6 +43,7 @@ from spyre_ir.diagnostics import (
     parse_error_diagnostic,
     verify_all,
 )
+from spyre_ir.hardware import read_card, set_card
 from spyre_ir.tools.output import (
     OutputError,
     check_writable,
