@@ -59,7 +59,7 @@ def run(name: str) -> dict:
         want = attention(*(a.float() for a in args)).numpy()
     row = {"case": name, "shape": f"q [1,{h},{s},{d}], k,v [1,{kvh},{t},{d}]"}
     for label, fuse in (("fused", True), ("unfused", False)):
-        (module, arrays), = capture.capture(attention, args)
+        ((module, arrays),) = capture.capture(attention, args)
         lower_to_units(module, fuse_attention=fuse)
         result = simulate(module, arrays)
         error = float(np.abs(result.outputs[0].astype(np.float64) - want).max())

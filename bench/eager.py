@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     try:  # fail before measuring, not after
         out = open(options.json, "w") if options.json else None
     except OSError as error:
-        print(f"bench/eager.py: error: cannot write {options.json}: {error.strerror}", file=sys.stderr)
+        print(
+            f"bench/eager.py: error: cannot write {options.json}: {error.strerror}", file=sys.stderr
+        )
         return 1
     device.setup()
     rows = [measure(name, options.repeat) for name in options.only or OPS]

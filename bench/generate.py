@@ -56,7 +56,9 @@ MODELS = {
     "8b": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn": 14336, "vocab": 1024},
 }
 CONTEXTS = (128, 512, 2048)
-ITL_TARGET = 1.15  # inter-token latency of the 8B stack at 512 over (weights + KV) / stream bandwidth
+ITL_TARGET = (
+    1.15  # inter-token latency of the 8B stack at 512 over (weights + KV) / stream bandwidth
+)
 CLOCK_TARGET = 0.10  # card clock per decode step over its compute, minus one
 STREAM_SHAPE = (8192, 4096)  # 64 MiB of f16, one 8 KiB row per reduction
 
@@ -82,7 +84,11 @@ class Result:
 
     @property
     def wall_ratio(self) -> float:
-        return self.wall_per_token_s / self.eager_wall_per_token_s if self.eager_wall_per_token_s else 0.0
+        return (
+            self.wall_per_token_s / self.eager_wall_per_token_s
+            if self.eager_wall_per_token_s
+            else 0.0
+        )
 
 
 def build(name: str, context: int, new_tokens: int, seed: int = 0):
@@ -158,9 +164,11 @@ def stream_bandwidth() -> dict:
 
 
 def print_stream(stream: dict) -> None:
-    print(f"read-only stream over {stream['cores']} cores: {stream['bytes'] / 2**20:.0f} MiB in "
-          f"{stream['simulated_us']:,.1f} us = {stream['bandwidth'] / 1e9:.1f} GB/s "
-          f"(LPDDR5 peak {DEFAULT_CONFIG.lpddr_bandwidth / 1e9:.1f} GB/s)")
+    print(
+        f"read-only stream over {stream['cores']} cores: {stream['bytes'] / 2**20:.0f} MiB in "
+        f"{stream['simulated_us']:,.1f} us = {stream['bandwidth'] / 1e9:.1f} GB/s "
+        f"(LPDDR5 peak {DEFAULT_CONFIG.lpddr_bandwidth / 1e9:.1f} GB/s)"
+    )
     print(f"{'model':6} {'ctx':>5} {'ok':>3} {'TTFT us':>10} {'ITL us':>9} {'graphs':>6} "
           f"{'roofline':>8} {'clock/compute':>13} {'in B/step':>10} {'out B/step':>10} "
           f"{'wall ms/tok':>11} {'eager ms':>9} {'ratio':>6}", flush=True)  # fmt: skip
@@ -190,7 +198,9 @@ def targets(results: list[Result], stream: dict) -> list[dict]:
     return found
 
 
-def write_json(path: str, stream: dict, results: list[Result], found: list[dict] | None = None) -> None:
+def write_json(
+    path: str, stream: dict, results: list[Result], found: list[dict] | None = None
+) -> None:
     with open(path, "w") as f:
         json.dump({"stream": stream, "results": [{**asdict(r), "wall_ratio": r.wall_ratio} for r in results],
                    "targets": found if found is not None else targets(results, stream)}, f, indent=2)  # fmt: skip
@@ -205,7 +215,9 @@ def _names(text: str, known) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/generate.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python bench/generate.py", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--models", type=lambda t: _names(t, MODELS), default=list(MODELS))
     parser.add_argument("--contexts", type=lambda t: [int(c) for c in _names(t, [str(c) for c in CONTEXTS])],
@@ -227,12 +239,17 @@ def main(argv: list[str] | None = None) -> int:
                 write_json(args.json, stream, results)
     found = targets(results, stream)
     for t in found:
-        print(f"target: {t['target']}: {t['value']:.3f} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}")
+        print(
+            f"target: {t['target']}: {t['value']:.3f} (limit {t['limit']}) {'met' if t['met'] else 'MISSED'}"
+        )
     print(f"bench took {time.perf_counter() - start:.0f} s")
     if args.json:
         write_json(args.json, stream, results, found)
     if not all(r.tokens_match for r in results):
-        print("bench: error: tokens generated on the card differ from eager generate()'s", file=sys.stderr)
+        print(
+            "bench: error: tokens generated on the card differ from eager generate()'s",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

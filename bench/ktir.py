@@ -349,8 +349,10 @@ def main() -> int:
     parser.add_argument("--only", choices=("softmax", "layernorm", "matmul"))
     args = parser.parse_args()
     results = []
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus (wall times "
-          "stretch with it; cpu s is the process's own user + system time)")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus (wall times "
+        "stretch with it; cpu s is the process's own user + system time)"
+    )
     print(f"{'kernel':22} {'row':18} {'wall s':>7} {'cpu s':>6} {'parse':>6} {'lower':>6} {'sim':>6} "
           f"{'sim us':>9} {'bottleneck':>10} {'vs l1':>7}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
@@ -370,7 +372,9 @@ def main() -> int:
                       f"{r['bottleneck']:>10} {ratio:7.3f}")  # fmt: skip
                 results.append({"kernel": kind, "row": name, **r, "ratio_to_l1": ratio})
     misses = [r for r in results if r["row"] == "ktir" and r["wall_s"] >= 2.0]
-    misses += [r for r in results if r["row"] == "ktir-l1-division" and abs(r["ratio_to_l1"] - 1) > 0.10]
+    misses += [
+        r for r in results if r["row"] == "ktir-l1-division" and abs(r["ratio_to_l1"] - 1) > 0.10
+    ]
     for r in misses:
         what = "wall time >= 2 s" if r["row"] == "ktir" else "simulated time not within 10 % of l1"
         print(f"MISS: {r['kernel']} {r['row']}: {what}")

@@ -137,7 +137,9 @@ def stream_requests(artifact: Artifact, requests: int, streams: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--requests", type=int, default=8, help="requests in the stream test (default 8)")
+    parser.add_argument(
+        "--requests", type=int, default=8, help="requests in the stream test (default 8)"
+    )
     args = parser.parse_args(argv)
     if args.requests < 2:
         parser.error("--requests must be at least 2 (double buffering needs a next request)")

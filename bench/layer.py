@@ -417,17 +417,23 @@ def measure(s: LayerShape, case: Case, inductor: bool, quick: bool, repeat: int)
             "ours_import_s": timed["import_s"],
             "ours_units_s": timed["units_s"],
             "ours_recipe_s": timed["recipe_s"],
-            "runs": {"ours": [r["seconds"] for r in ours_runs],
-                     "inductor": [r["seconds"] for r in inductor_runs]},
+            "runs": {
+                "ours": [r["seconds"] for r in ours_runs],
+                "inductor": [r["seconds"] for r in inductor_runs],
+            },
             "ours_stages_s": stages,
             "inductor_torch_compile_s": inductor_s,
             "ratio": ours_s / inductor_s if inductor_s else None,
             "stages_ratio": stages / inductor_s if inductor_s else None,
             "target": COMPILE_TARGET,
         },
-        "wall": {"simulator_s": sim_s, "eager_s": eager_s, "ratio": sim_s / eager_s,
-                 "simulator_blas_threads": SIM_BLAS_THREADS,
-                 "eager_torch_threads": torch.get_num_threads()},
+        "wall": {
+            "simulator_s": sim_s,
+            "eager_s": eager_s,
+            "ratio": sim_s / eager_s,
+            "simulator_blas_threads": SIM_BLAS_THREADS,
+            "eager_torch_threads": torch.get_num_threads(),
+        },
         "outputs": checks,
         "match": all(c["ok"] for c in checks),
     }
@@ -480,8 +486,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", help="run only the cases whose name contains this")
     parser.add_argument("--no-inductor", action="store_true",
                         help="skip the Inductor compile (no compile ratio)")  # fmt: skip
-    parser.add_argument("--compile-repeat", type=int, default=COMPILE_REPEAT, metavar="N",
-                        help=f"compiles timed per backend, fastest kept ({COMPILE_REPEAT})")
+    parser.add_argument(
+        "--compile-repeat",
+        type=int,
+        default=COMPILE_REPEAT,
+        metavar="N",
+        help=f"compiles timed per backend, fastest kept ({COMPILE_REPEAT})",
+    )
     # Internal: how the bench times one compile in a fresh process.
     parser.add_argument("--compile-only", choices=("spyre", "inductor"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -510,8 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"decoder layer {asdict(shape)}, f16, on {DEFAULT_CONFIG.cores} simulated cores")
     results = []
     for case in chosen:
-        results.append(measure(shape, case, not args.no_inductor, args.quick,
-                               args.compile_repeat))
+        results.append(measure(shape, case, not args.no_inductor, args.quick, args.compile_repeat))
         print_case(results[-1])
         sys.stdout.flush()
     if args.json:

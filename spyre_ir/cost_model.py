@@ -219,8 +219,9 @@ def plan_matmul(
                     lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem, sk)
                     if lx > capacity:
                         continue
-                    m_tiles = ceil_div(mc, tm) if batch == 1 else ceil_div(
-                        batch * ceil_div(m, tm), sm)
+                    m_tiles = (
+                        ceil_div(mc, tm) if batch == 1 else ceil_div(batch * ceil_div(m, tm), sm)
+                    )
                     n_tiles = ceil_div(nc, tn)
                     k_tiles = ceil_div(kc, tk)
                     steps = m_tiles * n_tiles * k_tiles
@@ -256,7 +257,8 @@ def plan_matmul(
                                         used * c_bytes, a_bytes + b_bytes + c_bytes,
                                         config)  # fmt: skip
                     ddr += ((b_cohort - 1) * b_bytes + (a_cohort - 1) * a_bytes) * (
-                        config.multicast_member_cycles_per_byte / config.clock_hz)
+                        config.multicast_member_cycles_per_byte / config.clock_hz
+                    )
                     # Two slots keep two steps' loads in flight: step k + 2's load starts
                     # once step k's matmul has freed its slot, so two steps take at least
                     # a matmul, the LPDDR5 latency and a step's transfer (short streams
@@ -264,8 +266,11 @@ def plan_matmul(
                     step_bytes = (a_bytes / a_loads if k_tiles > 1 else 0) + tk * tn * elem
                     transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
                                              config)  # fmt: skip
-                    step = config.lpddr_latency_s + transfer + pe_seconds(
-                        2 * tm * tn * tk, pe_rows, tn, config)
+                    step = (
+                        config.lpddr_latency_s
+                        + transfer
+                        + pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
+                    )
                     ddr = max(ddr, steps * step / 2)
                     if k_tiles == 1 and n_tiles > 1:
                         # Two B slots: tile j + 2's load waits for tile j's matmul and
@@ -280,8 +285,9 @@ def plan_matmul(
                         # Two slots: step k + 2's last B tile (a corelet's) is loaded
                         # once step k's matmul is done, which waited for that tile of
                         # step k to land: two steps take at least that chain.
-                        b_last = ddr_seconds(used * tk * tn * elem / b_cohort
-                                             / corelets_sharing(tn, config), config)
+                        b_last = ddr_seconds(
+                            used * tk * tn * elem / b_cohort / corelets_sharing(tn, config), config
+                        )
                         chain = b_last + config.lpddr_latency_s + pe / steps
                         ddr = max(ddr, steps * chain / 2)
                         # One output tile per core: its stores follow the PE arrays' work
@@ -300,9 +306,7 @@ def plan_matmul(
                     if best_rank is None or rank < best_rank:
                         best, best_rank = plan, rank
     if best is None:
-        raise ValueError(
-            f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX"
-        )
+        raise ValueError(f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX")
     return best
 
 
@@ -366,7 +370,6 @@ def bandwidth_seconds(nbytes: float, config: SpyreConfig) -> float:
 
 def roofline_seconds(flops: float, nbytes: float, config: SpyreConfig) -> float:
     return max(flops / config.fp16_peak_flops, nbytes / config.lpddr_bandwidth)
-
 
 
 # ---------------------------------------------------------------- instruction timing
@@ -453,9 +456,7 @@ def sfp_cycles(kind: str, elements: int, config: SpyreConfig) -> int:
     return ceil_div(elements, config.sfp_lanes) * sfp_cost_factor(kind, config)
 
 
-def box_sticks(
-    extents: Sequence[int], shape: Sequence[int], stick_dim: int, per_stick: int
-) -> int:
+def box_sticks(extents: Sequence[int], shape: Sequence[int], stick_dim: int, per_stick: int) -> int:
     """Sticks a box of `extents` covers in a tensor of `shape` stored in sticks of
     `per_stick` elements along `stick_dim`, the box starting at a stick boundary and
     clipped to the tensor:
@@ -489,9 +490,7 @@ def lpddr_cycles(nbytes: float, active_cores: int, config: SpyreConfig) -> float
     return config.lpddr_latency_cycles + lpddr_transfer_cycles(nbytes, active_cores, config)
 
 
-def ring_allreduce_cycles(
-    nbytes: float, group: int, config: SpyreConfig, stride: int = 1
-) -> float:
+def ring_allreduce_cycles(nbytes: float, group: int, config: SpyreConfig, stride: int = 1) -> float:
     """A ring all-reduce of an `nbytes` buffer over `group` cores `stride` apart:
 
         2 (g - 1) / g * nbytes / ring_bytes_per_cycle

@@ -153,9 +153,7 @@ _STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*(?:"|\n|$)')
 _LOCATED = re.compile(r"^(\S+?):(\d+):(\d+): (?:error: )?(.*)$", re.DOTALL)
 
 
-def failure_diagnostics(
-    error: Exception, module: Operation | None, name: str
-) -> list[Diagnostic]:
+def failure_diagnostics(error: Exception, module: Operation | None, name: str) -> list[Diagnostic]:
     """A pass's failure as located diagnostics, for every tool that runs passes.
 
     A `DiagnosticError` (`located_error`) keeps its locations (one without a file is
@@ -165,8 +163,7 @@ def failure_diagnostics(
     where = op_location(module, name) if module is not None else (name, 0, 0)
     if isinstance(error, DiagnosticError):
         return [
-            d if d.file else Diagnostic(*where, d.message, d.severity)
-            for d in error.diagnostics
+            d if d.file else Diagnostic(*where, d.message, d.severity) for d in error.diagnostics
         ]
     message = " ".join(str(error).split())
     stated = _LOCATED.match(message)
@@ -260,13 +257,13 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
             found.append(Diagnostic(file, line, col, _first_line(str(error))))
         except Exception as error:  # a verifier's bug, provoked by this op
             file, line, col = op_location(op, name)
-            found.append(Diagnostic(file, line, col, f"'{op.name}': {internal_error(error, name).message}"))
+            found.append(
+                Diagnostic(file, line, col, f"'{op.name}': {internal_error(error, name).message}")
+            )
     return found
 
 
-def parse_and_verify(
-    ctx: Context, text: str, name: str, line_offset: int = 0
-) -> ModuleOp:
+def parse_and_verify(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:
     """Parse a module and verify all of it; raises `DiagnosticError` on any problem."""
     try:
         module = LocatedParser(ctx, text, name, line_offset).parse_module()
@@ -352,12 +349,10 @@ def check_expectations(
     problems = []
     unmatched = list(produced)
     for want in expected:
-        hit = next(
-            (d for d in unmatched if d.line == want.line and want.text in d.message), None
-        )
+        hit = next((d for d in unmatched if d.line == want.line and want.text in d.message), None)
         if hit is None:
             problems.append(
-                f"{name}:{want.line}: error: expected error \"{want.text}\" was not produced"
+                f'{name}:{want.line}: error: expected error "{want.text}" was not produced'
             )
         else:
             unmatched.remove(hit)
@@ -369,9 +364,7 @@ def check_expectations(
 # ------------------------------------------------------------ the tools' catch-all
 
 
-def _located_op_in(
-    frame_locals: dict[str, object], modules: bool
-) -> tuple[str, int, int] | None:
+def _located_op_in(frame_locals: dict[str, object], modules: bool) -> tuple[str, int, int] | None:
     """The location of an op (or a value's owner) among a frame's locals; a module
     only with `modules` (an op inside it says more)."""
     for value in frame_locals.values():

@@ -159,8 +159,12 @@ def lower(
         config = card_of(module)
     elif source == "tensor":
         set_card(module, config)
-    options = {"cores": config.cores, "lx_bytes": config.lx_bytes, "split": split,
-               **(pass_options or {})}
+    options = {
+        "cores": config.cores,
+        "lx_bytes": config.lx_bytes,
+        "split": split,
+        **(pass_options or {}),
+    }
     text = None
     for stage in stages_between(source, target, f16=f16 and has_f32(module)):
         with telemetry.stage(graph, stage.name) as timer:

@@ -131,9 +131,7 @@ def _checked_shape(shape: Iterable[int]) -> tuple[int, ...]:
     return shape
 
 
-def generic_layout(
-    shape: Iterable[int], dtype: int | str, dim_order: Iterable[int]
-) -> StickLayout:
+def generic_layout(shape: Iterable[int], dtype: int | str, dim_order: Iterable[int]) -> StickLayout:
     """torch-spyre's "generic stick" layout for a host dim order (a permutation).
 
     The last dim of `dim_order` is the stick dim. The device dims are
@@ -378,8 +376,7 @@ def stickify(host: np.ndarray, layout: StickLayout, pad_value: float = 0) -> np.
     host = np.asarray(host)
     if host.shape != layout.host_shape:
         raise ValueError(
-            f"host array has shape {list(host.shape)}, layout is for"
-            f" {list(layout.host_shape)}"
+            f"host array has shape {list(host.shape)}, layout is for {list(layout.host_shape)}"
         )
     padded_shape, split, to_device = _device_order(layout)
     if padded_shape != host.shape:

@@ -64,8 +64,12 @@ class _Pipeline(ModulePass):
     """spyre-fuse-attention's switch (false: attention runs unfused)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = {"cores": self.cores, "lx_bytes": self.lx_bytes, "split": self.split,
-                   "fuse_attention": self.fuse_attention}
+        options = {
+            "cores": self.cores,
+            "lx_bytes": self.lx_bytes,
+            "split": self.split,
+            "fuse_attention": self.fuse_attention,
+        }
         for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
@@ -134,13 +138,14 @@ def lower_to_units(
     the module already names), `cores` and `lx_bytes` change it; `pass_options` go to
     the passes that declare them (`fuse_attention=False`)."""
     card = _config(config or card_of(module), cores, lx_bytes)
-    driver.lower(module, target="units", config=card, split=tuple(split),
-                 pass_options=pass_options)
+    driver.lower(module, target="units", config=card, split=tuple(split), pass_options=pass_options)
     return module
 
 
 def lower_to_dataflow(
-    module: ModuleOp, cores: int | None = None, lx_bytes: int | None = None,
+    module: ModuleOp,
+    cores: int | None = None,
+    lx_bytes: int | None = None,
     **pass_options: object,
 ) -> ModuleOp:
     """Python entry point: lower an L1 module to L2 in place and return it; `pass_options`

@@ -179,7 +179,10 @@ def _ktir_pipeline(name: str) -> Callable[[], type[ModulePass]]:
     def load() -> type[ModulePass]:
         from spyre_ir import pipelines
 
-        return {"ktir-to-dataflow": pipelines.KtirToDataflow, "ktir-to-units": pipelines.KtirToUnits}[name]
+        return {
+            "ktir-to-dataflow": pipelines.KtirToDataflow,
+            "ktir-to-units": pipelines.KtirToUnits,
+        }[name]
 
     return load
 

@@ -43,8 +43,7 @@ def matmul_shape(lhs: Sequence[int], rhs: Sequence[int]) -> Shape:
     b = (*rhs, 1) if len(rhs) == 1 else tuple(rhs)
     if a[-1] != b[-2]:
         raise ShapeError(
-            f"matmul inner sizes differ: {list(lhs)} @ {list(rhs)} "
-            f"({a[-1]} != {b[-2]})"
+            f"matmul inner sizes differ: {list(lhs)} @ {list(rhs)} ({a[-1]} != {b[-2]})"
         )
     batch = broadcast_shapes(a[:-2], b[:-2])
     out = [*batch]
@@ -96,9 +95,7 @@ def slice_shape(
 ) -> Shape:
     if not len(shape) == len(starts) == len(stops) == len(steps):
         raise ShapeError("slice needs one start, stop and step per dim")
-    return tuple(
-        slice_length(*args) for args in zip(shape, starts, stops, steps, strict=True)
-    )
+    return tuple(slice_length(*args) for args in zip(shape, starts, stops, steps, strict=True))
 
 
 def concat_shape(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
@@ -107,12 +104,8 @@ def concat_shape(shapes: Sequence[Sequence[int]], dim: int) -> Shape:
     rank = len(shapes[0])
     (axis,) = normalize_dims([dim], rank)
     for s in shapes:
-        if len(s) != rank or any(
-            a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis
-        ):
-            raise ShapeError(
-                f"concat inputs {[list(x) for x in shapes]} differ outside dim {axis}"
-            )
+        if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis):
+            raise ShapeError(f"concat inputs {[list(x) for x in shapes]} differ outside dim {axis}")
     out = list(shapes[0])
     out[axis] = sum(s[axis] for s in shapes)
     return tuple(out)

@@ -124,7 +124,9 @@ class CausalSelfAttention(nn.Module):
         elif self.mask == "bool":
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=tril)
         elif self.mask == "additive":
-            add = torch.zeros(s, s, dtype=x.dtype, device=x.device).masked_fill(~tril, float("-inf"))
+            add = torch.zeros(s, s, dtype=x.dtype, device=x.device).masked_fill(
+                ~tril, float("-inf")
+            )
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=add)
         else:
             scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
@@ -158,7 +160,9 @@ class RotaryBlock(nn.Module):
         self.heads, self.head_dim = heads, dim // heads
         self.q = nn.Linear(dim, dim, bias=False)
         self.k = nn.Linear(dim, dim, bias=False)
-        inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim))
+        inv = 1.0 / (
+            base ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim)
+        )
         self.register_buffer("inv_freq", inv, persistent=False)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -210,7 +214,9 @@ def tiny_llama(
     from transformers import LlamaForCausalLM
 
     if attn_implementation not in ("sdpa", "eager"):
-        raise ValueError(f"attn_implementation must be 'sdpa' or 'eager', got {attn_implementation!r}")
+        raise ValueError(
+            f"attn_implementation must be 'sdpa' or 'eager', got {attn_implementation!r}"
+        )
     _seeded(seed)
     model = LlamaForCausalLM(tiny_llama_config(attn_implementation))
     return model.to(dtype).eval()
@@ -232,11 +238,15 @@ class LogitsOnly(nn.Module):
         return self.model(input_ids=input_ids, use_cache=False).logits
 
 
-def padded_batch(lengths: Sequence[int], left: bool, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def padded_batch(
+    lengths: Sequence[int], left: bool, seed: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(int64 token ids, int64 attention_mask) for prompts of `lengths` tokens padded to the
     longest, on the left (decoder prompts) or on the right (encoder inputs)."""
     width = max(lengths)
-    ids = torch.randint(0, LLAMA_VOCAB, (len(lengths), width), generator=_seeded(seed), dtype=torch.int64)
+    ids = torch.randint(
+        0, LLAMA_VOCAB, (len(lengths), width), generator=_seeded(seed), dtype=torch.int64
+    )
     mask = torch.zeros(len(lengths), width, dtype=torch.int64)
     for row, n in enumerate(lengths):
         if left:
@@ -254,10 +264,14 @@ class MaskedLogits(nn.Module):
         self.model = model
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+        return self.model(
+            input_ids=input_ids, attention_mask=attention_mask, use_cache=False
+        ).logits
 
 
-def tiny_bert(attn_implementation: str = "sdpa", dtype: torch.dtype = torch.float32, seed: int = 0) -> nn.Module:
+def tiny_bert(
+    attn_implementation: str = "sdpa", dtype: torch.dtype = torch.float32, seed: int = 0
+) -> nn.Module:
     """BertModel (2 layers, hidden 128, 4 heads, no pooler) with random weights, as
     forward(input_ids, attention_mask) -> last hidden state."""
     from transformers import BertConfig, BertModel
@@ -289,10 +303,16 @@ class PaddedCachedAttention(nn.Module):
         self.heads, self.head_dim = heads, dim // heads
         self.qkv = nn.Linear(dim, 3 * dim)
         self.out = nn.Linear(dim, dim)
-        self.register_buffer("k_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False)
-        self.register_buffer("v_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False)
+        self.register_buffer(
+            "k_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False
+        )
+        self.register_buffer(
+            "v_cache", torch.zeros(BATCH, heads, cache_len, dim // heads), persistent=False
+        )
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, padding: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor, padding: torch.Tensor
+    ) -> torch.Tensor:
         b, s, d = x.shape
         q, k, v = self.qkv(x).split(d, dim=-1)
         q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in (q, k, v))
@@ -300,7 +320,9 @@ class PaddedCachedAttention(nn.Module):
         values = self.v_cache.to(x.dtype).index_copy(2, positions, v)
         kv = torch.arange(keys.shape[2])
         batch = torch.arange(b)[:, None, None, None]
-        allowed = padding.bool()[batch, kv[None, None, None, :]] & (kv[None, :] <= positions[:, None])
+        allowed = padding.bool()[batch, kv[None, None, None, :]] & (
+            kv[None, :] <= positions[:, None]
+        )
         y = F.scaled_dot_product_attention(q, keys, values, attn_mask=allowed)
         return self.out(y.transpose(1, 2).reshape(b, s, d))
 
@@ -331,10 +353,18 @@ MODELS: dict[str, tuple[Callable[[torch.dtype], nn.Module], Callable[[torch.dtyp
     "attention_additive_mask": (lambda dt: causal_attention("additive").to(dt), _x),
     "attention_manual": (lambda dt: causal_attention("manual").to(dt), _x),
     "rotary": (lambda dt: rotary().to(dt), _x),
-    "tiny_llama_sdpa": (lambda dt: LogitsOnly(tiny_llama("sdpa", dt)), lambda dt: (llama_inputs(),)),
-    "tiny_llama_eager": (lambda dt: LogitsOnly(tiny_llama("eager", dt)), lambda dt: (llama_inputs(),)),
-    "padded_cached_attention": (lambda dt: padded_cached_attention().to(dt),
-                                padded_cached_attention_inputs),
+    "tiny_llama_sdpa": (
+        lambda dt: LogitsOnly(tiny_llama("sdpa", dt)),
+        lambda dt: (llama_inputs(),),
+    ),
+    "tiny_llama_eager": (
+        lambda dt: LogitsOnly(tiny_llama("eager", dt)),
+        lambda dt: (llama_inputs(),),
+    ),
+    "padded_cached_attention": (
+        lambda dt: padded_cached_attention().to(dt),
+        padded_cached_attention_inputs,
+    ),
 }
 
 

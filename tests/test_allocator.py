@@ -273,8 +273,8 @@ def test_a_reserved_12_gb_segment_costs_little_host_memory() -> None:
     block = alloc.allocate(10 * 10**9)  # maps a whole 12 GB segment
     assert alloc.stats().reserved_bytes == 12 * 10**9
     view = alloc.memory.view(block.region, block.offset, block.size)
-    view[:1 << 20] = 1  # touch the first and last MiB only
-    view[-(1 << 20):] = 2
+    view[: 1 << 20] = 1  # touch the first and last MiB only
+    view[-(1 << 20) :] = 2
     assert alloc.memory.read(block.region, 5 * 10**9, 4).tolist() == [0, 0, 0, 0]
     grown = _rss_bytes() - before
     assert grown < 64 * 2**20, f"resident memory grew by {grown} bytes"

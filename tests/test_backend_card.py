@@ -47,13 +47,20 @@ def run(model, inputs, **options):
         want = model(*inputs)
     leaf = lambda out: out.logits if hasattr(out, "logits") else out  # noqa: E731
     # f32 placement warnings are tests/test_f32_policy.py's subject
-    return leaf(got), leaf(want), [w for w in caught if not issubclass(w.category, SpyreF32Warning)], rec
+    return (
+        leaf(got),
+        leaf(want),
+        [w for w in caught if not issubclass(w.category, SpyreF32Warning)],
+        rec,
+    )
 
 
 def assert_f32_close(got: torch.Tensor, want: torch.Tensor) -> None:
     assert got.dtype == want.dtype == F32
     err = (got - want).abs().max().item()
-    assert err <= 2e-2 * want.abs().max().item(), f"max error {err}, largest |output| {want.abs().max().item()}"
+    assert err <= 2e-2 * want.abs().max().item(), (
+        f"max error {err}, largest |output| {want.abs().max().item()}"
+    )
 
 
 MODELS = ["mlp", "rmsnorm_swiglu", "attention_is_causal", "tiny_llama_sdpa"]
@@ -135,7 +142,10 @@ def test_cache_hit_in_a_new_process(env, tmp_path: Path) -> None:
     first, second = (subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                                     timeout=300) for _ in range(2))  # fmt: skip
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    assert "'dataflow'" in first.stdout and "'dataflow'" not in second.stdout, (first.stdout, second.stdout)
+    assert "'dataflow'" in first.stdout and "'dataflow'" not in second.stdout, (
+        first.stdout,
+        second.stdout,
+    )
     assert "'cache'" in second.stdout
 
 

@@ -44,7 +44,8 @@ def check_cases(proc: subprocess.CompletedProcess, out: Path, names: list[str]) 
         assert layer["roofline_us"] == pytest.approx(sum(k["roofline_us"] for k in kernels))
         assert layer["simulated_us"] == pytest.approx(sum(k["simulated_us"] for k in kernels))
         assert layer["roofline_fraction"] == pytest.approx(
-            layer["roofline_us"] / layer["simulated_us"])
+            layer["roofline_us"] / layer["simulated_us"]
+        )
         assert 0 < layer["ideal_us"] <= layer["simulated_us"]
         # The roofline targets are the 8B layer's, not judged on the small one.
         assert layer["target"] is None and layer["met"] is None

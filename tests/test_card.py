@@ -40,8 +40,9 @@ def test_host_transfer_time_by_hand() -> None:
 def test_device_copy_time_by_hand() -> None:
     # 204.8 MB read at 157.248 GB/s (166.4 x 0.945) and written at 75.712 GB/s
     # (166.4 x 0.455): 1.3024 ms + 2.7050 ms.
-    assert cost_model.device_copy_s(204_800_000, DEFAULT_CONFIG) == pytest.approx(4.00739e-3,
-                                                                                  rel=1e-5)
+    assert cost_model.device_copy_s(204_800_000, DEFAULT_CONFIG) == pytest.approx(
+        4.00739e-3, rel=1e-5
+    )
 
 
 def test_upload_round_trip_and_timing(card: Card) -> None:

@@ -105,12 +105,16 @@ def test_slot_staging_matches_layout_maths_for_every_layout(element) -> None:
         want = np.full(layout.device_elements, slot.to_device_elements(np.float32(3.0))[()],
                        dtype=slot.device_dtype)  # fmt: skip
         want[host_to_device_offsets(layout)] = codes
-        np.testing.assert_array_equal(image.view(slot.device_dtype), want, err_msg=f"{shape} {order}")
+        np.testing.assert_array_equal(
+            image.view(slot.device_dtype), want, err_msg=f"{shape} {order}"
+        )
         read = slot.read_image(image)
         if slot.element == "f16":
             np.testing.assert_array_equal(read, dlfloat16.decode(codes).reshape(shape))
         else:
-            np.testing.assert_array_equal(read, values.astype(slot.device_dtype).astype(slot.host_dtype))
+            np.testing.assert_array_equal(
+                read, values.astype(slot.device_dtype).astype(slot.host_dtype)
+            )
         assert not np.may_share_memory(read, image)  # device bytes get reused by later launches
 
 

@@ -62,7 +62,7 @@ def test_uneven_rows_softmax_and_norm(shape: tuple[int, ...]) -> None:
         y = torch.softmax(x * 1.5, dim=-1)
         return torch.nn.functional.rms_norm(y + x, (shape[-1],), w, 1e-6)
 
-    (module, inputs), = capture.capture(fn, [torch.randn(*shape)])
+    ((module, inputs),) = capture.capture(fn, [torch.randn(*shape)])
     lowered_matches(module, inputs, TOLERANCE["f32"])
 
 
@@ -70,7 +70,7 @@ def test_uneven_rows_softmax_and_norm(shape: tuple[int, ...]) -> None:
 def test_uneven_matmul_with_bias(mnk: tuple[int, int, int]) -> None:
     m, n, k = mnk
     lin = torch.nn.Linear(k, n).half()
-    (module, inputs), = capture.capture(lin, [torch.randn(m, k).half()])
+    ((module, inputs),) = capture.capture(lin, [torch.randn(m, k).half()])
     lowered_matches(module, inputs, TOLERANCE["f16"])
 
 
@@ -79,7 +79,7 @@ def test_small_scratchpad_forces_smaller_tiles() -> None:
         return torch.softmax(x @ y, dim=-1)
 
     args = [torch.randn(256, 512).half(), torch.randn(512, 1024).half()]
-    (module, inputs), = capture.capture(fn, args)
+    ((module, inputs),) = capture.capture(fn, args)
     big = lowered_matches(module.clone(), inputs, TOLERANCE["f16"])
     small = lowered_matches(module, inputs, TOLERANCE["f16"], lx_bytes=64 * 1024)
     assert max(k.lx_peak_bytes.value.data for k in small) <= 64 * 1024
@@ -89,7 +89,7 @@ def test_small_scratchpad_forces_smaller_tiles() -> None:
 
 
 def test_fewer_cores_config() -> None:
-    (module, inputs), = capture.capture(lambda x: torch.tanh(x) * 2, [torch.randn(67, 256)])
+    ((module, inputs),) = capture.capture(lambda x: torch.tanh(x) * 2, [torch.randn(67, 256)])
     kernels = lowered_matches(module, inputs, TOLERANCE["f32"], cores=8)
     assert all(k.core_count <= 8 for k in kernels)
 

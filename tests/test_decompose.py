@@ -44,8 +44,12 @@ def decompose(text: str, **options) -> object:
     return module
 
 
-def run_decomposed(signature: list[tuple[str, tuple[int, ...], str]], body: str, result: str,
-                   args: list[torch.Tensor]) -> np.ndarray:
+def run_decomposed(
+    signature: list[tuple[str, tuple[int, ...], str]],
+    body: str,
+    result: str,
+    args: list[torch.Tensor],
+) -> np.ndarray:
     params = ", ".join(f"%{name}: {ttype(shape, elt)}" for name, shape, elt in signature)
     text = (
         f"func.func @main({params}) -> {result} {{\n"
@@ -77,7 +81,9 @@ def test_softmax(elt, shape, dim):
 
 
 @pytest.mark.parametrize("elt", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("weight,bias", [(True, True), (False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(
+    "weight,bias", [(True, True), (False, False), (True, False), (False, True)]
+)
 @pytest.mark.parametrize("shape,ndim", [((4, 40), 1), ((2, 3, 24), 1), ((2, 3, 24), 2)])
 def test_layer_norm(elt, weight, bias, shape, ndim):
     norm_shape = shape[-ndim:]

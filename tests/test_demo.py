@@ -60,11 +60,15 @@ def test_small_demo_matches_eager_and_reports_every_section(small_demo) -> None:
     assert _number(r"max \|error\| ([0-9.e+-]+)", out) < demo.ATOL
     assert len(re.findall(r"^logits \(1, 1, 256\) vs eager: .* OK$", out, re.M)) == 1, out
     levels = re.search(r"IR size \(ops\) per level:(.*)", out).group(1)
-    counts = dict(re.findall(r"(FX/ATen|L1 spyre|L2 dataflow|L3 units|L4 recipe) ([0-9,]+)", levels))
+    counts = dict(
+        re.findall(r"(FX/ATen|L1 spyre|L2 dataflow|L3 units|L4 recipe) ([0-9,]+)", levels)
+    )
     assert {"FX/ATen", "L1 spyre", "L2 dataflow", "L3 units"} <= set(counts), levels
     assert all(int(n.replace(",", "")) > 0 for n in counts.values())
     stages = re.search(r"compile time per stage \([0-9.]+ s in all\):\n((?:  .*\n)+)", out).group(1)
-    assert {"import", "dataflow", "units", "recipe"} <= set(re.findall(r"^  (\w+) ", stages, re.M)), stages
+    assert {"import", "dataflow", "units", "recipe"} <= set(
+        re.findall(r"^  (\w+) ", stages, re.M)
+    ), stages
     for heading in ("the simulated card", "the model", "compile:", "the prefill on the simulated card",
                     "generate(): 4 new tokens", "kernels of the prefill (", "slowest"):  # fmt: skip
         assert f"== {heading}" in out or heading in out, heading
@@ -76,7 +80,9 @@ def test_latency_tokens_and_kernels_agree(small_demo) -> None:
     latency = _number(r"= ([0-9,.]+) us compute on the card", out)
     transfers = _number(r"\+ ([0-9,.]+) us host <-> card transfers", out)
     assert transfers > 0 and end_to_end == pytest.approx(latency + transfers, abs=0.11)
-    assert _number(r"tokens/s: ([0-9,]+) end to end", out) == pytest.approx(32 / (end_to_end * 1e-6), rel=1e-3)
+    assert _number(r"tokens/s: ([0-9,]+) end to end", out) == pytest.approx(
+        32 / (end_to_end * 1e-6), rel=1e-3
+    )
     assert _number(r"([0-9,]+) compute only", out) == pytest.approx(32 / (latency * 1e-6), rel=1e-3)
     with (out_dir / "kernels.csv").open() as f:
         rows = list(csv.DictReader(f))
@@ -90,12 +96,16 @@ def test_latency_tokens_and_kernels_agree(small_demo) -> None:
         assert 0 < float(r["roofline_fraction"]) <= 1 + 1e-9
         assert r["bottleneck"] in {"pe", "sfp", "lpddr", "ring", "ls"}
     roofline = _number(r"roofline [0-9,.]+ us: (\d+) % of the roofline", out)
-    expected = sum(float(r["roofline_us"]) for r in rows) / sum(float(r["simulated_us"]) for r in rows)
+    expected = sum(float(r["roofline_us"]) for r in rows) / sum(
+        float(r["simulated_us"]) for r in rows
+    )
     assert roofline == pytest.approx(100 * expected, abs=0.5)
     # the slowest kernel listed is the slowest in the file
     slowest = max(rows, key=lambda r: float(r["simulated_us"]))
     first = re.search(r"slowest \d+ .*\n.*\n(\S+)", out).group(1)
-    assert float(next(r for r in rows if r["name"] == first)["simulated_us"]) == float(slowest["simulated_us"])
+    assert float(next(r for r in rows if r["name"] == first)["simulated_us"]) == float(
+        slowest["simulated_us"]
+    )
 
 
 def test_generation_matches_eager_and_keeps_the_weights_on_the_card(small_demo) -> None:
@@ -106,7 +116,8 @@ def test_generation_matches_eager_and_keeps_the_weights_on_the_card(small_demo) 
     assert len(gen.steps) == 4  # one prefill, three decode steps (the 4th token needs none)
     # time to first token: the prefill, end to end
     assert _number(r"time to first token ([0-9,.]+) us", out) == pytest.approx(
-        _number(r"prefill: ([0-9,.]+) us end to end", out), abs=0.11)
+        _number(r"prefill: ([0-9,.]+) us end to end", out), abs=0.11
+    )
     itl = _number(r"inter-token latency ([0-9,.]+) us", out)
     assert itl == pytest.approx(sum(s.sim_us for s in gen.decode) / 3, abs=0.06)
     assert _number(r"decode tokens/s: ([0-9,]+)", out) == pytest.approx(1e6 / itl, rel=2e-3)
@@ -122,14 +133,20 @@ def test_generation_matches_eager_and_keeps_the_weights_on_the_card(small_demo) 
     # each figure is printed to 0.1 ms and the ratio to 0.1, so the printed ratio is off
     # wall / eager by up to its own rounding plus what the two ms roundings propagate
     slack = 0.05 + (wall / eager) * (0.05 / wall + 0.05 / eager) + 1e-9
-    assert _number(r"eager CPU [0-9,.]+ ms \(([0-9.]+)x\)", out) == pytest.approx(wall / eager, abs=slack)
+    assert _number(r"eager CPU [0-9,.]+ ms \(([0-9.]+)x\)", out) == pytest.approx(
+        wall / eager, abs=slack
+    )
 
 
-def test_tokens_that_differ_from_eager_fail_the_demo(small_demo, tmp_path, monkeypatch, capsys) -> None:
+def test_tokens_that_differ_from_eager_fail_the_demo(
+    small_demo, tmp_path, monkeypatch, capsys
+) -> None:
     run = small_demo[3]
     gen = run.generation
     other = demo.Generation(**{**gen.__dict__, "tokens": [t + 1 for t in gen.tokens]})
-    monkeypatch.setattr(demo, "run_llama", lambda *a: demo.Run(**{**run.__dict__, "generation": other}))
+    monkeypatch.setattr(
+        demo, "run_llama", lambda *a: demo.Run(**{**run.__dict__, "generation": other})
+    )
     assert demo.main([*SMALL, "--out", str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "0/4 identical MISMATCH" in captured.out
@@ -151,8 +168,14 @@ def test_trace_is_valid_and_covers_every_kernel(small_demo) -> None:
 def test_trace_shows_the_streams_on_the_kernels_time_axis(small_demo) -> None:
     _, out, out_dir, _ = small_demo
     events = json.loads((out_dir / "trace.json").read_text())["traceEvents"]
-    pid = next(e["pid"] for e in events if e["name"] == "process_name" and e["args"]["name"] == "streams")
-    engines = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name" and e["pid"] == pid}
+    pid = next(
+        e["pid"] for e in events if e["name"] == "process_name" and e["args"]["name"] == "streams"
+    )
+    engines = {
+        e["tid"]: e["args"]["name"]
+        for e in events
+        if e["name"] == "thread_name" and e["pid"] == pid
+    }
     steps: dict[str, list[dict]] = {}
     for e in events:
         if e["ph"] == "X" and e["pid"] == pid:
@@ -165,14 +188,18 @@ def test_trace_shows_the_streams_on_the_kernels_time_axis(small_demo) -> None:
     assert min(e["dur"] for e in steps["h2d"] + steps["d2h"]) > 0
     assert moved == pytest.approx(transfers, abs=0.11)
     end_to_end = _number(r"prefill: ([0-9,.]+) us end to end", out)
-    assert max(e["ts"] + e["dur"] for s in steps.values() for e in s) == pytest.approx(end_to_end, abs=0.06)
+    assert max(e["ts"] + e["dur"] for s in steps.values() for e in s) == pytest.approx(
+        end_to_end, abs=0.06
+    )
     # each compute step spans exactly its launch's kernels, after that launch's uploads
     programs = sorted((e for e in events if e["ph"] == "X" and e.get("cat") == "program"),
                       key=lambda e: e["ts"])  # fmt: skip
     covered = 0
     for step in steps["compute"]:
         begin, end = step["ts"], step["ts"] + step["dur"]
-        inside = [e for e in programs if begin - 1e-6 <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-6]
+        inside = [
+            e for e in programs if begin - 1e-6 <= e["ts"] and e["ts"] + e["dur"] <= end + 1e-6
+        ]
         assert inside, step
         assert inside[0]["ts"] == pytest.approx(begin, abs=1e-6)
         assert inside[-1]["ts"] + inside[-1]["dur"] == pytest.approx(end, abs=1e-6)
@@ -199,11 +226,15 @@ def test_a_mismatch_with_eager_fails_the_demo(small_demo, tmp_path, monkeypatch,
 def test_launches_without_their_compute_steps_fail_the_demo(small_demo, tmp_path, monkeypatch,
                                                            capsys) -> None:  # fmt: skip
     run = small_demo[3]
-    unpaired = demo.Run(**{**run.__dict__, "steps": [s for s in run.steps if s.engine != "compute"]})
+    unpaired = demo.Run(
+        **{**run.__dict__, "steps": [s for s in run.steps if s.engine != "compute"]}
+    )
     monkeypatch.setattr(demo, "run_llama", lambda *a: unpaired)
     assert demo.main([*SMALL, "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert f"stream steps disagree: {len(run.launches)} launches traced but 0 compute steps ran" in err
+    assert (
+        f"stream steps disagree: {len(run.launches)} launches traced but 0 compute steps ran" in err
+    )
     assert "Traceback" not in err and not (tmp_path / "trace.json").exists()
 
 
@@ -267,7 +298,15 @@ def _thread(pid: int, tid: int, name: str) -> dict:
 
 
 def _slice(ts: float, dur: float, pid: int = 1, tid: int = 1, cat: str = "pe") -> dict:
-    return {"name": "pe.compute", "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid}
+    return {
+        "name": "pe.compute",
+        "cat": cat,
+        "ph": "X",
+        "ts": ts,
+        "dur": dur,
+        "pid": pid,
+        "tid": tid,
+    }
 
 
 def test_validate_accepts_nested_and_touching_slices() -> None:

@@ -41,7 +41,9 @@ def load_bench():
     (["--repeat", "0"], "--repeat must be at least 1"),
     (["--only", "fft"], "invalid choice: 'fft'"),
 ])  # fmt: skip
-def test_bench_rejects_bad_options(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_rejects_bad_options(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         load_bench().main(args)
     assert exit_info.value.code == 2 and message in capsys.readouterr().err

@@ -111,7 +111,7 @@ def test_tensor_scalar_arithmetic() -> None:
     close(2 * da - 3, 2 * a - 3)
     close(da / 4, a / 4)
     close(1 - da, 1 - a)
-    close(da ** 2, a ** 2)
+    close(da**2, a**2)
 
 
 def test_broadcasting() -> None:
@@ -128,7 +128,9 @@ def test_integer_and_comparison_ops_are_exact() -> None:
     x = cpu_randn(3, 4, dtype=torch.float16)  # selection is exact, of x as the card holds it
     dx = on_spyre(x)
     held = torch.from_numpy(as_on_the_card(x.numpy()))  # DLFloat16 (docs/dlfloat16.md)
-    assert torch.equal(torch.where(dx > 0, dx, torch.zeros_like(dx)).cpu(), torch.where(x > 0, held, 0.0))
+    assert torch.equal(
+        torch.where(dx > 0, dx, torch.zeros_like(dx)).cpu(), torch.where(x > 0, held, 0.0)
+    )
     assert torch.equal(dx.masked_fill(dx < 0, -1.0).cpu(), held.masked_fill(x < 0, -1.0))
 
 
@@ -138,7 +140,12 @@ def test_matmul(dtype: torch.dtype) -> None:
     ref = (a.float() @ b.float()).to(dtype)
     close(on_spyre(a) @ on_spyre(b), ref, atol=5e-2, rtol=2e-2)
     batched = cpu_randn(2, 8, 64, dtype=dtype, seed=7)
-    close(on_spyre(batched) @ on_spyre(b), (batched.float() @ b.float()).to(dtype), atol=5e-2, rtol=2e-2)
+    close(
+        on_spyre(batched) @ on_spyre(b),
+        (batched.float() @ b.float()).to(dtype),
+        atol=5e-2,
+        rtol=2e-2,
+    )
 
 
 def test_linear_module_to_spyre() -> None:
@@ -179,7 +186,11 @@ def test_views_share_storage_with_cpu_strides() -> None:
     for name, fn in views.items():
         v, ref = fn(d), fn(x)
         assert v.untyped_storage().data_ptr() == d.untyped_storage().data_ptr(), name
-        assert (v.shape, v.stride(), v.storage_offset()) == (ref.shape, ref.stride(), ref.storage_offset()), name
+        assert (v.shape, v.stride(), v.storage_offset()) == (
+            ref.shape,
+            ref.stride(),
+            ref.storage_offset(),
+        ), name
         assert v._base is d, name
         assert torch.equal(v.cpu(), ref), name
 
@@ -270,7 +281,10 @@ def test_item_and_bool() -> None:
 
 
 def test_cat_and_embedding() -> None:
-    a, b = cpu_randn(2, 8, dtype=torch.float16, seed=1), cpu_randn(3, 8, dtype=torch.float16, seed=2)
+    a, b = (
+        cpu_randn(2, 8, dtype=torch.float16, seed=1),
+        cpu_randn(3, 8, dtype=torch.float16, seed=2),
+    )
     joined = torch.from_numpy(as_on_the_card(torch.cat([a, b]).numpy()))  # moved as DLFloat16
     close(torch.cat([on_spyre(a), on_spyre(b)]), joined, atol=0, rtol=0)
     table = cpu_randn(10, 16)

@@ -69,7 +69,12 @@ def _field_docs() -> dict[str, str]:
 
 def test_simulator_md_lists_every_parameter_with_its_source() -> None:
     # the "Parameters" section (the report, further down, has fields of the same names)
-    text = (ROOT / "docs" / "simulator.md").read_text().split("## Parameters", 1)[1].split("\n## ", 1)[0]
+    text = (
+        (ROOT / "docs" / "simulator.md")
+        .read_text()
+        .split("## Parameters", 1)[1]
+        .split("\n## ", 1)[0]
+    )
     docs = _field_docs()
     for f in fields(SpyreConfig):
         rows = [line for line in text.splitlines() if line.startswith(f"| `{f.name}` |")]

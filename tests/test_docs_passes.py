@@ -174,7 +174,9 @@ def test_every_pass_and_pipeline_is_documented(name: str) -> None:
         cls = PASSES[name]()
         for field in dataclasses.fields(cls):
             option = field.name.replace("_", "-")
-            assert f"{option}=" in section, f"docs/passes.md: option {option} of {name} is not shown"
+            assert f"{option}=" in section, (
+                f"docs/passes.md: option {option} of {name} is not shown"
+            )
 
 
 def _section_of(line: int) -> str:

@@ -51,7 +51,9 @@ def steps(doc: Path) -> list[Step]:
         if marker.group(1) == "edit":
             assert fence.group(2) == "diff", f"{where}: an edit is a ```diff block"
         end = next(j for j in range(i + 2, len(lines)) if lines[j].strip() == fence.group(1))
-        found.append(Step(marker.group(1), marker.group(2), "\n".join(lines[i + 2 : end]) + "\n", where))
+        found.append(
+            Step(marker.group(1), marker.group(2), "\n".join(lines[i + 2 : end]) + "\n", where)
+        )
     return found
 
 
@@ -101,7 +103,11 @@ def test_named_files_and_functions_exist(doc: Path) -> None:
     """Every `path/to/file.py` the text names exists (or is one the tutorial creates)."""
     created = {s.path for s in steps(doc) if s.kind == "file"}
     text = doc.read_text()
-    for name in set(re.findall(r"`((?:spyre_ir|tests|docs|passes|interp|lowering)/[\w/.-]+\.(?:py|md|mlir))`", text)):
+    for name in set(
+        re.findall(
+            r"`((?:spyre_ir|tests|docs|passes|interp|lowering)/[\w/.-]+\.(?:py|md|mlir))`", text
+        )
+    ):
         candidates = [name, f"spyre_ir/{name}"]
         assert any((ROOT / c).exists() or c in created for c in candidates), f"{doc.name}: {name}"
 
@@ -109,14 +115,18 @@ def test_named_files_and_functions_exist(doc: Path) -> None:
 # ------------------------------------------------------------- whole tutorials
 def _copy_repo(dest: Path) -> Path:
     for part in ("spyre_ir", "tests", "docs", "examples"):
-        shutil.copytree(ROOT / part, dest / part, ignore=shutil.ignore_patterns("__pycache__", "Output"))
+        shutil.copytree(
+            ROOT / part, dest / part, ignore=shutil.ignore_patterns("__pycache__", "Output")
+        )
     shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
     # spyre-opt and python of the copy: our venv, importing the copied package
     bin_dir = dest / "bin"
     bin_dir.mkdir()
     for tool, module in (("spyre-opt", "spyre_ir.tools.spyre_opt"), ("python", None)):
         run = f"-m {module} " if module else ""
-        (bin_dir / tool).write_text(f'#!/bin/sh\nPYTHONPATH="{dest}" exec "{sys.executable}" {run}"$@"\n')
+        (bin_dir / tool).write_text(
+            f'#!/bin/sh\nPYTHONPATH="{dest}" exec "{sys.executable}" {run}"$@"\n'
+        )
         (bin_dir / tool).chmod(0o755)
     return dest
 

@@ -79,7 +79,9 @@ def _reductions(x):
 
 
 def test_reductions_over_a_padded_dim_see_only_the_data(env) -> None:
-    xs = [(models.randn(4, n, seed=n).to(F16) - 1.0,) for n in (40, 97)]  # negative: padding zeros would win amax
+    xs = [
+        (models.randn(4, n, seed=n).to(F16) - 1.0,) for n in (40, 97)
+    ]  # negative: padding zeros would win amax
     got, want, rec, caught = _calls(_reductions, xs, [(1,)])
     _close(got, want)
     assert not caught
@@ -98,8 +100,17 @@ def test_cat_at_a_runtime_offset_and_a_contracted_padded_dim(env) -> None:
 
     def inputs(n: int, seed: int):
         q = models.randn(1, 64, seed=seed).to(F16)
-        k, v = models.randn(n, 64, seed=seed + 1).to(F16), models.randn(n, 64, seed=seed + 2).to(F16)
-        return q, k, v, models.randn(1, 64, seed=seed + 3).to(F16), models.randn(1, 64, seed=seed + 4).to(F16)
+        k, v = (
+            models.randn(n, 64, seed=seed + 1).to(F16),
+            models.randn(n, 64, seed=seed + 2).to(F16),
+        )
+        return (
+            q,
+            k,
+            v,
+            models.randn(1, 64, seed=seed + 3).to(F16),
+            models.randn(1, 64, seed=seed + 4).to(F16),
+        )
 
     got, want, rec, caught = _calls(_decode_attention, [inputs(9, 1), inputs(30, 2)],
                                     [(), (0,), (0,), (), ()])  # fmt: skip
@@ -109,9 +120,15 @@ def test_cat_at_a_runtime_offset_and_a_contracted_padded_dim(env) -> None:
 
 def test_a_view_merging_a_padded_dim_is_specialised_with_a_warning(env) -> None:
     fn = lambda x: (x * 2).reshape(-1).cumsum(0)  # noqa: E731
-    got, want, rec, caught = _calls(fn, [(models.randn(3, n, seed=n).to(F16),) for n in (70, 75)], [(1,)])
+    got, want, rec, caught = _calls(
+        fn, [(models.randn(3, n, seed=n).to(F16),) for n in (70, 75)], [(1,)]
+    )
     _close(got, want)
-    assert len(caught) == 1 and "cannot be bucketed" in caught[0] and "merges a padded dim" in caught[0]
+    assert (
+        len(caught) == 1
+        and "cannot be bucketed" in caught[0]
+        and "merges a padded dim" in caught[0]
+    )
     assert [g.bucket.startswith("shape") for g in rec.graphs] == [True, True]
 
 

@@ -33,7 +33,9 @@ class LlamaStyleBlock(nn.Module):
         self.norm = models.RMSNorm(dim)
         self.q = nn.Linear(dim, dim, bias=False)
         self.k = nn.Linear(dim, dim, bias=False)
-        inv = 1.0 / (10000.0 ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim))
+        inv = 1.0 / (
+            10000.0 ** (torch.arange(0, self.head_dim, 2, dtype=torch.float32) / self.head_dim)
+        )
         self.register_buffer("inv_freq", inv, persistent=False)
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -110,7 +112,9 @@ def test_the_warnings_come_with_every_compile(card) -> None:
     args = inputs()
     for _ in range(2):
         _, caught = compile_and_run(model, args)
-        kinds = sorted("host" if "exactly on the host" in str(w.message) else "card" for w in caught)
+        kinds = sorted(
+            "host" if "exactly on the host" in str(w.message) else "card" for w in caught
+        )
         assert kinds == ["card", "host"]
 
 

@@ -287,7 +287,9 @@ def test_ir_dump_files_reparse_verify_and_rerun(tmp_path: Path, env) -> None:
 
     files = sorted(tmp_path.glob("*.mlir"))
     assert [f.name.split(".")[1] for f in files] == ["dataflow", "recipe", "tensor", "units"], files
-    for dumped, marker in zip(files, ["dataflow.kernel", "recipe.plan", "spyre.matmul", "core.program"]):
+    for dumped, marker in zip(
+        files, ["dataflow.kernel", "recipe.plan", "spyre.matmul", "core.program"]
+    ):
         result = _spyre_opt(dumped)
         assert result.returncode == 0, result.stderr
         assert marker in result.stdout

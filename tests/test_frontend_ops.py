@@ -597,8 +597,10 @@ DIRECT: dict[str, tuple[Callable[[], list[torch.Tensor]], Callable[..., tuple[tu
     "aten.ones.default": (lambda: [], lambda: (([63, 129],), {"dtype": F16})),
     "aten.gelu.default": (lambda: [_x(*S2)], lambda a: ((a,), {"approximate": "tanh"})),
     "aten.silu.default": (lambda: [_x(*S2)], lambda a: ((a,), {})),
-    "aten.index_select.default": (lambda: [_x(*S2), torch.tensor([3, 0, 66, 3])],
-                                  lambda a, i: ((a, 0, i), {})),
+    "aten.index_select.default": (
+        lambda: [_x(*S2), torch.tensor([3, 0, 66, 3])],
+        lambda a, i: ((a, 0, i), {}),
+    ),
     "aten.masked_fill.Scalar": (lambda: [_x(*ODD), _mask()], lambda a, m: ((a, m, -1.5), {})),
     "aten.where.Scalar": (lambda: [_mask()], lambda m: ((m, 1.0, 0.0), {})),
     "aten.where.ScalarOther": (lambda: [_mask(), _x(*ODD)], lambda m, a: ((m, a, 0.0), {})),

@@ -43,18 +43,24 @@ def inputs(batch: int, s: int, t: int, mask_kind: str, seed: int = 0) -> list[to
     v = torch.randn(batch, KV_HEADS, t, DIM, generator=g).half()
     args = [q, k, v]
     # Padding: batch element i keeps its first t - 3 * i keys (at least one).
-    valid = torch.arange(t)[None, :] < torch.tensor([max(1, t - 3 * i) for i in range(batch)])[:, None]
+    valid = (
+        torch.arange(t)[None, :] < torch.tensor([max(1, t - 3 * i) for i in range(batch)])[:, None]
+    )
     if mask_kind == "padding":
         args.append(valid[:, None, None, :])
     elif mask_kind == "additive":
-        args.append(torch.where(valid, 0.0, float("-inf"))[:, None, None, :].expand(
-            batch, 1, s, t).half().contiguous())
+        args.append(
+            torch.where(valid, 0.0, float("-inf"))[:, None, None, :]
+            .expand(batch, 1, s, t)
+            .half()
+            .contiguous()
+        )
     return args
 
 
 def fused_matches(fn, args: list[torch.Tensor], **options) -> list[dataflow.KernelOp]:
     """Lower with fusion, run on L2; compare with L1 of the unfused graph and eager."""
-    (module, arrays), = capture.capture(fn, args)
+    ((module, arrays),) = capture.capture(fn, args)
     want = l1.run_module(module, arrays)
     with torch.no_grad():
         eager = fn(*(a if a.dtype == torch.bool else a.float() for a in args)).numpy()
@@ -77,7 +83,9 @@ def attention_module(args: list[torch.Tensor], causal: bool):
     from spyre_ir.registry import make_context
 
     q, k, v, *mask = args
-    ty = lambda x: "tensor<" + "x".join(map(str, x.shape)) + ("xi1>" if x.dtype == torch.bool else "xf16>")  # noqa: E731
+    ty = lambda x: (
+        "tensor<" + "x".join(map(str, x.shape)) + ("xi1>" if x.dtype == torch.bool else "xf16>")
+    )  # noqa: E731
     names = ["%q", "%k", "%v", "%m"][: len(args)]
     params = ", ".join(f"{n}: {ty(a)}" for n, a in zip(names, args))
     masked = f" mask(%m : {ty(mask[0])})" if mask else ""

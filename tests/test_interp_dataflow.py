@@ -54,8 +54,14 @@ def consts(*values: int) -> str:
     return "".join(f"    %c{v} = arith.constant {v} : index\n" for v in sorted(set(values)))
 
 
-def compute(kind: str, ins, in_types, out: str, out_type: str, attrs: str = "", extra: str = "") -> str:
-    attr = f" {{attrs = {{{attrs}}}{extra}}}" if attrs else (f" {{{extra.lstrip(', ')}}}" if extra else "")
+def compute(
+    kind: str, ins, in_types, out: str, out_type: str, attrs: str = "", extra: str = ""
+) -> str:
+    attr = (
+        f" {{attrs = {{{attrs}}}{extra}}}"
+        if attrs
+        else (f" {{{extra.lstrip(', ')}}}" if extra else "")
+    )
     return (
         f'dataflow.compute "{kind}" on "{unit_for(kind)}" ({", ".join(ins)}) -> ({out})'
         f"{attr} : ({', '.join(in_types)}) -> {out_type}"
@@ -137,7 +143,9 @@ def elementwise_kernel(rows: int, cols: int, tile: int, cores: int) -> str:
     per_core = -(-items // cores)
     t = lx((tile, cols), "f16")
     m = ddr((rows, cols), "f16")
-    body = consts(0, 1, per_core, tile) + f"""
+    body = (
+        consts(0, 1, per_core, tile)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %b = dataflow.alloc_lx : {t}
     %e = dataflow.alloc_lx : {t}
@@ -152,6 +160,7 @@ def elementwise_kernel(rows: int, cols: int, tile: int, cores: int) -> str:
       {compute("spyre.add", ["%b", "%e"], [t, t], "%e", t)}
       dataflow.store %e into %out0[%row, %c0] : {t}, {m}
     }}"""
+    )
     shape = ((rows, cols), "f16")
     return kernel_func([shape, shape], [shape], body, cores)
 
@@ -178,7 +187,9 @@ def test_elementwise_uneven_split_matches_l1_bit_for_bit(tile, cores):
 def row_kernel(kind: str, attrs: str, rows: int, cols: int, tile: int, cores: int, elt: str) -> str:
     per_core = -(-(-(-rows // tile)) // cores)  # noqa: B002 - two nested ceiling divisions
     t, m = lx((tile, cols), elt), ddr((rows, cols), elt)
-    body = consts(0, 1, per_core, tile) + f"""
+    body = (
+        consts(0, 1, per_core, tile)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %b = dataflow.alloc_lx : {t}
     %first = arith.muli %core, %c{per_core} : index
@@ -189,6 +200,7 @@ def row_kernel(kind: str, attrs: str, rows: int, cols: int, tile: int, cores: in
       {compute(kind, ["%a"], [t], "%b", t, attrs)}
       dataflow.store %b into %out0[%row, %c0] : {t}, {m}
     }}"""
+    )
     return kernel_func([((rows, cols), elt)], [((rows, cols), elt)], body, cores)
 
 
@@ -227,7 +239,9 @@ def matmul_kernel(
         if sk > 1
         else ""
     )
-    body = consts(0, 1, pm, pn, pk, tm, tn, tk, sk, sn * sk) + f"""
+    body = (
+        consts(0, 1, pm, pn, pk, tm, tn, tk, sk, sn * sk)
+        + f"""
     %a = dataflow.alloc_lx : {ta}
     %b = dataflow.alloc_lx : {tb}
     %ks = arith.remui %core, %c{sk} : index
@@ -255,6 +269,7 @@ def matmul_kernel(
         dataflow.store %c into %out0[%row, %col] : {tc}, {mc}
       }}
     }}"""
+    )
     return kernel_func([((m, k), elt), ((k, n), elt)], [((m, n), acc)], body, cores)
 
 
@@ -297,12 +312,15 @@ def test_allreduce_gives_every_core_of_a_group_the_result():
     cores, group = 8, 4
     t = lx((2, 64), "f32")
     m = ddr((cores * 2, 64), "f32")
-    body = consts(0, 2) + f"""
+    body = (
+        consts(0, 2)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %row = arith.muli %core, %c2 : index
     dataflow.load %in0[%row, %c0] into %a : {m}, {t}
     dataflow.ring_allreduce %a {{kind = "max", group_size = {group} : i64}} : {t}
     dataflow.store %a into %out0[%row, %c0] : {t}, {m}"""
+    )
     x = normal((cores * 2, 64), "f32", seed=8)
     (got,) = run(kernel_func([((16, 64), "f32")], [((16, 64), "f32")], body, cores), [x])
     per_core = x.reshape(2, group, 2, 64)
@@ -326,7 +344,9 @@ def test_ring_groups_with_a_stride():
     allgather (parts stacked in group order)."""
     cores = 8
     tp, tf = lx((2, 64), "f32"), lx((4, 64), "f32")
-    body = consts(0, 2, 4) + f"""
+    body = (
+        consts(0, 2, 4)
+        + f"""
     %p = dataflow.alloc_lx : {tp}
     %s = dataflow.alloc_lx : {tp}
     %f = dataflow.alloc_lx : {tf}
@@ -338,6 +358,7 @@ def test_ring_groups_with_a_stride():
     %frow = arith.muli %core, %c4 : index
     dataflow.store %s into %out0[%row, %c0] : {tp}, {ddr((16, 64), "f32")}
     dataflow.store %f into %out1[%frow, %c0] : {tf}, {ddr((32, 64), "f32")}"""
+    )
     x = normal((16, 64), "f32", seed=23)
     text = kernel_func([((16, 64), "f32")], [((16, 64), "f32"), ((32, 64), "f32")], body, cores)
     summed, gathered = run(text, [x])
@@ -356,7 +377,9 @@ def test_transposed_load_with_perm_and_padding():
     n, k = 70, 128
     t = lx((64, 64), "f16")
     mw, mo = ddr((n, k), "f16"), ddr((k, n), "f16")
-    body = consts(0, 2, 64) + f"""
+    body = (
+        consts(0, 2, 64)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %kq = arith.remui %core, %c2 : index
     %nq = arith.divui %core, %c2 : index
@@ -367,6 +390,7 @@ def test_transposed_load_with_perm_and_padding():
     %b = dataflow.alloc_lx : {t}
     dataflow.load %in0[%nn, %kk] into %b : {mw}, {t}
     dataflow.store %b into %out1[%nn, %kk] : {t}, {ddr((128, 128), "f16")}"""
+    )
     w = normal((n, k), seed=9)
     text = kernel_func([((n, k), "f16")], [((k, n), "f16"), ((128, 128), "f16")], body, 4)
     got, padded = run(text, [w])
@@ -381,13 +405,16 @@ def test_load_pads_and_store_drops_past_the_end_in_every_dim():
     t = lx((4, 128), "f32")
     m = ddr((6, 64), "f32")
     mo = ddr((8, 128), "f32")
-    body = consts(0, 4) + f"""
+    body = (
+        consts(0, 4)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %r = arith.muli %core, %c4 : index
     %lo = arith.subi %r, %c4 : index
     dataflow.load %in0[%lo, %c0] into %a {{pad = 7.0 : f64}} : {m}, {t}
     dataflow.store %a into %out0[%r, %c0] : {t}, {mo}
     dataflow.store %a into %out1[%lo, %c0] : {t}, {ddr((4, 64), "f32")}"""
+    )
     x = normal((6, 64), "f32", seed=10)
     text = kernel_func([((6, 64), "f32")], [((8, 128), "f32"), ((4, 64), "f32")], body, 2)
     got, dropped = run(text, [x])
@@ -402,16 +429,21 @@ def test_gather_kernel():
     4 cores; the last two cores read padding (index 0) and store past the end."""
     rows, width, count, cores, tile = 1000, 128, 31, 4, 16
     ti, tr = lx((tile,), "i64"), lx((tile, width), "f16")
-    body = consts(0, tile) + f"""
+    body = (
+        consts(0, tile)
+        + f"""
     %ix = dataflow.alloc_lx : {ti}
     %e = dataflow.alloc_lx : {tr}
     %at = arith.muli %core, %c{tile} : index
     dataflow.load %in1[%at] into %ix : {ddr((count,), "i64")}, {ti}
     dataflow.gather %in0[%ix] into %e : {ddr((rows, width), "f16")}, {ti}, {tr}
     dataflow.store %e into %out0[%at, %c0] : {tr}, {ddr((count, width), "f16")}"""
+    )
     table = normal((rows, width), seed=11)
     idx = np.random.default_rng(12).integers(0, rows, count).astype(np.int64)
-    text = kernel_func([((rows, width), "f16"), ((count,), "i64")], [((count, width), "f16")], body, cores)
+    text = kernel_func(
+        [((rows, width), "f16"), ((count,), "i64")], [((count, width), "f16")], body, cores
+    )
     (got,) = run(text, [table, idx])
     np.testing.assert_array_equal(got, table[idx])
     bad = idx.copy()
@@ -434,7 +466,9 @@ def test_iota_with_offsets(elt):
             f"{{attrs = {{dim = {dim} : i64, start = -3 : i64, step = 5 : i64}}}} : () -> {t}"
         )
 
-    body = consts(0, 1, 2, 4, 64) + f"""
+    body = (
+        consts(0, 1, 2, 4, 64)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %b = dataflow.alloc_lx : {t}
     %rq = arith.divui %core, %c2 : index
@@ -449,6 +483,7 @@ def test_iota_with_offsets(elt):
       dataflow.store %a into %out0[%row, %col] : {t}, {m}
       dataflow.store %b into %out1[%row, %col] : {t}, {m}
     }}"""
+    )
     got = run(kernel_func([], [(shape, elt), (shape, elt)], body, 6), [])
     for dim, g in enumerate(got):
         l1 = f"""
@@ -467,7 +502,9 @@ def test_double_buffered_loop_with_per_core_slot():
     rows = cores * tile * tiles
     t, db = lx((tile, 128), "f16"), lx((2, tile, 128), "f16")
     m = ddr((rows, 128), "f16")
-    body = consts(0, 1, 2, tile, tiles, tile * tiles) + f"""
+    body = (
+        consts(0, 1, 2, tile, tiles, tile * tiles)
+        + f"""
     %buf = dataflow.alloc_lx : {db}
     %o = dataflow.alloc_lx : {t}
     %base = arith.muli %core, %c{tile * tiles} : index
@@ -493,6 +530,7 @@ def test_double_buffered_loop_with_per_core_slot():
       %r0 = arith.addi %base, %o0 : index
       dataflow.store %o into %out0[%r0, %c0] : {t}, {m}
     }}"""
+    )
     x = normal((rows, 128), seed=13)
     (got,) = run(kernel_func([((rows, 128), "f16")], [((rows, 128), "f16")], body, cores), [x])
     np.testing.assert_array_equal(got, np.tanh(f32(x)).astype(np.float16))
@@ -500,10 +538,13 @@ def test_double_buffered_loop_with_per_core_slot():
 
 def test_slot_out_of_range_is_an_error():
     t, db = lx((2, 64), "f32"), lx((2, 2, 64), "f32")
-    body = consts(0, 1) + f"""
+    body = (
+        consts(0, 1)
+        + f"""
     %buf = dataflow.alloc_lx : {db}
     %s = dataflow.slot %buf[%core] : {db} -> {t}
     dataflow.store %s into %out0[%c0, %c0] : {t}, {ddr((2, 64), "f32")}"""
+    )
     message = r"'dataflow.slot' \(kernel @k\): slot 2 \(core 2\) is out of range for 2 slots"
     with pytest.raises(InterpreterError, match=message):
         run(kernel_func([], [((2, 64), "f32")], body, 3), [])
@@ -629,7 +670,9 @@ def tile_case_data(case, cores: int) -> list[np.ndarray]:
         elif kind == "spyre.gather" and elt == "i64":
             arrays.append(rng.integers(0, inputs[0][0][0], full).astype(np.int64))
         elif elt in ("i32", "i64"):
-            arrays.append(rng.integers(-50, 50, full).astype(np.int32 if elt == "i32" else np.int64))
+            arrays.append(
+                rng.integers(-50, 50, full).astype(np.int32 if elt == "i32" else np.int64)
+            )
         else:
             arrays.append(normal(full, elt, seed=100 + i))
     return arrays
@@ -730,7 +773,9 @@ def test_reductions_accumulate_over_column_tiles(kind, combine):
     """Row reductions of [8, 512] over 4 column tiles, accumulated in an f16 buffer."""
     cores, rows, cols, tc = 2, 8, 512, 128
     t, r = lx((4, tc), "f16"), lx((4, 1), "f16")
-    body = consts(0, 1, 4, tc, cols // tc) + f"""
+    body = (
+        consts(0, 1, 4, tc, cols // tc)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %acc = dataflow.alloc_lx : {r}
     %row = arith.muli %core, %c4 : index
@@ -742,6 +787,7 @@ def test_reductions_accumulate_over_column_tiles(kind, combine):
       {compute(kind, ["%a"], [t], "%acc", r, "dims = array<i64: 1>, keepdim", ", accumulate")}
     }}
     dataflow.store %acc into %out0[%row, %c0] : {r}, {ddr((rows, 1), "f16")}"""
+    )
     x = normal((rows, cols), seed=18)
     (got,) = run(kernel_func([((rows, cols), "f16")], [((rows, 1), "f16")], body, cores), [x])
     parts = f32(x).reshape(rows, cols // tc, tc)
@@ -761,7 +807,9 @@ def test_index_arithmetic_is_vectorised_per_core():
     iota tile whose offset is the value."""
     cores = 8
     t, m = lx((1, 1), "i64"), ddr((cores, 1), "i64")
-    body = consts(0, 1, 2, 3, 5) + """
+    body = (
+        consts(0, 1, 2, 3, 5)
+        + """
     %neg = arith.subi %core, %c5 : index
     %q = arith.divsi %neg, %c2 : index
     %r = arith.remsi %neg, %c3 : index
@@ -783,6 +831,7 @@ def test_index_arithmetic_is_vectorised_per_core():
       scf.yield %c0 : index
     }
 """
+    )
     values = ["%q", "%r", "%qu", "%mn", "%mx", "%sel", "%back", "%picked"]
     for j, v in enumerate(values):
         body += (
@@ -810,12 +859,15 @@ def test_index_arithmetic_is_vectorised_per_core():
 
 def loop_kernel(bound: str) -> str:
     t, m = lx((1, 64), "f32"), ddr((4, 64), "f32")
-    body = consts(0, 1, 2) + f"""
+    body = (
+        consts(0, 1, 2)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %ub = {bound}
     scf.for %i = %c0 to %ub step %c1 {{
       dataflow.store %a into %out0[%core, %c0] : {t}, {m}
     }}"""
+    )
     return kernel_func([], [((4, 64), "f32")], body, 4)
 
 
@@ -832,12 +884,15 @@ def test_non_uniform_loop_bound_is_a_clear_error():
 
 def test_non_uniform_if_condition_is_an_error():
     t, m = lx((1, 64), "f32"), ddr((4, 64), "f32")
-    body = consts(0, 1) + f"""
+    body = (
+        consts(0, 1)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %p = arith.cmpi eq, %core, %c1 : index
     scf.if %p {{
       dataflow.store %a into %out0[%core, %c0] : {t}, {m}
     }}"""
+    )
     message = r"'scf.if' \(kernel @k\): the scf.if condition differs across cores"
     with pytest.raises(InterpreterError, match=message):
         run(kernel_func([], [((4, 64), "f32")], body, 4), [])
@@ -856,12 +911,15 @@ def race_kernel(rows_per_core: int, value_from_core: bool) -> str:
     core, neighbours overlap by a row."""
     t, m = lx((2, 64), "f32"), ddr((9, 64), "f32")
     fill = "%cf" if value_from_core else "%c0"
-    body = consts(0, rows_per_core) + f"""
+    body = (
+        consts(0, rows_per_core)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %cf = arith.addi %core, %c0 : index
     {iota_columns("%a", fill, t)}
     %row = arith.muli %core, %c{rows_per_core} : index
     dataflow.store %a into %out0[%row, %c0] : {t}, {m}"""
+    )
     return kernel_func([], [((9, 64), "f32")], body, 8)
 
 
@@ -881,13 +939,16 @@ def test_store_race_is_detected():
 
 def test_race_between_stores_of_different_iterations_is_detected():
     t, m = lx((1, 64), "f32"), ddr((4, 64), "f32")
-    body = consts(0, 1, 2) + f"""
+    body = (
+        consts(0, 1, 2)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     {iota_columns("%a", "%core", t)}
     scf.for %i = %c0 to %c2 step %c1 {{
       %row = arith.addi %core, %i : index
       dataflow.store %a into %out0[%row, %c0] : {t}, {m}
     }}"""
+    )
     message = (
         r"store race on element \[1, 0\] of output 0 of @k \(%out0\): core 0 writes 0.0 here, "
         r"core 1 wrote 1.0 earlier"
@@ -898,9 +959,12 @@ def test_race_between_stores_of_different_iterations_is_detected():
 
 def test_unwritten_output_is_reported_in_check_mode():
     t, m = lx((1, 64), "f32"), ddr((5, 64), "f32")
-    body = consts(0) + f"""
+    body = (
+        consts(0)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     dataflow.store %a into %out0[%core, %c0] : {t}, {m}"""
+    )
     text = kernel_func([], [((5, 64), "f32")], body, 4)
     message = (
         r"'dataflow.kernel': 64 of 320 elements of output 0 of @k \(%out0\) are never "
@@ -914,19 +978,30 @@ def test_unwritten_output_is_reported_in_check_mode():
 
 def test_store_into_an_input_is_an_error():
     t, m = lx((1, 64), "f32"), ddr((4, 64), "f32")
-    body = consts(0) + f"""
+    body = (
+        consts(0)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     dataflow.store %a into %in0[%core, %c0] : {t}, {m}
     dataflow.store %a into %out0[%core, %c0] : {t}, {m}"""
-    with pytest.raises(InterpreterError, match=r"stores into input 0 of @k \(%in0\), which is read-only"):
-        run(kernel_func([((4, 64), "f32")], [((4, 64), "f32")], body, 4), [np.zeros((4, 64), np.float32)])
+    )
+    with pytest.raises(
+        InterpreterError, match=r"stores into input 0 of @k \(%in0\), which is read-only"
+    ):
+        run(
+            kernel_func([((4, 64), "f32")], [((4, 64), "f32")], body, 4),
+            [np.zeros((4, 64), np.float32)],
+        )
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         ([np.zeros((67, 256), np.float16)], "takes 2 arguments, got 1"),
-        ([np.zeros((67, 256), np.float32)] * 2, r"argument 0 \(%x0\) of @main: expected tensor<67x256xf16>"),
+        (
+            [np.zeros((67, 256), np.float32)] * 2,
+            r"argument 0 \(%x0\) of @main: expected tensor<67x256xf16>",
+        ),
     ],
 )
 def test_argument_checks_are_the_l1_ones(args, message):
@@ -935,11 +1010,16 @@ def test_argument_checks_are_the_l1_ones(args, message):
 
 
 def test_division_by_zero_in_index_arithmetic():
-    body = consts(0) + f"""
+    body = (
+        consts(0)
+        + f"""
     %q = arith.divui %c0, %core : index
     %a = dataflow.alloc_lx : {lx((1, 64), "f32")}
     dataflow.store %a into %out0[%q, %c0] : {lx((1, 64), "f32")}, {ddr((1, 64), "f32")}"""
-    with pytest.raises(InterpreterError, match=r"'arith.divui' \(kernel @k\): integer division by zero"):
+    )
+    with pytest.raises(
+        InterpreterError, match=r"'arith.divui' \(kernel @k\): integer division by zero"
+    ):
         run(kernel_func([], [((1, 64), "f32")], body, 2), [])
 
 
@@ -952,10 +1032,14 @@ def busy_kernel(rows: int, cores: int, tiles: int) -> str:
     ops = [("add", "%a", "%b", "%t1"), ("mul", "%t1", "%a", "%t2"), ("exp", "%t2", None, "%t1"),
            ("sub", "%t1", "%b", "%t2"), ("relu", "%t2", None, "%t1"), ("max", "%t1", "%a", "%t2")]  # fmt: skip
     lines = "".join(
-        "      " + compute(f"spyre.{k}", [x for x in (u, v) if x], [t] * (2 if v else 1), o, t) + "\n"
+        "      "
+        + compute(f"spyre.{k}", [x for x in (u, v) if x], [t] * (2 if v else 1), o, t)
+        + "\n"
         for k, u, v, o in ops
     )
-    body = consts(0, 1, 16, tiles) + f"""
+    body = (
+        consts(0, 1, 16, tiles)
+        + f"""
     %a = dataflow.alloc_lx : {t}
     %b = dataflow.alloc_lx : {t}
     %t1 = dataflow.alloc_lx : {t}
@@ -968,6 +1052,7 @@ def busy_kernel(rows: int, cores: int, tiles: int) -> str:
       dataflow.load %in1[%row, %c0] into %b : {m}, {t}
 {lines}      dataflow.store %t2 into %out0[%row, %c0] : {t}, {m}
     }}"""
+    )
     shape = ((rows, 1024), "f16")
     return kernel_func([shape, shape], [shape], body, cores)
 

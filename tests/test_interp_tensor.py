@@ -260,7 +260,9 @@ def test_round_to_bf16_matches_torch():
     np.testing.assert_array_equal(round_to_bf16(x), want)
 
 
-CASTS = [(s, d) for s in FLOATS + ["i32", "i64", "i1"] for d in FLOATS + ["i32", "i64", "i1"] if s != d]
+CASTS = [
+    (s, d) for s in FLOATS + ["i32", "i64", "i1"] for d in FLOATS + ["i32", "i64", "i1"] if s != d
+]
 
 
 @pytest.mark.parametrize("src,dst", CASTS)
@@ -346,7 +348,9 @@ def test_var(elt, shape, dims, keepdim, correction):
     check(_red_text("var", dims, keepdim, f"{{correction = {correction} : i64}}"), [(x, elt)], ref)
 
 
-@pytest.mark.parametrize("shape,dim", [((67, 71), 1), ((67, 71), 0), ((3, 7, 9), -1), ((63, 129), 1)])
+@pytest.mark.parametrize(
+    "shape,dim", [((67, 71), 1), ((67, 71), 0), ((3, 7, 9), -1), ((63, 129), 1)]
+)
 @pytest.mark.parametrize("elt", FLOATS + ["i32", "i64"])
 def test_cumsum(elt, shape, dim):
     x = make(shape, elt, 32)
@@ -402,7 +406,13 @@ def test_slice_with_steps(elt):
 @pytest.mark.parametrize("dim", [1, -1, 0])
 @pytest.mark.parametrize("elt", SHAPE_ELTS)
 def test_concat(elt, dim):
-    shapes = [(3, 7, 9), (3, 2, 9), (3, 5, 9)] if dim == 1 else [(3, 7, 9), (3, 7, 4)] if dim == -1 else [(3, 7, 9), (1, 7, 9)]
+    shapes = (
+        [(3, 7, 9), (3, 2, 9), (3, 5, 9)]
+        if dim == 1
+        else [(3, 7, 9), (3, 7, 4)]
+        if dim == -1
+        else [(3, 7, 9), (1, 7, 9)]
+    )
     xs = [make(s, elt, 18 + i) for i, s in enumerate(shapes)]
     ref = torch.cat([to_torch(x, elt) for x in xs], dim=dim)
     types = ", ".join(f"{{T{i}}}" for i in range(len(xs)))
@@ -425,8 +435,10 @@ def test_pad(elt):
 @pytest.mark.parametrize("elt", ["f32", "f16", "bf16", "i64"])
 def test_gather(elt, ielt, ishape):
     table = make((67, 71), elt, 22)
-    idx = np.random.default_rng(23).integers(0, 67, size=ishape).astype(
-        np.int32 if ielt == "i32" else np.int64
+    idx = (
+        np.random.default_rng(23)
+        .integers(0, 67, size=ishape)
+        .astype(np.int32 if ielt == "i32" else np.int64)
     )
     ref = to_torch(table, elt)[torch.from_numpy(np.array(idx, copy=True)).long()]
     check("spyre.gather %a0[%a1] : {T0}, {T1} -> {R}", [(table, elt), (idx, ielt)], ref)
@@ -471,7 +483,11 @@ def test_full(elt, value, torch_value):
 @pytest.mark.parametrize("elt", ["f32", "f16", "bf16", "i32", "i64", "i1"])
 def test_constant(elt):
     values = [[1, 0, 3], [-2, 5, 0]] if elt != "i1" else [[1, 0, 1], [0, 0, 1]]
-    text = str(values) if elt.startswith("i") else str(values).replace(",", ".0,").replace("]", ".0]").replace("].0", "]")
+    text = (
+        str(values)
+        if elt.startswith("i")
+        else str(values).replace(",", ".0,").replace("]", ".0]").replace("].0", "]")
+    )
     if elt == "i1":
         text = text.replace("1", "true").replace("0", "false")
     ref = torch.tensor(values, dtype=TORCH[elt])
@@ -494,7 +510,9 @@ def test_iota(elt, dim):
 # ------------------------------------------------------------------ composites
 
 
-@pytest.mark.parametrize("shape,dim", [((67, 71), 1), ((67, 71), 0), ((3, 7, 9), -1), ((3, 7, 9), 1)])
+@pytest.mark.parametrize(
+    "shape,dim", [((67, 71), 1), ((67, 71), 0), ((3, 7, 9), -1), ((3, 7, 9), 1)]
+)
 @pytest.mark.parametrize("elt", FLOATS)
 def test_softmax(elt, shape, dim):
     x = make(shape, elt, 24, 3.0)
@@ -607,16 +625,26 @@ def test_every_op_has_an_implementation():
 @pytest.mark.parametrize("masked", [False, True])
 def test_attention(masked):
     """spyre.attention (grouped-query: 4 query heads on 2 KV heads) against torch's SDPA."""
-    q, k, v = make((1, 4, 5, 16), "f32", 31), make((1, 2, 7, 16), "f32", 32), make((1, 2, 7, 16), "f32", 33)
+    q, k, v = (
+        make((1, 4, 5, 16), "f32", 31),
+        make((1, 2, 7, 16), "f32", 32),
+        make((1, 2, 7, 16), "f32", 33),
+    )
     keep = np.random.default_rng(34).random((1, 1, 5, 7)) < 0.6
     keep[..., 0] = True  # no row fully masked: torch gives NaN there, the op's flag decides
     tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
     mask = torch.from_numpy(keep) if masked else None
     ref = torch.nn.functional.scaled_dot_product_attention(
-        tq, tk.repeat_interleave(2, dim=1), tv.repeat_interleave(2, dim=1), attn_mask=mask, scale=0.25
+        tq,
+        tk.repeat_interleave(2, dim=1),
+        tv.repeat_interleave(2, dim=1),
+        attn_mask=mask,
+        scale=0.25,
     )
     if masked:
-        body = "spyre.attention %a0, %a1, %a2 mask(%a3 : {T3}) scale = 0.25 : {T0}, {T1}, {T2} -> {R}"
+        body = (
+            "spyre.attention %a0, %a1, %a2 mask(%a3 : {T3}) scale = 0.25 : {T0}, {T1}, {T2} -> {R}"
+        )
         inputs = [(q, "f32"), (k, "f32"), (v, "f32"), (keep, "i1")]
     else:
         body = "spyre.attention %a0, %a1, %a2 scale = 0.25 : {T0}, {T1}, {T2} -> {R}"

@@ -48,8 +48,13 @@ def test_branch_on_the_loop_counter_at_l2(capsys):
     # conversion does not yet take a store under such a branch).
     for relu in ("0", "1"):
         status, out, err = run(
-            capsys, str(KERNELS / "branchy_sum.mlir"), "--check", "--level", "dataflow",
-            "--scalars", f"relu={relu}",
+            capsys,
+            str(KERNELS / "branchy_sum.mlir"),
+            "--check",
+            "--level",
+            "dataflow",
+            "--scalars",
+            f"relu={relu}",
         )
         assert status == 0 and "check: ok" in out, out + err
 
@@ -65,8 +70,16 @@ def f16(*shape: int, seed: int = 0) -> np.ndarray:
 
 def test_interpreter_layernorm_against_numpy():
     x, w, b = f16(100, 1024), f16(1024, seed=1), f16(1024, seed=2)
-    zeros = [np.zeros((100, 1024), np.float16), np.zeros(100, np.float16), np.zeros(100, np.float16)]
-    out = run_kernel(kernel("layernorm.mlir"), {0: x, 1: zeros[0], 2: w, 3: b, 4: zeros[1], 5: zeros[2]}, {6: 1e-5})
+    zeros = [
+        np.zeros((100, 1024), np.float16),
+        np.zeros(100, np.float16),
+        np.zeros(100, np.float16),
+    ]
+    out = run_kernel(
+        kernel("layernorm.mlir"),
+        {0: x, 1: zeros[0], 2: w, 3: b, 4: zeros[1], 5: zeros[2]},
+        {6: 1e-5},
+    )
     xf = x.astype(np.float32)
     mean, var = xf.mean(1), xf.var(1)
     y = (xf - mean[:, None]) / np.sqrt(var[:, None] + 1e-5) * w + b
@@ -77,8 +90,11 @@ def test_interpreter_layernorm_against_numpy():
 
 def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
     a, b = f16(64, 512), f16(512, 1024, seed=1)
-    out = run_kernel(kernel("matmul.mlir"), {0: a, 1: b, 2: np.zeros((64, 1024), np.float16)},
-                     {3: 512, 4: 32, 5: 256, 6: 128})
+    out = run_kernel(
+        kernel("matmul.mlir"),
+        {0: a, 1: b, 2: np.zeros((64, 1024), np.float16)},
+        {3: 512, 4: 32, 5: 256, 6: 128},
+    )
     ref = a.astype(np.float32) @ b.astype(np.float32)
     assert np.abs(out[2] - ref).max() < 0.25  # f16 accumulation over 4 K steps
     x = f16(256, 64)
@@ -89,7 +105,9 @@ def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
     np.testing.assert_array_equal(scaled[2], x * np.repeat(scale, 64, axis=0))
     pages = f16(16, 64, 128)
     table = np.array([3, 0, 15, 7, 7, 1, 9, 2], np.int32)
-    got = run_kernel(kernel("paged_gather.mlir"), {0: pages, 1: table, 2: np.zeros((8, 64, 128), np.float16)}, {})
+    got = run_kernel(
+        kernel("paged_gather.mlir"), {0: pages, 1: table, 2: np.zeros((8, 64, 128), np.float16)}, {}
+    )
     np.testing.assert_array_equal(got[2], pages[table])
 
 
@@ -123,12 +141,19 @@ def test_given_inputs_give_the_results(capsys, tmp_path):
     np.save(tmp_path / "y.npy", y)
     np.save(tmp_path / "o.npy", np.zeros(2048, np.float16))
     inputs = ",".join(str(tmp_path / n) for n in ("x.npy", "y.npy", "o.npy"))
-    status, out, err = run(capsys, str(KERNELS / "vector_add.mlir"), "--inputs", inputs,
-                           "--output", str(tmp_path / "r.npz"))
+    status, out, err = run(
+        capsys,
+        str(KERNELS / "vector_add.mlir"),
+        "--inputs",
+        inputs,
+        "--output",
+        str(tmp_path / "r.npz"),
+    )
     assert status == 0, err
     # The card adds in DLFloat16: the interpreter rounding as the card does gives it.
-    want = run_kernel(kernel("vector_add.mlir"), {0: x, 1: y, 2: np.zeros_like(x)}, {},
-                      card_halves=True)[2]
+    want = run_kernel(
+        kernel("vector_add.mlir"), {0: x, 1: y, 2: np.zeros_like(x)}, {}, card_halves=True
+    )[2]
     got = np.load(tmp_path / "r.npz")["result_0"]
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, (x + y).astype(np.float32), atol=2e-2, rtol=2e-2)

@@ -80,7 +80,11 @@ def test_llama_prefill_and_decode_with_cache_on_card(card, kind: str) -> None:
     ids = models.llama_inputs(seq=8)
 
     def new_cache():
-        return StaticCache(config=cfg, max_cache_len=64) if kind == "static" else DynamicCache(config=cfg)
+        return (
+            StaticCache(config=cfg, max_cache_len=64)
+            if kind == "static"
+            else DynamicCache(config=cfg)
+        )
 
     def steps(fn):
         cache = new_cache()

@@ -94,7 +94,9 @@ def test_artifact_that_does_not_verify_is_a_located_error(artifact) -> None:
     # Valid hash, broken plan: the slot size no longer matches its layout.
     broken = artifact.text.replace("size 16384", "size 16000", 1)
     broken = with_hash(broken, content_hash(broken))
-    with pytest.raises(ArtifactError, match=r"g\.mlir:\d+:\d+: error: 'recipe.slot' @in0: size 16000 bytes"):
+    with pytest.raises(
+        ArtifactError, match=r"g\.mlir:\d+:\d+: error: 'recipe.slot' @in0: size 16000 bytes"
+    ):
         load_artifact(broken, "g.mlir")
 
 
@@ -104,7 +106,12 @@ def test_compile_records_stages_and_ops(tmp_path: Path) -> None:
     (record,) = rec.compiles
     assert {"dataflow", "units", "recipe"} <= set(record.stage_seconds)
     assert record.ir_ops["tensor"] == 5  # func.func, matmul, exp, sum, return
-    assert record.ir_ops["tensor"] < record.ir_ops["dataflow"] < record.ir_ops["units"] < record.ir_ops["recipe"]
+    assert (
+        record.ir_ops["tensor"]
+        < record.ir_ops["dataflow"]
+        < record.ir_ops["units"]
+        < record.ir_ops["recipe"]
+    )
     assert record.kernels >= 2
 
 
@@ -132,7 +139,9 @@ def test_disk_cache_hit_miss_and_corruption(tmp_path: Path) -> None:
 def test_cache_entry_failing_the_artifact_hash_is_rebuilt(tmp_path: Path) -> None:
     cache = ArtifactCache(tmp_path)
     first = compile_artifact(l1(), name="g", cache=cache)
-    cache.put(default_key(), first.text.replace("size 16384", "size 16000", 1))  # sound entry, wrong artifact
+    cache.put(
+        default_key(), first.text.replace("size 16384", "size 16000", 1)
+    )  # sound entry, wrong artifact
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         rebuilt = compile_artifact(l1(), name="g", cache=cache)
@@ -148,7 +157,9 @@ def test_cache_entry_that_does_not_parse_is_deleted_and_rebuilt(tmp_path: Path) 
     first = compile_artifact(l1(), name="g", cache=cache)
     broken = first.text.replace("core.program", "core.progrm", 1)
     cache.put(default_key(), with_hash(broken, content_hash(broken)))
-    with pytest.warns(ArtifactCacheWarning, match="it does not load: .*core.progrm is not registered"):
+    with pytest.warns(
+        ArtifactCacheWarning, match="it does not load: .*core.progrm is not registered"
+    ):
         rebuilt = compile_artifact(l1(), name="g", cache=cache)
     assert not rebuilt.from_cache and rebuilt.text == first.text
     again = compile_artifact(l1(), name="g", cache=cache)  # the rebuilt entry was stored
@@ -199,7 +210,9 @@ def test_launch_to_host_matches_the_interpreter(artifact, card: Card) -> None:
     outs = recipe.launch_to_host(args)
     card.synchronize()
     for got, want in zip(outs, reference(args), strict=True):
-        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(
+            got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3
+        )
     assert card.memory_stats().allocated_bytes == 0  # the launch freed its slot blocks
 
 
@@ -221,7 +234,9 @@ def test_simulated_time_is_transfers_plus_compute(artifact, card: Card) -> None:
         card.synchronize()
     (launch,) = rec.launches
     assert launch.trace is not None and launch.trace["traceEvents"]
-    link = sum(cost_model.host_transfer_s(s.size, card.config) for s in (*recipe.inputs, *recipe.outputs))
+    link = sum(
+        cost_model.host_transfer_s(s.size, card.config) for s in (*recipe.inputs, *recipe.outputs)
+    )
     # One stream: uploads, compute, downloads one after another.
     assert card.now_s == pytest.approx(link + launch.report["simulated_us"] * 1e-6)
 
@@ -236,11 +251,16 @@ def test_device_arrays_in_and_out(artifact, card: Card) -> None:
     card.synchronize()
     assert all(isinstance(o, DeviceArray) and o.is_contiguous() for o in outs)
     for got, want in zip(outs, reference([x, w]), strict=True):
-        np.testing.assert_allclose(got.to_host().astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(
+            got.to_host().astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3
+        )
     # Everything stayed on the card: no d2h, two on-card restickifies per direction.
     assert card.timeline.engine_busy_s["d2h"] == 0.0
     assert card.timeline.engine_busy_s["dma"] == pytest.approx(
-        sum(cost_model.device_copy_s(s.size, card.config) for s in (*recipe.inputs, *recipe.outputs)))
+        sum(
+            cost_model.device_copy_s(s.size, card.config) for s in (*recipe.inputs, *recipe.outputs)
+        )
+    )
     for o in outs:
         card.free(o.block)
 
@@ -274,8 +294,14 @@ def test_two_streams_overlap_uploads_with_compute(artifact) -> None:
     ("args", "message"),
     [
         (lambda: inputs()[:1], "1 arguments, the recipe takes 2"),
-        (lambda: [inputs()[0].T, inputs()[1]], r"argument 0 has shape \[100, 64\], slot @in0 takes \[64, 100\]"),
-        (lambda: [inputs()[0].astype(np.int32), inputs()[1]], "argument 0 is int32, slot @in0 holds f16"),
+        (
+            lambda: [inputs()[0].T, inputs()[1]],
+            r"argument 0 has shape \[100, 64\], slot @in0 takes \[64, 100\]",
+        ),
+        (
+            lambda: [inputs()[0].astype(np.int32), inputs()[1]],
+            "argument 0 is int32, slot @in0 holds f16",
+        ),
     ],
 )
 def test_bad_arguments_are_clear_errors(artifact, card: Card, args, message: str) -> None:
@@ -306,21 +332,27 @@ def test_bf16_graph_runs_on_the_card(tmp_path: Path, card: Card) -> None:
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
 
 
-def test_the_runtime_doc_recipe_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_runtime_doc_recipe_example_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The example of docs/runtime.md, "Recipes and artifacts", on a fresh card."""
     from spyre_ir.runtime import card as card_module
 
     monkeypatch.setattr(card_module, "_card", None)
     monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
     text = (Path(__file__).resolve().parent.parent / "docs" / "runtime.md").read_text()
-    (example,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "PreparedRecipe" in b]
+    (example,) = [
+        b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "PreparedRecipe" in b
+    ]
     namespace: dict = {}
     exec(example, namespace)
     assert namespace["on_host"][0].tolist() == [[50.0] * 32] * 64
     assert namespace["card"].memory_stats().allocated_bytes == 0
 
 
-def test_failed_launch_frees_its_blocks_and_the_card_goes_on(artifact, card: Card, monkeypatch) -> None:
+def test_failed_launch_frees_its_blocks_and_the_card_goes_on(
+    artifact, card: Card, monkeypatch
+) -> None:
     from spyre_ir.runtime.streams import StepError
     from spyre_ir.sim import engine
 

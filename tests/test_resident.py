@@ -119,7 +119,9 @@ def test_a_grown_cache_passed_back_in_does_not_round_trip() -> None:
         want = torch.cat([want, new], dim=1)
         traffic.append(moves)
         assert torch.equal(cache[:, :-1], old)  # the old part is the host's own, exact
-        torch.testing.assert_close(cache, want, atol=1e-2, rtol=1e-2)  # the new row went through the card
+        torch.testing.assert_close(
+            cache, want, atol=1e-2, rtol=1e-2
+        )  # the new row went through the card
         torch.testing.assert_close(sums, want.sum(1), atol=0.1, rtol=1e-2)
     row = nbytes(new)
     for moves in traffic[1:]:  # in: only the new row; back: only the new row and the sums

@@ -35,9 +35,7 @@ def parse(text: str, name: str = "test.mlir") -> ModuleOp:
 
 
 def allocs(module: ModuleOp) -> dict[str, AllocLxOp]:
-    return {
-        op.buffer.name_hint or "": op for op in module.walk() if isinstance(op, AllocLxOp)
-    }
+    return {op.buffer.name_hint or "": op for op in module.walk() if isinstance(op, AllocLxOp)}
 
 
 def kernel(module: ModuleOp) -> KernelOp:
@@ -124,9 +122,9 @@ def check_allocation(program: Program, module: ModuleOp) -> None:
                 continue
             (a, b), (c, d) = ranges[i], ranges[j]
             if a <= d and c <= b:  # live at the same time
-                assert (
-                    offset[i] + size[i] <= offset[j] or offset[j] + size[j] <= offset[i]
-                ), f"b{i} and b{j} are live together but share bytes"
+                assert offset[i] + size[i] <= offset[j] or offset[j] + size[j] <= offset[i], (
+                    f"b{i} and b{j} are live together but share bytes"
+                )
 
     peak = kernel(module).lx_peak_bytes
     assert peak is not None
@@ -301,9 +299,7 @@ def test_double_buffering_keeps_the_numerics(text, shapes, reference) -> None:
         assert x.dtype == y.dtype and x.shape == y.shape
         np.testing.assert_array_equal(x, y)
     # (And that is the right answer, to f16 accuracy.)
-    np.testing.assert_allclose(
-        before[0].astype(np.float32), reference(*args), rtol=2e-2, atol=5e-2
-    )
+    np.testing.assert_allclose(before[0].astype(np.float32), reference(*args), rtol=2e-2, atol=5e-2)
     # The double-buffered kernel still allocates, with both slots counted.
     SpyreAllocateScratchpad().apply(make_context(), buffered)
     buffered.verify()

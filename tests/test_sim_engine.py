@@ -665,8 +665,11 @@ def test_config_changes_the_timing() -> None:
     module = lower(SOFTMAX, TO_UNITS)
     args = random_args(SOFTMAX)
     base = simulate(module, args).report["simulated_us"]
-    fast = simulate(module, args, config=DEFAULT_CONFIG.with_options(
-        lpddr_bandwidth=2 * DEFAULT_CONFIG.lpddr_bandwidth))
+    fast = simulate(
+        module,
+        args,
+        config=DEFAULT_CONFIG.with_options(lpddr_bandwidth=2 * DEFAULT_CONFIG.lpddr_bandwidth),
+    )
     assert fast.report["simulated_us"] < base
 
 

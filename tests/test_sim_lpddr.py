@@ -37,8 +37,7 @@ def test_one_core_cannot_reach_the_cards_bandwidth() -> None:
     rows = np.arange(32) * 16
     many = boxes([rows, 0], (16, 1024), (512, 1024), 32)
     assert many.unique == many.total == 32 * 256  # distinct boxes: no multicast
-    assert lpddr.move_cycles(many, many.largest, True, 32, C) == pytest.approx(
-        32 * 32768 / READ)
+    assert lpddr.move_cycles(many, many.largest, True, 32, C) == pytest.approx(32 * 32768 / READ)
 
 
 def test_one_core_streams_an_add_at_its_own_limit() -> None:
@@ -72,12 +71,14 @@ def test_a_multicast_operand_is_read_from_lpddr5_once() -> None:
     # Without multicast every core's load is its own read: 32 x 65536 / 142.95.
     unicast = C.with_options(lpddr_multicast=False)
     assert lpddr.move_cycles(shared, shared.largest, True, 32, unicast) == pytest.approx(
-        32 * 65536 / READ)
+        32 * 65536 / READ
+    )
     # One box for all 32 cores: read once, 31 copies, the cohort spans the ring.
     same = boxes([0, 0], (64, 512), (64, 4096), 32)
     assert (same.cohort, same.span, same.unique) == (32, 31, 512)
     assert lpddr.move_cycles(same, same.largest, True, 32, C) == pytest.approx(
-        65536 / CORE + 31 * 65536 * 2e-4)  # one core's own limit bounds the read
+        65536 / CORE + 31 * 65536 * 2e-4
+    )  # one core's own limit bounds the read
 
 
 def test_read_and_write_is_slower_than_read() -> None:

@@ -307,7 +307,7 @@ def test_report_text(tmp_path, capsys):
                   "LPDDR5 bytes", "ring bytes", "LX peak", "bottleneck", "utilization"):  # fmt: skip
         assert f"  {label}" in out, label
     assert "pe0 " in out and "sfp0 " in out and "lpddr " in out
-    table = out[out.index("kernels ("):].splitlines()
+    table = out[out.index("kernels (") :].splitlines()
     assert table[1].split() == ["name", "cores", "us", "roofline", "bottleneck"]
     rows = [line.split() for line in table[2:]]
     assert rows and all(len(r) == 5 and r[3].endswith("%") for r in rows)

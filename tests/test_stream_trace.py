@@ -140,13 +140,20 @@ def _steps() -> list[ExecutedStep]:
 
 
 def test_with_streams_puts_each_launch_at_its_compute_step() -> None:
-    trace = with_streams([("g", _launch(3000.0)), ("g", _launch(3000.0))], _steps(), origin_s=1 * MS)
+    trace = with_streams(
+        [("g", _launch(3000.0)), ("g", _launch(3000.0))], _steps(), origin_s=1 * MS
+    )
     validate_trace(trace)
     kernels = [e["ts"] for e in trace["traceEvents"] if e.get("cat") == "program"]
     assert kernels == [pytest.approx(2000.0), pytest.approx(7000.0)]  # not end to end at 0, 3000
     streams = [(e["name"], e["ts"]) for e in trace["traceEvents"] if e.get("cat") == "stream"]
-    assert streams[0] == ("g: h2d @in0", 0.0) and streams[3] == ("g: compute @main", pytest.approx(7000.0))
-    processes = [(e["args"]["name"], e["pid"]) for e in trace["traceEvents"] if e["name"] == "process_name"]
+    assert streams[0] == ("g: h2d @in0", 0.0) and streams[3] == (
+        "g: compute @main",
+        pytest.approx(7000.0),
+    )
+    processes = [
+        (e["args"]["name"], e["pid"]) for e in trace["traceEvents"] if e["name"] == "process_name"
+    ]
     assert sorted(name for name, _ in processes) == ["g: card", "g: card", "streams"]
     assert len({pid for _, pid in processes}) == 3
 

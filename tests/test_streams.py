@@ -194,8 +194,11 @@ def test_a_failing_step_surfaces_at_synchronize_with_its_label(card: Card) -> No
     c.wait_event(a.record_event())  # waits for the failed work: cancelled too
     c.enqueue("d2h", step(log, "download", MS), "download")
     b.enqueue("h2d", step(log, "independent", MS), "independent")  # still runs
-    with pytest.raises(StepError, match=r"step 'kernel matmul_0' on <spyre stream \d+> failed: "
-                                        r"ValueError: bad tile \(2 later step\(s\) cancelled\)"):
+    with pytest.raises(
+        StepError,
+        match=r"step 'kernel matmul_0' on <spyre stream \d+> failed: "
+        r"ValueError: bad tile \(2 later step\(s\) cancelled\)",
+    ):
         card.synchronize()
     assert sorted(log) == ["before", "independent"]
     assert card.timeline.pending() == 0

@@ -61,11 +61,11 @@ class ProgramOp(DeviceProgramBase):
 
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
-        want = self.block_arg_types(
-            [v.type for v in self.inputs], [r.type for r in self.outputs]
-        )
+        want = self.block_arg_types([v.type for v in self.inputs], [r.type for r in self.outputs])
         if [a.type for a in self.body.block.args] != want:
-            raise VerifyException(f"{where}: block arguments must be (index, ddr per input and result)")
+            raise VerifyException(
+                f"{where}: block arguments must be (index, ddr per input and result)"
+            )
         verify_plan(self, self.plan)
         if self.core_count < 1:
             raise VerifyException(f"{where}: needs at least one core")
@@ -75,7 +75,10 @@ class ProgramOp(DeviceProgramBase):
                 f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
             )
         for op in self.body.block.ops:
-            if not isinstance(op, (AllocLxOp, QueueOp, UnitOp, EndOp)) and op.name != "arith.constant":
+            if (
+                not isinstance(op, (AllocLxOp, QueueOp, UnitOp, EndOp))
+                and op.name != "arith.constant"
+            ):
                 raise VerifyException(f"{where}: {op.name} may not stand outside a unit")
         verify_program(self, where)
         self.verify_scratchpad(where)

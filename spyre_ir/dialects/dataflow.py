@@ -147,9 +147,7 @@ class DdrType(_BufferType):
     def __init__(
         self, shape: Sequence[int], element_type: Attribute, layout: Attribute | None = None
     ):
-        super().__init__(
-            ArrayAttr(IntAttr(d) for d in shape), element_type, layout or NoneAttr()
-        )
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, layout or NoneAttr())
 
     @staticmethod
     def of_tensor(t: TensorType) -> DdrType:
@@ -240,8 +238,10 @@ def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | 
             return f"a {kind.data!r} plan needs {key!r}"
         if what == "split":
             parts = value.data if isinstance(value, ArrayAttr) else None
-            if parts is None or len(parts) != 3 or not all(
-                isinstance(x, IntegerAttr) and x.value.data >= 1 for x in parts
+            if (
+                parts is None
+                or len(parts) != 3
+                or not all(isinstance(x, IntegerAttr) and x.value.data >= 1 for x in parts)
             ):
                 return f"plan split must be [m, n, k] of positive integers, got {value}"
             m, n, k = (x.value.data for x in parts)  # type: ignore[union-attr]
@@ -406,8 +406,10 @@ class DeviceProgramBase(IRDLOperation):
         buffer has its offset; before that only the largest buffer is known to be
         needed (buffers never live together may share bytes)."""
         allocs = [
-            op for op in self.walk()
-            if isinstance(op, AllocLxOp) and isinstance(op.buffer.type, LxType)
+            op
+            for op in self.walk()
+            if isinstance(op, AllocLxOp)
+            and isinstance(op.buffer.type, LxType)
             and isinstance(op.offset, IntegerAttr | None)
         ]  # fmt: skip  (a malformed buffer reports itself)
         if any(a.offset is None for a in allocs):
@@ -416,8 +418,7 @@ class DeviceProgramBase(IRDLOperation):
             need = max((a.offset_value + a.buffer.type.nbytes for a in allocs), default=0)
         if need > self.capacity:
             raise VerifyException(
-                f"{where}: needs {need} bytes of LX per core, but a core has "
-                f"{self.capacity}"
+                f"{where}: needs {need} bytes of LX per core, but a core has {self.capacity}"
             )
 
 
@@ -437,9 +438,7 @@ class KernelOp(DeviceProgramBase):
             raise VerifyException(
                 f"{where}: runs on {self.core_count} cores; the card has {card_cores}"
             )
-        want = self.block_arg_types(
-            [v.type for v in self.inputs], [r.type for r in self.outputs]
-        )
+        want = self.block_arg_types([v.type for v in self.inputs], [r.type for r in self.outputs])
         got = [a.type for a in self.body.block.args]
         if got != want:
             raise VerifyException(
@@ -495,8 +494,7 @@ class AllocLxOp(IRDLOperation):
         end = self.offset_value + self.buffer.type.nbytes
         if end > kernel.capacity:
             raise VerifyException(
-                f"'{self.name}': buffer ends at byte {end}, past the {kernel.capacity} "
-                "bytes of LX"
+                f"'{self.name}': buffer ends at byte {end}, past the {kernel.capacity} bytes of LX"
             )
 
 
@@ -625,6 +623,7 @@ class LoadBase(IRDLOperation):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
         _verify_box(self, memory, tile, ints(self.perm), masked=self.masked is not None)
 
+
 @irdl_op_definition
 class LoadOp(LoadBase):
     name = "dataflow.load"
@@ -662,6 +661,7 @@ class StoreBase(IRDLOperation):
             raise VerifyException(f"'{self.name}': needs one offset per tensor dim")
         _verify_box(self, memory, tile, (), masked=self.masked is not None)
 
+
 @irdl_op_definition
 class StoreOp(StoreBase):
     name = "dataflow.store"
@@ -693,6 +693,7 @@ class GatherBase(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}': destination should be {list(want)} of {table.element_type}"
             )
+
 
 @irdl_op_definition
 class GatherOp(GatherBase):
@@ -789,6 +790,7 @@ class ComputeBase(IRDLOperation):
             probe.verify_()
         except VerifyException as e:
             raise VerifyException(f"'{self.name}' {e}") from None
+
 
 @irdl_op_definition
 class ComputeOp(ComputeBase):

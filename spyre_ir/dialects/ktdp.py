@@ -218,9 +218,7 @@ class ConstructMemoryViewOp(IRDLOperation):
                 f"'{self.name}' result memref rank does not match sizes/strides length"
             )
         if _set_of(self.coordinate_set).data.num_dims != len(sizes):
-            raise VerifyException(
-                f"'{self.name}' coordinate_set must have one dim per view dim"
-            )
+            raise VerifyException(f"'{self.name}' coordinate_set must have one dim per view dim")
 
 
 @irdl_op_definition
@@ -233,9 +231,7 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
     memrefs = var_operand_def(MemRefType)
     result = result_def(MemRefType)
     traits = traits_def(Pure())
-    assembly_format = (
-        "`(` ($memrefs^ `:` type($memrefs))? `)` attr-dict `:` type($result)"
-    )
+    assembly_format = "`(` ($memrefs^ `:` type($memrefs))? `)` attr-dict `:` type($result)"
 
     def verify_(self) -> None:
         out = self.result.type
@@ -244,8 +240,7 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
             assert isinstance(t, MemRefType) and isinstance(out, MemRefType)
             if t.element_type != out.element_type:
                 raise VerifyException(
-                    f"'{self.name}' all input memrefs must have the same element type as "
-                    "the result"
+                    f"'{self.name}' all input memrefs must have the same element type as the result"
                 )
             if len(t.get_shape()) != len(out.get_shape()):
                 raise VerifyException(
@@ -456,9 +451,7 @@ class ConstructIndirectAccessTileOp(IRDLOperation):
         for _, exprs, operands in subscripts:
             remap = [AffineExpr.dimension(unified.index(o.operand_name)) for o in operands]
             local_map = AffineMap(len(operands), 0, tuple(exprs))
-            maps.append(
-                AffineMapAttr(local_map.compose(AffineMap(len(unified), 0, tuple(remap))))
-            )
+            maps.append(AffineMapAttr(local_map.compose(AffineMap(len(unified), 0, tuple(remap)))))
         props: dict[str, Attribute] = {
             "per_dim_subscript_kinds": ArrayAttr(
                 BoolAttr(v is not None, i1) for v, _, _ in subscripts
@@ -589,9 +582,7 @@ class LoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         if tuple(self.result.type.get_shape()) != self.access_tile.type.get_shape():
-            raise VerifyException(
-                f"'{self.name}' access tile shape must match result tensor shape"
-            )
+            raise VerifyException(f"'{self.name}' access tile shape must match result tensor shape")
 
 
 @irdl_op_definition
@@ -608,7 +599,6 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         if tuple(self.data_tile.type.get_shape()) != self.access_tile.type.get_shape():
             raise VerifyException(f"'{self.name}' data tile shape must match access tile shape")
-
 
 
 # ---------------------------------------------------------------- runtime arguments
@@ -674,8 +664,7 @@ class RuntimeArgExtractOp(IRDLOperation):
             return
         if not getattr(t, kind.value).data:
             raise VerifyException(
-                f"'{self.name}' cannot extract {kind.value} from runtime_arg that doesn't "
-                "have one"
+                f"'{self.name}' cannot extract {kind.value} from runtime_arg that doesn't have one"
             )
         if not isinstance(self.result.type, IndexType):
             raise VerifyException(

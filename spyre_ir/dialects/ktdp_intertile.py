@@ -42,6 +42,7 @@ def _print_attrs(printer: Printer, op: Operation, elided: Sequence[str]) -> None
     attrs = {**op.properties, **op.attributes}
     printer.print_op_attributes({k: v for k, v in attrs.items() if k not in elided})
 
+
 def _parse_attrs(parser: Parser) -> dict[str, Attribute]:
     return parser.parse_optional_attr_dict()
 
@@ -97,8 +98,7 @@ class InterTileProduceOp(IRDLOperation):
             uses[0].operation, InterTileConsumeOp | InterTileReduceOp
         ):
             raise VerifyException(
-                f"'{self.name}' result must have exactly one use: the delivery op "
-                f"(has {len(uses)})"
+                f"'{self.name}' result must have exactly one use: the delivery op (has {len(uses)})"
             )
 
 
@@ -291,8 +291,7 @@ class InterTileReduceOp(_DeliveryBase):
         block = self.combiner.block
         if [a.type for a in block.args] != partials * 2:
             raise VerifyException(
-                f"'{self.name}' combiner takes 2N arguments (lhs..., rhs...) of the partial "
-                "types"
+                f"'{self.name}' combiner takes 2N arguments (lhs..., rhs...) of the partial types"
             )
         if not isinstance(block.last_op, YieldReducedOp):
             raise VerifyException(f"'{self.name}' combiner must end in ktdp.yield_reduced")
@@ -305,5 +304,3 @@ class YieldReducedOp(IRDLOperation):
     values = var_operand_def(TensorType)
     traits = traits_def(IsTerminator(), Pure(), HasParent(InterTileReduceOp))
     assembly_format = "($values^ `:` type($values))? attr-dict"
-
-

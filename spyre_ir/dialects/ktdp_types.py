@@ -152,9 +152,7 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            types = parser.parse_comma_separated_list(
-                parser.Delimiter.PAREN, parser.parse_type
-            )
+            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
             parser.parse_punctuation(",")
             parser.parse_keyword("groups")
             parser.parse_punctuation("=")
@@ -221,5 +219,3 @@ class RuntimeArgType(ParametrizedAttribute, TypeAttribute):
         for key, value in (("granularity", self.granularity), ("upperbound", self.upperbound)):
             if value.data < 0:
                 raise VerifyException(f"runtime_arg {key} must be positive, got {value.data}")
-
-

@@ -129,7 +129,9 @@ class SlotOp(IRDLOperation):
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
         if self.role.data not in ROLES:
-            raise VerifyException(f"{where}: role must be one of {', '.join(ROLES)}, not '{self.role.data}'")
+            raise VerifyException(
+                f"{where}: role must be one of {', '.join(ROLES)}, not '{self.role.data}'"
+            )
         if self.index.value.data < 0:
             raise VerifyException(f"{where}: index must be >= 0")
         if any(d < 0 for d in self.slot_type.get_shape()):
@@ -267,12 +269,14 @@ class PlanOp(IRDLOperation):
         for role in ROLES:
             indices = sorted(i for r, i in seen if r == role)
             if indices != list(range(len(indices))):
-                raise VerifyException(f"{where}: {role} slots must be numbered 0..n-1, have {indices}")
+                raise VerifyException(
+                    f"{where}: {role} slots must be numbered 0..n-1, have {indices}"
+                )
         return slots
 
     def _verify_steps(self, where: str, slots: dict[str, SlotOp]) -> None:
         steps = self.steps()
-        if any(isinstance(op, SlotOp) for op in list(self.body.block.ops)[len(slots):]):
+        if any(isinstance(op, SlotOp) for op in list(self.body.block.ops)[len(slots) :]):
             raise VerifyException(f"{where}: slots must come before the steps")
         computes = [i for i, op in enumerate(steps) if isinstance(op, ComputeOp)]
         if len(computes) != 1:
@@ -313,7 +317,9 @@ class PlanOp(IRDLOperation):
     def _verify_entry(self, where: str, slots: dict[str, SlotOp]) -> None:
         callee = next(op for op in self.steps() if isinstance(op, ComputeOp)).callee
         if callee != self.entry:
-            raise VerifyException(f"{where}: recipe.compute calls {callee}, the plan is for {self.entry}")
+            raise VerifyException(
+                f"{where}: recipe.compute calls {callee}, the plan is for {self.entry}"
+            )
         module = self.parent_op()
         func = SymbolTable.lookup_symbol(module, self.entry) if module is not None else None
         if not isinstance(func, FuncOp):
@@ -321,7 +327,9 @@ class PlanOp(IRDLOperation):
         want = {"input": list(func.function_type.inputs.data),
                 "output": list(func.function_type.outputs.data)}  # fmt: skip
         for role, types in want.items():
-            have = sorted((s for s in slots.values() if s.role.data == role), key=lambda s: s.index.value.data)
+            have = sorted(
+                (s for s in slots.values() if s.role.data == role), key=lambda s: s.index.value.data
+            )
             if len(have) != len(types):
                 raise VerifyException(
                     f"{where}: {len(have)} {role} slots, but {self.entry} has {len(types)} {role}s"

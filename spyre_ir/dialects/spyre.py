@@ -141,8 +141,7 @@ class SpyreOp(IRDLOperation):
     def expect_element(self, value: SSAValue, expected: Attribute, what: str) -> None:
         if element_of(value) != expected:
             raise VerifyException(
-                f"'{self.name}': {what} element type {element_of(value)} should be "
-                f"{expected}"
+                f"'{self.name}': {what} element type {element_of(value)} should be {expected}"
             )
 
 
@@ -159,9 +158,7 @@ class BinaryOp(SpyreOp):
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
 
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     # The result element type: None for "same as the operands".
     RESULT_ELEMENT: ClassVar[Attribute | None] = None
@@ -179,9 +176,7 @@ class BinaryOp(SpyreOp):
         if self.BOOL_ONLY and elt != I1:
             raise VerifyException(f"'{self.name}' needs i1 operands, got {elt}")
         self.expect_element(self.result, self.RESULT_ELEMENT or elt, "result")
-        self.expect_shape(
-            shape_rules.broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))
-        )
+        self.expect_shape(shape_rules.broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs)))
 
 
 class CompareOp(BinaryOp):
@@ -272,9 +267,7 @@ class UnaryOp(SpyreOp):
         result_type: Attribute,
         properties: dict[str, Attribute] | None = None,
     ):
-        super().__init__(
-            operands=[input], result_types=[result_type], properties=properties or {}
-        )
+        super().__init__(operands=[input], result_types=[result_type], properties=properties or {})
 
     def verify_semantics(self) -> None:
         elt = element_of(self.input)
@@ -322,8 +315,7 @@ class GeluOp(UnaryOp):
         super().verify_semantics()
         if self.approximate is not None and self.approximate_mode not in ("none", "tanh"):
             raise VerifyException(
-                f"'{self.name}': approximate must be \"none\" or \"tanh\", "
-                f"got {self.approximate}"
+                f'\'{self.name}\': approximate must be "none" or "tanh", got {self.approximate}'
             )
 
     @property
@@ -375,9 +367,7 @@ class MatmulOp(SpyreOp):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
@@ -436,7 +426,9 @@ class ReductionOp(SpyreOp):
             raise VerifyException(f"'{self.name}' needs at least one dim")
         self.expect_element(self.result, I64_T if self.INDEX_RESULT else elt, "result")
         self.expect_shape(
-            shape_rules.reduce_shape(shape_of(self.input), ints(self.dims), self.keepdim is not None)
+            shape_rules.reduce_shape(
+                shape_of(self.input), ints(self.dims), self.keepdim is not None
+            )
         )
 
 
@@ -475,7 +467,9 @@ class AlongDimOp(SpyreOp):
 
     def __init__(self, input: SSAValue, dim: int, result_type: Attribute):
         super().__init__(
-            operands=[input], result_types=[result_type], properties={"dim": IntegerAttr(dim, I64_T)}
+            operands=[input],
+            result_types=[result_type],
+            properties={"dim": IntegerAttr(dim, I64_T)},
         )
 
     def verify_semantics(self) -> None:
@@ -527,9 +521,7 @@ class TransposeOp(SpyreOp):
     input = operand_def(TensorType)
     perm = prop_def(DenseArrayBase[I64])
     result = result_def(TensorType)
-    assembly_format = (
-        "$input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)"
-    )
+    assembly_format = "$input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, perm: Sequence[int], result_type: Attribute):
         super().__init__(
@@ -607,9 +599,7 @@ class ConcatOp(SpyreOp):
     inputs = var_operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
-    assembly_format = (
-        "$inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)"
-    )
+    assembly_format = "$inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)"
 
     def __init__(self, inputs: Sequence[SSAValue], dim: int, result_type: Attribute):
         super().__init__(
@@ -706,8 +696,7 @@ class GatherOp(SpyreOp):
     indices = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = (
-        "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` "
-        "type($result)"
+        "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` type($result)"
     )
 
     def __init__(self, table: SSAValue, indices: SSAValue, result_type: Attribute):

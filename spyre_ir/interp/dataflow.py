@@ -159,7 +159,9 @@ class _DataflowInterpreter(_Interpreter):
 
     def storage(self, element: Attribute) -> np.dtype:
         """The numpy dtype of a tensor of `element` between kernels (DDR)."""
-        return np.dtype(np.float32) if self.held_name(element) == "dlf16" else storage_dtype(element)
+        return (
+            np.dtype(np.float32) if self.held_name(element) == "dlf16" else storage_dtype(element)
+        )
 
     def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
         if self.half == "f16" or not _is_f16(t):
@@ -180,8 +182,10 @@ class _DataflowInterpreter(_Interpreter):
     def run_tensor_op(self, op: Operation, operands: list) -> list:
         """An L1 op between kernels. On DLFloat16 values (held in float32) it computes
         in f32 and rounds to DLFloat16, as a tile op does; else as at L1."""
-        if self.half == "f16" or isinstance(op, func.CallOp) or not any(
-            _is_f16(v.type) for v in (*op.operands, *op.results)
+        if (
+            self.half == "f16"
+            or isinstance(op, func.CallOp)
+            or not any(_is_f16(v.type) for v in (*op.operands, *op.results))
         ):
             return super().run_op(op, operands)
         wide = self.widened.get(op)
@@ -306,9 +310,7 @@ class _Ddr:
 
     __slots__ = ("array", "data", "shape", "name", "writable", "writers", "label")
 
-    def __init__(
-        self, array: np.ndarray, name: str, writable: bool, label: str, cores: int | None
-    ):
+    def __init__(self, array: np.ndarray, name: str, writable: bool, label: str, cores: int | None):
         self.shape = array.shape
         self.name, self.writable, self.label = name, writable, label
         self.writers: np.ndarray | None = None
@@ -428,7 +430,9 @@ class _Box:
                 low += across * array.strides[d]
             view = array[tuple(src)]
             got = np.lib.stride_tricks.as_strided(
-                view, (self.cores // r, r, *view.shape), (high, low, *view.strides),
+                view,
+                (self.cores // r, r, *view.shape),
+                (high, low, *view.strides),
                 writeable=False,
             ).reshape(self.cores, *view.shape)
         else:
@@ -1060,9 +1064,7 @@ class _Kernel:
         buffer, index = operands
         return [buffer.slot(index, buffer.shape[0])]
 
-    def _box(
-        self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]
-    ) -> _Box:
+    def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> _Box:
         if self.box_feed is not None:
             return next(self.box_feed)
         box = _Box(offsets, extents, shape, self.cores)
@@ -1158,9 +1160,7 @@ class _Kernel:
         out: _Lx = operands[n]
         offsets = operands[n + tile.outputs :]
         if offsets and len(offsets) != len(out.shape):
-            raise InterpreterError(
-                f"has {len(offsets)} offsets for a rank-{len(out.shape)} output"
-            )
+            raise InterpreterError(f"has {len(offsets)} offsets for a rank-{len(out.shape)} output")
         current = out.read() if tile.combine is not None else None
         result = tile.run(inputs, offsets, current)
         if result.dtype != out.dtype:

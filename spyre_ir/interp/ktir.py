@@ -145,9 +145,7 @@ def tile_points(
     perm = order_perm(order, op)
     extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
     if list(extents) != list(shape):
-        raise KtirError(
-            f"'{op.name}': the set spans {extents} but the tile is {list(shape)}", op
-        )
+        raise KtirError(f"'{op.name}': the set spans {extents} but the tile is {list(shape)}", op)
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
     points: list[np.ndarray] = [np.zeros(shape, np.int64)] * len(perm)
     for j, d in enumerate(perm):
@@ -187,7 +185,11 @@ class Future:
 
 class Interpreter:
     def __init__(
-        self, fn: func.FuncOp, buffers: list[np.ndarray], grid: Sequence[int], card_halves: bool = False
+        self,
+        fn: func.FuncOp,
+        buffers: list[np.ndarray],
+        grid: Sequence[int],
+        card_halves: bool = False,
     ):
         self.fn = fn
         # The card holds f16 as DLFloat16 (docs/dlfloat16.md): with `card_halves` every
@@ -262,7 +264,10 @@ class Interpreter:
         indices = [np.asarray(self.get(v), np.int64) for v in op.indices]
         symbols = [np.asarray(self.get(v), np.int64) for v in op.symbol_operands]
         lead = (1,) * len(shape)
-        base = [eval_affine(e, [i.reshape(i.shape + lead) for i in indices]) for e in op.base_map.data.results]
+        base = [
+            eval_affine(e, [i.reshape(i.shape + lead) for i in indices])
+            for e in op.base_map.data.results
+        ]
         coords = [b + p for b, p in zip(base, points)]
         sym = [s.reshape(s.shape + lead) for s in symbols]
         valid = in_set(op.access_tile_set, points, sym) if symbols else np.asarray(True)

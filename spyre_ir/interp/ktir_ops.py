@@ -96,11 +96,24 @@ ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
 }
 
 _CMP = {
-    "eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
-    "sgt": np.greater, "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal,
-    "ugt": np.greater, "uge": np.greater_equal, "oeq": np.equal, "one": np.not_equal,
-    "olt": np.less, "ole": np.less_equal, "ogt": np.greater, "oge": np.greater_equal,
-    "ueq": np.equal, "une": np.not_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "slt": np.less,
+    "sle": np.less_equal,
+    "sgt": np.greater,
+    "sge": np.greater_equal,
+    "ult": np.less,
+    "ule": np.less_equal,
+    "ugt": np.greater,
+    "uge": np.greater_equal,
+    "oeq": np.equal,
+    "one": np.not_equal,
+    "olt": np.less,
+    "ole": np.less_equal,
+    "ogt": np.greater,
+    "oge": np.greater_equal,
+    "ueq": np.equal,
+    "une": np.not_equal,
 }
 
 
@@ -128,8 +141,11 @@ def apply(fn: Callable[..., np.ndarray], op: Operation, args: list, round16=None
     arrays = [np.asarray(a) for a in args]
     if op.name in ("arith.cmpi", "arith.cmpf"):
         predicate = op.predicate.value.data  # type: ignore[attr-defined]
-        names = (arith.CMPI_COMPARISON_OPERATIONS if op.name == "arith.cmpi"
-                 else arith.CMPF_COMPARISON_OPERATIONS)
+        names = (
+            arith.CMPI_COMPARISON_OPERATIONS
+            if op.name == "arith.cmpi"
+            else arith.CMPF_COMPARISON_OPERATIONS
+        )
         return _CMP[names[predicate]](*(_wide(a) for a in arrays))
     with np.errstate(all="ignore"):
         value = fn(*(_wide(a) for a in arrays))
@@ -148,7 +164,11 @@ def constant(it: Interpreter, op: arith.ConstantOp) -> list:
     if isinstance(value, DenseIntOrFPElementsAttr):
         shape = tuple(t.get_shape())
         data = np.array(value.get_values(), dtype=dtype_of(t))
-        return [np.broadcast_to(data, shape).copy()[None] if data.size == 1 else data.reshape((1, *shape))]
+        return [
+            np.broadcast_to(data, shape).copy()[None]
+            if data.size == 1
+            else data.reshape((1, *shape))
+        ]
     if isinstance(value, FloatAttr | IntegerAttr):
         return [np.array([value.value.data], dtype=dtype_of(t))]
     raise KeyError(op.name)
@@ -165,7 +185,14 @@ def extract(it: Interpreter, op: tensor.ExtractOp) -> list:
     idx = [np.asarray(it.get(i), np.int64) for i in op.indices]
     tiles = np.arange(t.shape[0]) if t.shape[0] > 1 else np.zeros(1, np.int64)
     n = max([t.shape[0], *(i.shape[0] for i in idx)])
-    return [t[(np.broadcast_to(tiles, n) if t.shape[0] > 1 else 0, *(np.broadcast_to(i, n) for i in idx))]]
+    return [
+        t[
+            (
+                np.broadcast_to(tiles, n) if t.shape[0] > 1 else 0,
+                *(np.broadcast_to(i, n) for i in idx),
+            )
+        ]
+    ]
 
 
 def empty(it: Interpreter, op: tensor.EmptyOp) -> list:
@@ -184,16 +211,26 @@ def matmul(it: Interpreter, op: linalg.MatmulOp) -> list:
 
 
 _REDUCERS = {
-    "arith.addf": np.add, "arith.addi": np.add, "arith.mulf": np.multiply,
-    "arith.maxnumf": np.fmax, "arith.maximumf": np.maximum, "arith.maxsi": np.maximum,
-    "arith.minnumf": np.fmin, "arith.minimumf": np.minimum, "arith.minsi": np.minimum,
+    "arith.addf": np.add,
+    "arith.addi": np.add,
+    "arith.mulf": np.multiply,
+    "arith.maxnumf": np.fmax,
+    "arith.maximumf": np.maximum,
+    "arith.maxsi": np.maximum,
+    "arith.minnumf": np.fmin,
+    "arith.minimumf": np.minimum,
+    "arith.minsi": np.minimum,
 }
 
 
 def combiner_name(block) -> str | None:
     """The op of a one-op combiner body `(in, acc) -> op(in, acc)`, or None."""
     ops = list(block.ops)
-    if len(ops) == 2 and set(ops[0].operands) == set(block.args) and tuple(ops[1].operands) == tuple(ops[0].results):
+    if (
+        len(ops) == 2
+        and set(ops[0].operands) == set(block.args)
+        and tuple(ops[1].operands) == tuple(ops[0].results)
+    ):
         return ops[0].name
     return None
 
@@ -241,13 +278,24 @@ def generic(it: Interpreter, op: linalg.GenericOp) -> list:
 def fill(it: Interpreter, op: linalg.FillOp) -> list:
     v = np.asarray(it.get(op.inputs[0]))
     shape = tuple(op.outputs[0].type.get_shape())
-    return [np.broadcast_to(v.reshape(v.shape + (1,) * len(shape)), v.shape + shape).astype(dtype_of(op.outputs[0].type))]
+    return [
+        np.broadcast_to(v.reshape(v.shape + (1,) * len(shape)), v.shape + shape).astype(
+            dtype_of(op.outputs[0].type)
+        )
+    ]
 
 
 def named_elementwise(it: Interpreter, op: Operation) -> list:
-    name = {"linalg.add": "arith.addf", "linalg.sub": "arith.subf", "linalg.mul": "arith.mulf",
-            "linalg.max": "arith.maximumf", "linalg.min": "arith.minimumf",
-            "linalg.exp": "math.exp", "linalg.log": "math.log", "linalg.sqrt": "math.sqrt"}[op.name]
+    name = {
+        "linalg.add": "arith.addf",
+        "linalg.sub": "arith.subf",
+        "linalg.mul": "arith.mulf",
+        "linalg.max": "arith.maximumf",
+        "linalg.min": "arith.minimumf",
+        "linalg.exp": "math.exp",
+        "linalg.log": "math.log",
+        "linalg.sqrt": "math.sqrt",
+    }[op.name]
     ins = [np.asarray(it.get(v)) for v in op.inputs]  # type: ignore[attr-defined]
     with np.errstate(all="ignore"):
         value = ELEMENTWISE[name](*(_wide(a) for a in ins))
@@ -287,5 +335,17 @@ TENSOR_HANDLERS: dict[type, Callable] = {
     linalg.FillOp: fill,
     linalg.TransposeOp: transpose,
     linalg.BroadcastOp: broadcast,
-    **dict.fromkeys((linalg.AddOp, linalg.SubOp, linalg.MulOp, linalg.MaxOp, linalg.MinOp, linalg.ExpOp, linalg.LogOp, linalg.SqrtOp), named_elementwise),
+    **dict.fromkeys(
+        (
+            linalg.AddOp,
+            linalg.SubOp,
+            linalg.MulOp,
+            linalg.MaxOp,
+            linalg.MinOp,
+            linalg.ExpOp,
+            linalg.LogOp,
+            linalg.SqrtOp,
+        ),
+        named_elementwise,
+    ),
 }

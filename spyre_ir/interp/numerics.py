@@ -81,9 +81,7 @@ def dense_to_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     shape = tuple(t.get_shape())
     raw = attr.data.data
     if name == "bf16":
-        flat = (np.frombuffer(raw, np.uint16).astype(np.uint32) << np.uint32(16)).view(
-            np.float32
-        )
+        flat = (np.frombuffer(raw, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
     elif name == "i1":
         flat = np.frombuffer(raw, np.int8) != 0
     elif name in STORAGE:

@@ -231,7 +231,9 @@ def _sum(op: S.SumOp, x: np.ndarray) -> np.ndarray:
 def _mean(op: S.MeanOp, x: np.ndarray) -> np.ndarray:
     name = _elt(op.result)
     return to_storage(
-        np.mean(_compute(x, name), axis=_axes(op), dtype=np.float32, keepdims=op.keepdim is not None),
+        np.mean(
+            _compute(x, name), axis=_axes(op), dtype=np.float32, keepdims=op.keepdim is not None
+        ),
         name,
     )
 
@@ -600,9 +602,7 @@ def check_value(
     return value
 
 
-def run_entry(
-    interp: _Interpreter, args: Sequence[np.ndarray], entry: str
-) -> list[np.ndarray]:
+def run_entry(interp: _Interpreter, args: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
     """Check `args` against `@entry`'s signature and run it with `interp` (the shared
     driver of the L1 and L2 interpreters)."""
     fn = interp.lookup(entry)

@@ -674,8 +674,11 @@ def _flat_index(imp: Importer, coords: Sequence[tuple[SSAValue, int]]) -> SSAVal
     flat: SSAValue | None = None
     stride = 1
     for coord, size in reversed(coords):
-        term = coord if stride == 1 else imp.emit(
-            spyre.MulOp(coord, imp.full(stride, (), torch.int64), coord.type))
+        term = (
+            coord
+            if stride == 1
+            else imp.emit(spyre.MulOp(coord, imp.full(stride, (), torch.int64), coord.type))
+        )
         flat = term if flat is None else imp.emit(spyre.AddOp(
             flat, term, tensor_type(shape_rules.broadcast_shapes(shape(flat), shape(term)),
                                     torch.int64)))  # fmt: skip
@@ -764,8 +767,10 @@ def _scatter_positions(imp: Importer, x: SSAValue, src: SSAValue, dim: int, star
     return imp.emit(spyre.ScatterOp(x, positions, src, dim, x.type))
 
 
-@lowers(aten.slice_scatter.default,
-        check=lambda n: None if arg(n, 5, "step", 1) > 0 else "slice_scatter with a non-positive step")
+@lowers(
+    aten.slice_scatter.default,
+    check=lambda n: None if arg(n, 5, "step", 1) > 0 else "slice_scatter with a non-positive step",
+)
 def lower_slice_scatter(imp: Importer, node: torch.fx.Node) -> SSAValue:
     x, src = imp.value(node.args[0]), imp.value(node.args[1])
     rank = len(shape(x))
@@ -805,7 +810,9 @@ def lower_copy(imp: Importer, node: torch.fx.Node) -> SSAValue:
 
 def _wrap_negative(imp: Importer, index: SSAValue, size: int) -> SSAValue:
     i64 = torch.int64
-    negative = imp.emit(spyre.LtOp(index, imp.full(0, (), i64), tensor_type(shape(index), torch.bool)))
+    negative = imp.emit(
+        spyre.LtOp(index, imp.full(0, (), i64), tensor_type(shape(index), torch.bool))
+    )
     wrapped = imp.emit(spyre.AddOp(index, imp.full(size, (), i64), index.type))
     return imp.emit(spyre.SelectOp(negative, wrapped, index, index.type))
 

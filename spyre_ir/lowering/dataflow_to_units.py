@@ -205,7 +205,9 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
         copies = slots(buffer)
         writers = [op for op, _, w in uses if w]
         if not writers:
-            raise located_error(uses[0][0], "convert-dataflow-to-units: a buffer is read but never written")
+            raise located_error(
+                uses[0][0], "convert-dataflow-to-units: a buffer is read but never written"
+            )
         for position, (reader, r, _w) in enumerate(uses):
             if not r:
                 continue

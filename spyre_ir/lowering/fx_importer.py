@@ -125,9 +125,7 @@ class Importer:
         assert isinstance(value.type, TensorType)
         if tuple(value.type.get_shape()) == tuple(shape):
             return value
-        return self.emit(
-            spyre.ReshapeOp(value, TensorType(value.type.element_type, list(shape)))
-        )
+        return self.emit(spyre.ReshapeOp(value, TensorType(value.type.element_type, list(shape))))
 
 
 LoweringFn = Callable[[Importer, torch.fx.Node], Any]

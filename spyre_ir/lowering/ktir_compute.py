@@ -116,7 +116,9 @@ class TileMath:
             return self.constant_buffer(x.value, x.type)
         raise LoweringError(f"'{op.name}': operand is not a tensor or scalar", op)
 
-    def materialize(self, x: object, shape: tuple[int, ...], element: Attribute, op: Operation, into=None) -> Buf:
+    def materialize(
+        self, x: object, shape: tuple[int, ...], element: Attribute, op: Operation, into=None
+    ) -> Buf:
         """`x` as a full buffer of `shape` (into `into` when given)."""
         if isinstance(x, Buf) and into is None and x.lx_shape == shape:
             return x
@@ -124,7 +126,9 @@ class TileMath:
         lx_shape = tuple(out.type.get_shape())
         if isinstance(x, Lazy | Scalar) and isinstance(getattr(x, "source", x), Scalar):
             value = (x.source if isinstance(x, Lazy) else x).value
-            self.lw.emit(D.ComputeOp("spyre.full", [], [out], {"value": scalar_attr(value, element)}))
+            self.lw.emit(
+                D.ComputeOp("spyre.full", [], [out], {"value": scalar_attr(value, element)})
+            )
             return Buf(out, shape)
         src = self.operand(x, op)
         if src.lx_shape == lx_shape:
@@ -164,7 +168,11 @@ class TileMath:
         lx = broadcast([b.lx_shape for b in bufs])
         if math.prod(lx) != math.prod(shape):
             lx = shape
-        fits = dest is not None and tuple(dest.type.get_shape()) == lx and dest.type.element_type == element
+        fits = (
+            dest is not None
+            and tuple(dest.type.get_shape()) == lx
+            and dest.type.element_type == element
+        )
         out = dest if fits else self.lw.alloc(lx, element)
         self.lw.emit(D.ComputeOp(kind, [b.value for b in bufs], [out]))
         return Buf(out, shape)
@@ -222,7 +230,10 @@ class TileMath:
     def matmul(self, op: Operation, a: object, b: object, init: object) -> Buf:
         shape = shape_of(op.results[0].type)
         element = element_of(op.results[0].type)
-        bufs = [self.materialize(v, shape_of(t.type), element_of(t.type), op) for v, t in ((a, op.operands[0]), (b, op.operands[1]))]
+        bufs = [
+            self.materialize(v, shape_of(t.type), element_of(t.type), op)
+            for v, t in ((a, op.operands[0]), (b, op.operands[1]))
+        ]
         out = self.lw.alloc(shape, element)
         self.lw.emit(D.ComputeOp("spyre.matmul", [x.value for x in bufs], [out]))
         result = Buf(out, shape)

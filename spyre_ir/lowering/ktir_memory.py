@@ -70,9 +70,9 @@ def memory_view(lw: KernelLowering, op: ktdp.ConstructMemoryViewOp) -> View:
         )
     space = op.memory_space
     kind = getattr(space, "kind", None)
-    if (kind is not None and kind.data not in (SpyreMemoryKind.HBM, SpyreMemoryKind.unspecified)) or (
-        getattr(space, "data", None) == MemorySpace.ct_local
-    ):
+    if (
+        kind is not None and kind.data not in (SpyreMemoryKind.HBM, SpyreMemoryKind.unspecified)
+    ) or (getattr(space, "data", None) == MemorySpace.ct_local):
         raise LoweringError(f"'{op.name}': views of {space} memory are not supported", op)
     if op.sizes or op.strides:
         raise LoweringError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
@@ -98,16 +98,16 @@ def rectangle(set_attr, op: Operation) -> list[tuple[int, int]]:
     for c in s.constraints:
         cd, _, _ = linear_form(c.lhs - c.rhs, s.num_dims, 0)
         if sum(1 for a in cd if a) != 1 or max(abs(a) for a in cd) != 1:
-            raise LoweringError(
-                f"'{op.name}': a non-rectangular set ({c}) is not supported", op
-            )
+            raise LoweringError(f"'{op.name}': a non-rectangular set ({c}) is not supported", op)
     try:
         return set_box(set_attr, op)
     except KtirError as error:
         raise LoweringError(str(error), op) from None
 
 
-def affine_value(lw: KernelLowering, expr: AffineExpr, operands: list[Index], op: Operation) -> SSAValue:
+def affine_value(
+    lw: KernelLowering, expr: AffineExpr, operands: list[Index], op: Operation
+) -> SSAValue:
     """Emit `expr` over index operands (add, mul and constants; floordiv/mod too)."""
     from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr
 
@@ -149,7 +149,9 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     extent = tuple(hi - lo + 1 for lo, hi in box)
     shape = tuple(extent[d] for d in perm)
     if shape != tuple(op.result.type.get_shape()):
-        raise LoweringError(f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op)
+        raise LoweringError(
+            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op
+        )
     uniform = all(i.uniform for i in indices)
     return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
 
@@ -248,7 +250,9 @@ def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SS
 def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
     tile = lw.get(op.access_tile)
     if not isinstance(tile, Box) or tile.perm is not None:
-        raise LoweringError(f"'{op.name}' through an indirect or transposed tile is not supported", op)
+        raise LoweringError(
+            f"'{op.name}' through an indirect or transposed tile is not supported", op
+        )
     shape = tuple(op.data_tile.type.get_shape())
     offsets = list(tile.offsets)
     lx_shape = shape
@@ -336,4 +340,3 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
     if isinstance(x, Lazy):
         return Lazy(x.source, shape, element)
     return lw.math.materialize(x, shape, element, op)
-

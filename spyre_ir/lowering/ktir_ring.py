@@ -84,7 +84,9 @@ def produce(lw: KernelLowering, op: kt.InterTileProduceOp) -> None:
         everyone = False
         offset = int(np.argmax(member[0]))
         if any(int(np.argmax(member[g])) != g * size + offset for g in range(len(groups))):
-            raise LoweringError(f"'{op.name}': the producers must sit at one offset in each group", op)
+            raise LoweringError(
+                f"'{op.name}': the producers must sit at one offset in each group", op
+            )
     else:
         raise LoweringError(
             f"'{op.name}': producers must be every tile of a group, or one tile per group",

@@ -126,14 +126,13 @@ def scalar_value(fn: func.FuncOp, k: int, scalars: dict[str, float]) -> Index | 
     name = arg.name_hint or f"arg{k}"
     if not isinstance(arg.type, IndexType | IntegerType | AnyFloat):
         raise LoweringError(
-            f"kernel argument %{name} is {arg.type}: KTIR kernels take pointers as index "
-            "values",
+            f"kernel argument %{name} is {arg.type}: KTIR kernels take pointers as index values",
             fn,
         )
     if name not in scalars:
         raise LoweringError(
             f"kernel @{fn.sym_name.data} needs a value for its scalar argument %{name} "
-            f"({arg.type}): give scalars=\"{name}=VALUE\" (spyre-run: --scalars {name}=VALUE)",
+            f'({arg.type}): give scalars="{name}=VALUE" (spyre-run: --scalars {name}=VALUE)',
             fn,
         )
     value = scalars[name]
@@ -147,7 +146,9 @@ def scalar_value(fn: func.FuncOp, k: int, scalars: dict[str, float]) -> Index | 
 class KernelLowering:
     """Lowers the body of one KTIR kernel into a dataflow.kernel's block."""
 
-    def __init__(self, fn: func.FuncOp, block: Block, memories: dict[int, SSAValue], pointers, scalars):
+    def __init__(
+        self, fn: func.FuncOp, block: Block, memories: dict[int, SSAValue], pointers, scalars
+    ):
         self.fn = fn
         self.grid = grid_of(fn)
         self.block = block
@@ -219,7 +220,14 @@ class KernelLowering:
                 self.lower_op(op)
             except LoweringError:
                 raise
-            except (ValueError, KeyError, AssertionError, TypeError, AttributeError, IndexError) as error:
+            except (
+                ValueError,
+                KeyError,
+                AssertionError,
+                TypeError,
+                AttributeError,
+                IndexError,
+            ) as error:
                 raise LoweringError(f"'{op.name}': cannot lower this op ({error})", op) from None
         return []
 
@@ -230,22 +238,36 @@ class KernelLowering:
         elif isinstance(op, ktdp.GetComputeTileIdOp):
             self.tile_ids(op)
             return
-        elif op.results and isinstance(op.results[0].type, IndexType | IntegerType) and name in _INDEX_OPS | {"arith.cmpi": 0, "arith.select": 0} and not isinstance(op.results[0].type, TensorType) and all(not isinstance(o.type, TensorType) for o in op.operands):
+        elif (
+            op.results
+            and isinstance(op.results[0].type, IndexType | IntegerType)
+            and name in _INDEX_OPS | {"arith.cmpi": 0, "arith.select": 0}
+            and not isinstance(op.results[0].type, TensorType)
+            and all(not isinstance(o.type, TensorType) for o in op.operands)
+        ):
             result = self.index_op(op)
         elif name in ktir_memory.HANDLED:
             result = ktir_memory.lower(self, op)
         elif name in BINARY or name in UNARY:
             kind = BINARY.get(name) or UNARY[name]
             args = [self.get(v) for v in getattr(op, "inputs", op.operands)]
-            result = self.math.elementwise(op, kind, args, self.dest.get(op) or self.reusable(op, kind))
+            result = self.math.elementwise(
+                op, kind, args, self.dest.get(op) or self.reusable(op, kind)
+            )
             if isinstance(result, Buf):
                 self.temps[result.value] = unit_for(kind)
         elif name in ("arith.cmpf", "arith.cmpi"):
-            predicate = arith.CMPF_COMPARISON_OPERATIONS if name == "arith.cmpf" else arith.CMPI_COMPARISON_OPERATIONS
+            predicate = (
+                arith.CMPF_COMPARISON_OPERATIONS
+                if name == "arith.cmpf"
+                else arith.CMPI_COMPARISON_OPERATIONS
+            )
             kind = COMPARE[predicate[op.predicate.value.data]]  # type: ignore[attr-defined]
             result = self.math.elementwise(op, kind, [self.get(v) for v in op.operands])
         elif name == "arith.select":
-            result = self.math.elementwise(op, "spyre.select", [self.get(v) for v in op.operands], self.dest.get(op))
+            result = self.math.elementwise(
+                op, "spyre.select", [self.get(v) for v in op.operands], self.dest.get(op)
+            )
         elif name in ("arith.sitofp", "arith.uitofp"):
             result = self.int_to_float(op)
         elif isinstance(op, scf.ForOp):
@@ -314,7 +336,9 @@ class KernelLowering:
     def index_op(self, op: Operation) -> Index:
         args = [self.env.get(v) for v in op.operands]
         if not all(isinstance(a, Index) for a in args):
-            raise LoweringError(f"'{op.name}' on runtime integers other than index is not supported", op)
+            raise LoweringError(
+                f"'{op.name}' on runtime integers other than index is not supported", op
+            )
         consts = [a.const for a in args]  # type: ignore[union-attr]
         if op.name in _INDEX_OPS and all(c is not None for c in consts):
             return self.index_constant(int(_INDEX_OPS[op.name](*consts)))
@@ -324,10 +348,14 @@ class KernelLowering:
             const = int(bool(np.asarray(per_core)[0]))
             return Index(self.index_constant(const).value, const, per_core, True)
         operands = [self.index(v, op).value for v in op.operands]
-        if op.name in ("arith.index_cast", "arith.index_castui") and isinstance(op.results[0].type, IndexType):
+        if op.name in ("arith.index_cast", "arith.index_castui") and isinstance(
+            op.results[0].type, IndexType
+        ):
             return Index(operands[0], None, per_core, uniform)
         if not isinstance(op.results[0].type, IndexType) and op.name != "arith.cmpi":
-            raise LoweringError(f"'{op.name}' producing {op.results[0].type} at run time is not supported", op)
+            raise LoweringError(
+                f"'{op.name}' producing {op.results[0].type} at run time is not supported", op
+            )
         clone = op.clone()
         for i, v in enumerate(operands):
             clone.operands[i] = v  # type: ignore[index]
@@ -399,7 +427,9 @@ class KernelLowering:
             if not isinstance(t, TensorType):
                 raise LoweringError(f"an scf.for carrying {t} (iter_arg {k}) is not supported", op)
             buf = self.alloc(t.get_shape(), t.element_type)
-            self.math.materialize(self.get(init), tuple(t.get_shape()), t.element_type, op, into=buf)
+            self.math.materialize(
+                self.get(init), tuple(t.get_shape()), t.element_type, op, into=buf
+            )
             carried.append(Buf(buf, tuple(t.get_shape())))
             self.env[arg] = carried[-1]
         self.plan_in_place(body, carried)
@@ -477,7 +507,9 @@ class KernelLowering:
             if region.blocks:
                 values = self.lower_block(region.block)
                 for buf, value, r in zip(outs, values, op.results):
-                    self.math.materialize(value, buf.lx_shape, r.type.element_type, op, into=buf.value)  # type: ignore[attr-defined]
+                    self.math.materialize(
+                        value, buf.lx_shape, r.type.element_type, op, into=buf.value
+                    )  # type: ignore[attr-defined]
             block.add_op(scf.YieldOp())
             regions.append(Region(block))
         self.block = outer
@@ -510,7 +542,11 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     for arg, p in zip(body.args, inputs):
         arg.name_hint = p.name
     kernel = D.KernelOp(
-        name, math.prod(grid_of(fn)), list(body.args), out_types, Region(block),
+        name,
+        math.prod(grid_of(fn)),
+        list(body.args),
+        out_types,
+        Region(block),
         {"plan": _plan(fn)},
     )
     body.add_ops([kernel, func.ReturnOp(*kernel.results)])
@@ -520,7 +556,11 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
 def _plan(fn: func.FuncOp) -> Attribute:
     from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
-    return DictionaryAttr({"kind": StringAttr("ktir"), "grid": fn.attributes["grid"]} if "grid" in fn.attributes else {"kind": StringAttr("ktir")})
+    return DictionaryAttr(
+        {"kind": StringAttr("ktir"), "grid": fn.attributes["grid"]}
+        if "grid" in fn.attributes
+        else {"kind": StringAttr("ktir")}
+    )
 
 
 @dataclass(frozen=True)

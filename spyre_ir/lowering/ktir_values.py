@@ -161,9 +161,7 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
         for view in views:
             vt = view.result.type
             if tuple(vt.get_shape()) != p.shape or vt.element_type != p.element:
-                raise LoweringError(
-                    f"pointer %{p.name} is viewed as both {t} and {vt}", view
-                )
+                raise LoweringError(f"pointer %{p.name} is viewed as both {t} and {vt}", view)
             for tile, extent in _tiles_of(view):
                 for use in tile.results[0].uses:
                     if isinstance(use.operation, ktdp.LoadOp):

@@ -33,8 +33,14 @@ PAD_VALUE = 0.0
 def build_plan(entry: FuncOp) -> R.PlanOp:
     """The plan for `entry` with a blank hash (`seal` fills it in)."""
     name = entry.sym_name.data
-    ins = [R.SlotOp(f"in{i}", "input", i, _tensor(entry, t)) for i, t in enumerate(entry.function_type.inputs.data)]
-    outs = [R.SlotOp(f"out{i}", "output", i, _tensor(entry, t)) for i, t in enumerate(entry.function_type.outputs.data)]
+    ins = [
+        R.SlotOp(f"in{i}", "input", i, _tensor(entry, t))
+        for i, t in enumerate(entry.function_type.inputs.data)
+    ]
+    outs = [
+        R.SlotOp(f"out{i}", "output", i, _tensor(entry, t))
+        for i, t in enumerate(entry.function_type.outputs.data)
+    ]
     steps: list[Operation] = [R.PatchAddressesOp([s.sym_name.data for s in ins + outs])]
     for s in ins:
         steps += [R.TransferOp("h2d", s.sym_name.data, PAD_VALUE), R.RestickifyOp(s.sym_name.data)]
@@ -81,7 +87,9 @@ def plan_module(module: ModuleOp, entry: str = "main") -> str:
         raise located_error(module, f"convert-units-to-recipe: no func.func @{entry} to plan")
     for inner in module.walk():
         if isinstance(inner, R.PlanOp):
-            raise located_error(inner, "convert-units-to-recipe: the module already holds a recipe.plan")
+            raise located_error(
+                inner, "convert-units-to-recipe: the module already holds a recipe.plan"
+            )
         if isinstance(inner, (D.KernelOp, D.GroupOp)):
             raise located_error(
                 inner, f"convert-units-to-recipe: {inner.name} is L2; lower to units first "

@@ -151,9 +151,7 @@ def assign_offsets(buffers: Sequence[Buffer], align: int) -> int:
 def max_live_bytes(buffers: Sequence[Buffer]) -> int:
     """The largest total size of buffers live at one program point (a lower bound)."""
     points = {b.start for b in buffers}
-    return max(
-        (sum(b.size for b in buffers if b.start <= p <= b.end) for p in points), default=0
-    )
+    return max((sum(b.size for b in buffers if b.start <= p <= b.end) for p in points), default=0)
 
 
 @dataclass(frozen=True)

@@ -109,9 +109,7 @@ class _Emitter:
     def reduce(self, cls: type, value: SSAValue, dims: Sequence[int]) -> SSAValue:
         assert isinstance(value.type, TensorType)
         shape = shape_rules.reduce_shape(shape_of(value), dims, True)
-        return self.add(
-            cls(value, list(dims), True, self.tensor(shape, value.type.element_type))
-        )
+        return self.add(cls(value, list(dims), True, self.tensor(shape, value.type.element_type)))
 
     def scalar(self, value: float, element: Attribute) -> SSAValue:
         return self.add(FullOp(float(value), self.tensor((), element)))

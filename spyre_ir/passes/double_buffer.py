@@ -403,14 +403,10 @@ class SpyreDoubleBuffer(ModulePass):
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 trips = _trip_count(loop)
-                if not isinstance(loop.lb.type, IndexType) or (
-                    trips is not None and trips < 2
-                ):
+                if not isinstance(loop.lb.type, IndexType) or (trips is not None and trips < 2):
                     continue
                 candidates = [
-                    c
-                    for load in _leading_loads(loop)
-                    if (c := _candidate(loop, load)) is not None
+                    c for load in _leading_loads(loop) if (c := _candidate(loop, load)) is not None
                 ]
                 # An all-gather is prefetched only with the slice it gathers.
                 prefetched = {transfer_dest(c.load) for c in candidates}

@@ -50,7 +50,8 @@ def expanded_source(value: SSAValue) -> tuple[SSAValue, int, bool] | None:
     while True:
         op = value.owner
         keeps_matrix = isinstance(op, spyre.ReshapeOp) and (
-            spyre.shape_of(op.input)[-2:] == spyre.shape_of(value)[-2:])
+            spyre.shape_of(op.input)[-2:] == spyre.shape_of(value)[-2:]
+        )
         if keeps_matrix:
             value = op.input
         elif swaps_last_two(op):
@@ -105,8 +106,15 @@ def fold(mm: spyre.MatmulOp) -> bool:
     if swapped:
         rank = len(keys_shape)
         perm = [*range(rank - 2), rank - 1, rank - 2]
-        keys = add(spyre.TransposeOp(keys, perm, TensorType(
-            spyre.element_of(source), [*keys_shape[:-2], keys_shape[-1], keys_shape[-2]])))
+        keys = add(
+            spyre.TransposeOp(
+                keys,
+                perm,
+                TensorType(
+                    spyre.element_of(source), [*keys_shape[:-2], keys_shape[-1], keys_shape[-2]]
+                ),
+            )
+        )
     n = spyre.shape_of(keys)[-1]
     out_elem = spyre.element_of(mm.result)
     product = add(spyre.MatmulOp(rows, keys, TensorType(out_elem, [*batch, g * m, n])))

@@ -43,9 +43,7 @@ small next to the group's own work."""
 
 
 def is_scalar_constant(op: Operation) -> bool:
-    return isinstance(op, (spyre.FullOp, spyre.ConstantOp)) and row_model.shape(
-        op.results[0]
-    ) == ()
+    return isinstance(op, (spyre.FullOp, spyre.ConstantOp)) and row_model.shape(op.results[0]) == ()
 
 
 def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
@@ -117,9 +115,7 @@ def folded_operands(op: Operation) -> list[Operation]:
 def _anchor(candidate: Candidate) -> Operation | None:
     if candidate.kind in ("rows", "copy", "attention"):
         return None
-    return next(
-        op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp))
-    )
+    return next(op for op in candidate.ops if isinstance(op, (spyre.MatmulOp, spyre.GatherOp)))
 
 
 @dataclass
@@ -159,8 +155,7 @@ class Fuser:
         epilogue = [o for o in ops if o is not anchor and o not in folded]
         p = candidate.row_dims
         if all(
-            row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p]
-            for o in outputs
+            row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p] for o in outputs
         ) and self.fits(epilogue, outputs, p):
             candidate.ops.append(op)
             return True

@@ -50,16 +50,24 @@ def lower(op: spyre.ScatterOp) -> list[Operation]:
         ops.append(new)
         return new.results[0]
 
-    index = indices if spyre.element_of(indices) == I64 else emit(spyre.CastOp(indices, _type((count,), I64)))
+    index = (
+        indices
+        if spyre.element_of(indices) == I64
+        else emit(spyre.CastOp(indices, _type((count,), I64)))
+    )
     negative = emit(spyre.LtOp(index, emit(spyre.FullOp(0, _type((), I64))), _type((count,), I1)))
-    shifted = emit(spyre.AddOp(index, emit(spyre.FullOp(size, _type((), I64))), _type((count,), I64)))
+    shifted = emit(
+        spyre.AddOp(index, emit(spyre.FullOp(size, _type((), I64))), _type((count,), I64))
+    )
     index = emit(spyre.SelectOp(negative, shifted, index, _type((count,), I64)))
     column = emit(spyre.ReshapeOp(index, _type((count, 1), I64)))
     positions = emit(spyre.IotaOp(1, 0, 1, _type((1, size), I64)))
     hit = emit(spyre.EqOp(column, positions, _type((count, size), I1)))
     one_hot = emit(spyre.CastOp(hit, _type((count, size), element)))
     written = emit(spyre.SumOp(one_hot, [0], False, _type((size,), element)))
-    written = emit(spyre.GtOp(written, emit(spyre.FullOp(0.0, _type((), element))), _type((size,), I1)))
+    written = emit(
+        spyre.GtOp(written, emit(spyre.FullOp(0.0, _type((), element))), _type((size,), I1))
+    )
     along = tuple(size if d == dim else 1 for d in range(len(shape)))
     written = emit(spyre.ReshapeOp(written, _type(along, I1)))
     if count == 1:

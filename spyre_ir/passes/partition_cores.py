@@ -145,8 +145,14 @@ def plan_group(
         elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(mm.lhs))]
         forced = forced_split(mm, split, cores, config)
         try:
-            plan = cost_model.plan_matmul(*matmul_dims(mm), elem, config, cores, split=forced,
-                                          rhs_batched=len(spyre.shape_of(mm.rhs)) > 2)
+            plan = cost_model.plan_matmul(
+                *matmul_dims(mm),
+                elem,
+                config,
+                cores,
+                split=forced,
+                rhs_batched=len(spyre.shape_of(mm.rhs)) > 2,
+            )
         except ValueError as e:
             raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
         return {

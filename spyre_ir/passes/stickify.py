@@ -156,9 +156,7 @@ def default_type(t: Attribute, where: Operation) -> Attribute:
     try:
         layout = default_layout(t.get_shape(), element_type_name(t.element_type))
     except ValueError as error:
-        raise located_error(
-            where, f"spyre-stickify: no stick layout for {t}: {error}"
-        ) from None
+        raise located_error(where, f"spyre-stickify: no stick layout for {t}: {error}") from None
     return TensorType(t.element_type, t.get_shape(), StickLayoutAttr.from_layout(layout))
 
 

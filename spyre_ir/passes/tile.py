@@ -317,8 +317,13 @@ def gather_analysis(ops: Sequence[Operation], yielded: dataflow.YieldOp,
     gather = next(op for op in ops if isinstance(op, spyre.GatherOp))
     epilogue = [op for op in ops if op is not gather]
     outputs = list(yielded.values)
-    analysis = row_model.analyse(epilogue, outputs, p) if epilogue else row_model.RowAnalysis(
-        p, spyre.shape_of(gather.result)[:p], {gather.result: tuple(range(p))})
+    analysis = (
+        row_model.analyse(epilogue, outputs, p)
+        if epilogue
+        else row_model.RowAnalysis(
+            p, spyre.shape_of(gather.result)[:p], {gather.result: tuple(range(p))}
+        )
+    )
     analysis.axes.setdefault(gather.result, tuple(range(p)))
     analysis.axes[gather.indices] = tuple(range(p))
     return analysis
@@ -438,8 +443,8 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     item = lb.add(lb.mul(cm, m_per), mi)
     m0 = lb.mul(lb.rem(item, m_chunks), tm)
     batch_index = split_index(lb, lb.div(item, m_chunks), batch_dims) if batch_dims else []
-    a_batch = batch_index[len(batch_index) - (lhs_rank - 2):] if lhs_rank > 2 else []
-    b_batch = batch_index[len(batch_index) - (rhs_rank - 2):] if rhs_rank > 2 else []
+    a_batch = batch_index[len(batch_index) - (lhs_rank - 2) :] if lhs_rank > 2 else []
+    b_batch = batch_index[len(batch_index) - (rhs_rank - 2) :] if rhs_rank > 2 else []
 
     def load_a(kb: BodyBuilder, k0: SSAValue) -> None:
         lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]

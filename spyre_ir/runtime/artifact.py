@@ -37,7 +37,14 @@ from spyre_ir.hardware import DEFAULT_CONFIG, SpyreConfig
 from spyre_ir.runtime import telemetry
 from spyre_ir.runtime.cache import ArtifactCache
 
-__all__ = ["Artifact", "ArtifactError", "compile_artifact", "gc_paused", "load_artifact", "print_module"]
+__all__ = [
+    "Artifact",
+    "ArtifactError",
+    "compile_artifact",
+    "gc_paused",
+    "load_artifact",
+    "print_module",
+]
 
 
 class ArtifactError(ValueError):
@@ -98,7 +105,10 @@ def compiler_fingerprint() -> str:
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
-        if "runtime" in path.relative_to(root).parts[:1] or "tools" in path.relative_to(root).parts[:1]:
+        if (
+            "runtime" in path.relative_to(root).parts[:1]
+            or "tools" in path.relative_to(root).parts[:1]
+        ):
             continue  # the runtime and tools do not shape the artifact text
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return f"{version}+{digest.hexdigest()[:16]}"
@@ -156,7 +166,9 @@ def compile_artifact(
     return artifact
 
 
-def _from_cache(store: ArtifactCache, key: str, name: str, rec: telemetry.CompileRecord) -> Artifact | None:
+def _from_cache(
+    store: ArtifactCache, key: str, name: str, rec: telemetry.CompileRecord
+) -> Artifact | None:
     """The cached artifact of `key`, parsed and verified; an entry that does not load
     is deleted (reported once by the cache) and rebuilt, never used again."""
     with telemetry.stage(name, "cache") as timer:
@@ -183,5 +195,7 @@ def _compile(module: ModuleOp, config: SpyreConfig, name: str, exact_f32: bool,
     hooks = [driver.verify, driver.RecordOps(rec), *([kept] if keep_levels else [])]
     text = driver.lower(module, config=config, f16=not exact_f32, graph=name, hooks=hooks)
     digest = stored_hash(text) if text is not None else None
-    assert digest is not None and digest == content_hash(text), "sealed hash does not match the text"
+    assert digest is not None and digest == content_hash(text), (
+        "sealed hash does not match the text"
+    )
     return Artifact(name, text, digest, levels=kept.levels, module=module)

@@ -321,7 +321,9 @@ class SpyrePartition(torch.nn.Module):
     is off (one warning), so an executor bug degrades to CPU speed, not to a crash.
     """
 
-    def __init__(self, name: str, cpu: fx.GraphModule, ir: dict[str, Any], settings: Settings) -> None:
+    def __init__(
+        self, name: str, cpu: fx.GraphModule, ir: dict[str, Any], settings: Settings
+    ) -> None:
         super().__init__()
         self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
@@ -342,7 +344,9 @@ class SpyrePartition(torch.nn.Module):
                     return self.card(args)
                 outs = self.run([_to_numpy(a) for a in args])
                 if len(outs) != len(self.outputs):
-                    raise RuntimeError(f"spyre: got {len(outs)} results, expected {len(self.outputs)}")
+                    raise RuntimeError(
+                        f"spyre: got {len(outs)} results, expected {len(self.outputs)}"
+                    )
                 return tuple(
                     _to_torch(o, like, f"result {i} of {self.name}").to(like.device)
                     for i, (o, like) in enumerate(zip(outs, self.outputs))
@@ -351,8 +355,11 @@ class SpyrePartition(torch.nn.Module):
                 if self.settings.strict:
                     raise
                 self.failed = True
-                warnings.warn(f"spyre: {self.name} failed on the {self.settings.executor} "
-                              f"executor ({type(e).__name__}: {e}); running it on CPU", stacklevel=2)
+                warnings.warn(
+                    f"spyre: {self.name} failed on the {self.settings.executor} "
+                    f"executor ({type(e).__name__}: {e}); running it on CPU",
+                    stacklevel=2,
+                )
         return tuple(self.cpu_graph(*args))
 
 
@@ -363,9 +370,12 @@ def _partition(gm: fx.GraphModule, reasons: dict[fx.Node, str | None]) -> list[s
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
-    partitioner = CapabilityBasedPartitioner(gm, _Support(reasons), allows_single_node_partition=True)
+    partitioner = CapabilityBasedPartitioner(
+        gm, _Support(reasons), allows_single_node_partition=True
+    )
     parts = [
-        p for p in partitioner.propose_partitions()
+        p
+        for p in partitioner.propose_partitions()
         if any(n.target not in _VIEW_LIKE for n in p.nodes)  # a lone view is not worth a launch
     ]
     fuse_by_partitions(gm, [p.nodes for p in parts], prefix="spyre_", always_return_tuple=True)
@@ -404,7 +414,9 @@ def _lower(module: Any, ir: dict[str, Any], executor: Executor, graph: str, sett
     if settings.dump_dir is None or executor.level == "recipe":
         return
     try:
-        driver.lower(module.clone(), source=executor.level, graph=graph, hooks=[driver.verify, keep])
+        driver.lower(
+            module.clone(), source=executor.level, graph=graph, hooks=[driver.verify, keep]
+        )
     except Exception as e:  # noqa: BLE001 - reported, then ignored
         _warn_once(f"dump:{type(e).__name__}:{e}",
                    f"spyre: {graph} could not be lowered past the {executor.level} level "
@@ -490,14 +502,18 @@ def _isolate_failure(sub: fx.GraphModule, graph: str, settings: Settings,
     warnings.warn(f"spyre: {op_name(culprit)} ({culprit.name}) in {graph} failed to compile "
                   f"({type(why).__name__}: {why}); running it on CPU, the rest of {graph} on spyre",
                   stacklevel=3)  # fmt: skip
-    reasons: dict[fx.Node, str | None] = {n: None for n in sub.graph.nodes if n.op == "call_function"}
+    reasons: dict[fx.Node, str | None] = {
+        n: None for n in sub.graph.nodes if n.op == "call_function"
+    }
     reasons[culprit] = f"failed to compile: {why}"
     _compile_partitions(sub, reasons, graph, settings)
     sub.recompile()
     return sub
 
 
-def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], settings: Settings) -> Callable:
+def compile_graph(
+    gm: fx.GraphModule, example_inputs: Sequence[Any], settings: Settings
+) -> Callable:
     """Forward / inference compiler: partition, import and wire one decomposed ATen graph;
     a graph with symbolic sizes runs through shape buckets (runtime/dynamic.py)."""
     from torch._functorch.aot_autograd import make_boxed_func

@@ -166,7 +166,9 @@ class Card:
             array.write_host(data)
             return host_transfer_s(data.nbytes, self.config)
 
-        self._on(stream).enqueue("h2d", run, f"h2d {_describe(data.shape, data.dtype)}", data.nbytes)
+        self._on(stream).enqueue(
+            "h2d", run, f"h2d {_describe(data.shape, data.dtype)}", data.nbytes
+        )
         return array
 
     def download(self, array: DeviceArray, stream: Stream | None = None) -> np.ndarray:
@@ -178,7 +180,9 @@ class Card:
             out[...] = array._elements()
             return host_transfer_s(array.nbytes, self.config)
 
-        self._on(stream).enqueue("d2h", run, f"d2h {_describe(array.shape, array.dtype)}", array.nbytes)
+        self._on(stream).enqueue(
+            "d2h", run, f"d2h {_describe(array.shape, array.dtype)}", array.nbytes
+        )
         return out
 
     def copy(self, dst: DeviceArray, src: DeviceArray, stream: Stream | None = None) -> None:

@@ -232,7 +232,9 @@ def tensor_from_array(array: Any, dtype: torch.dtype | None = None) -> torch.Ten
         storage = torch._C._construct_storage_from_data_pointer(0, device, 0)
     else:
         block = array.block
-        nbytes = (array.offset + _storage_elements(array.shape, array.strides)) * array.dtype.itemsize
+        nbytes = (
+            array.offset + _storage_elements(array.shape, array.strides)
+        ) * array.dtype.itemsize
         address = _ADDRESS_BASE + block.region * _REGION_SPAN + block.offset
         storage = torch._C._construct_storage_from_data_pointer(address, device, nbytes)
         storage.spyre_block = _BlockOwner(array.card, block)
@@ -348,7 +350,9 @@ def to_host(src: torch.Tensor) -> torch.Tensor:
         return host_transfer_s(src.numel() * src.element_size(), config)
 
     stream = _stream()
-    stream.enqueue("d2h", run, f"d2h {tuple(src.shape)} {src.dtype}", src.numel() * src.element_size())
+    stream.enqueue(
+        "d2h", run, f"d2h {tuple(src.shape)} {src.dtype}", src.numel() * src.element_size()
+    )
     stream.synchronize()
     return landed[0]
 
@@ -578,8 +582,12 @@ def _install_printing() -> None:
     original = _tensor_str._str
 
     def _str(self: torch.Tensor, *, tensor_contents: str | None = None) -> str:
-        if (tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided
-                and (self.numel() == 0 or _owner(self) is not None)):  # a FakeTensor has no memory
+        if (
+            tensor_contents is None
+            and self.device.type == BACKEND
+            and self.layout == torch.strided
+            and (self.numel() == 0 or _owner(self) is not None)
+        ):  # a FakeTensor has no memory
             with torch.no_grad():
                 host = to_host(self.detach())
             plain = type(self) in (torch.Tensor, torch.nn.Parameter)

@@ -159,7 +159,9 @@ class BucketedGraph:
     def bucket(self, values: dict[sympy.Symbol, int]) -> Bucket:
         caps = []
         for group in self.groups:
-            longest = max(int(e.xreplace(values)) for e in self.exprs if frozenset(e.free_symbols) == group)
+            longest = max(
+                int(e.xreplace(values)) for e in self.exprs if frozenset(e.free_symbols) == group
+            )
             caps.append((group, capacity(longest, self.floor)))
         return Bucket(tuple(caps))
 
@@ -200,7 +202,9 @@ class BucketedGraph:
     def _unpad(self, out: Any, node: Any, values: dict[sympy.Symbol, int]) -> Any:
         val = node.meta.get("val") if isinstance(node, fx.Node) else None
         if isinstance(val, torch.SymInt):
-            return int(_expr(val).xreplace(values)) if not isinstance(_expr(val), int) else _expr(val)
+            return (
+                int(_expr(val).xreplace(values)) if not isinstance(_expr(val), int) else _expr(val)
+            )
         pads = _padded_dims(val)
         if not pads:
             return out
@@ -532,5 +536,5 @@ def _check_view(node: fx.Node) -> None:
 def _smaller(a: list[Any], b: list[Any]) -> bool:
     """Whether the product of ``a`` is the smaller one, symbols taken as large (a size
     symbol is at least 2: dynamo specialises 0 and 1)."""
-    large = dict.fromkeys(sympy.Mul(*a, *b).free_symbols, 10 ** 6)
+    large = dict.fromkeys(sympy.Mul(*a, *b).free_symbols, 10**6)
     return bool(sympy.Mul(*a).subs(large) < sympy.Mul(*b).subs(large))

@@ -274,7 +274,9 @@ def launch_on_device(prepared: Any, tensors: list[torch.Tensor],
         if result.dtype != dtype:  # e.g. an f32 graph computed in f16 returns f16 blocks
             result = result.to(dtype)
         if tuple(result.shape) != shape:
-            raise RuntimeError(f"spyre: kernel returned shape {tuple(result.shape)}, expected {shape}")
+            raise RuntimeError(
+                f"spyre: kernel returned shape {tuple(result.shape)}, expected {shape}"
+            )
         results.append(result)
     return results
 

@@ -79,7 +79,9 @@ def _constant_like(gm: fx.GraphModule, static: set[int]) -> dict[fx.Node, bool]:
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             val = _tensor(node)
-            small_constant = index in static and val is not None and val.numel() <= CONSTANT_ELEMENTS
+            small_constant = (
+                index in static and val is not None and val.numel() <= CONSTANT_ELEMENTS
+            )
             known[node] = val is not None and (not val.dtype.is_floating_point or small_constant)
             index += 1
         elif node.op == "call_function":
@@ -107,7 +109,11 @@ def host_exact_nodes(gm: fx.GraphModule, reasons: dict[fx.Node, str | None],
     stack = list(chosen)
     while stack:
         for source in stack.pop().all_input_nodes:
-            if source.op == "call_function" and source not in chosen and reasons.get(source) is None:
+            if (
+                source.op == "call_function"
+                and source not in chosen
+                and reasons.get(source) is None
+            ):
                 chosen.add(source)  # constant-like too: every input of a chosen node is
                 stack.append(source)
     # Their casts to 16 bits too, so the card receives 16-bit data, not f32 inputs.

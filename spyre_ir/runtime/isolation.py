@@ -43,8 +43,10 @@ def prefix_graph(gm: fx.GraphModule, count: int) -> fx.GraphModule:
         if node in keep:
             env[node] = graph.node_copy(node, lambda a: env[a])
     outputs = [
-        n for n in gm.graph.nodes
-        if n in keep and any(u not in keep for u in n.users)
+        n
+        for n in gm.graph.nodes
+        if n in keep
+        and any(u not in keep for u in n.users)
         and not isinstance(n.meta.get("val"), (tuple, list))
     ]
     graph.output(tuple(env[n] for n in outputs))

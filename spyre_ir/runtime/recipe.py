@@ -53,8 +53,17 @@ from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
 
-__all__ = ["Compute", "Fetch", "HostCallback", "LaunchError", "PreparedRecipe", "Restickify", "Slot",
-           "StickImage", "Transfer"]
+__all__ = [
+    "Compute",
+    "Fetch",
+    "HostCallback",
+    "LaunchError",
+    "PreparedRecipe",
+    "Restickify",
+    "Slot",
+    "StickImage",
+    "Transfer",
+]
 
 # element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
 _DTYPES = {
@@ -130,7 +139,9 @@ class Slot:
     def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
         """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
         flat = self.to_device_elements(np.asarray(values).reshape(-1))
-        fill = self.to_device_elements(np.float32(pad))[()] if self.element in ("f16", "bf16") else pad
+        fill = (
+            self.to_device_elements(np.float32(pad))[()] if self.element in ("f16", "bf16") else pad
+        )
         return stickify(flat.reshape(self.layout.host_shape), self.layout, fill).view(np.uint8)
 
     def read_image(self, raw: np.ndarray) -> np.ndarray:
@@ -251,20 +262,28 @@ Argument = np.ndarray | DeviceArray | StickImage
 class PreparedRecipe:
     """An artifact, parsed once, ready to launch any number of times."""
 
-    def __init__(self, name: str, module: ModuleOp, plan: R.PlanOp, card: Card | None = None) -> None:
+    def __init__(
+        self, name: str, module: ModuleOp, plan: R.PlanOp, card: Card | None = None
+    ) -> None:
         self.name = name
         self.card = card or get_card()
         self.entry = plan.entry.root_reference.data
         slots = {op.sym_name.data: Slot.from_op(op) for op in plan.slots()}
-        self.inputs = sorted((s for s in slots.values() if s.role == "input"), key=lambda s: s.index)
-        self.outputs = sorted((s for s in slots.values() if s.role == "output"), key=lambda s: s.index)
+        self.inputs = sorted(
+            (s for s in slots.values() if s.role == "input"), key=lambda s: s.index
+        )
+        self.outputs = sorted(
+            (s for s in slots.values() if s.role == "output"), key=lambda s: s.index
+        )
         self.steps: list[HostCallback | Transfer | Restickify | Compute] = []
         for op in plan.steps():
             if isinstance(op, R.PatchAddressesOp):
                 self.steps.append(HostCallback(tuple(s.root_reference.data for s in op.slots.data)))
             elif isinstance(op, R.TransferOp):
                 pad = op.pad.value.data if op.pad is not None else 0.0
-                self.steps.append(Transfer(op.direction.data, slots[op.slot.root_reference.data], pad))
+                self.steps.append(
+                    Transfer(op.direction.data, slots[op.slot.root_reference.data], pad)
+                )
             elif isinstance(op, R.RestickifyOp):
                 self.steps.append(Restickify(slots[op.slot.root_reference.data]))
             elif isinstance(op, R.ComputeOp):
@@ -279,7 +298,11 @@ class PreparedRecipe:
         """Prepare an artifact. One this process compiled comes with its module, verified
         by the compile; any other is parsed, verified and hash-checked here (raises
         ArtifactError)."""
-        text, name = (artifact.text, artifact.name) if isinstance(artifact, Artifact) else (artifact, "artifact")
+        text, name = (
+            (artifact.text, artifact.name)
+            if isinstance(artifact, Artifact)
+            else (artifact, "artifact")
+        )
         if isinstance(artifact, Artifact) and artifact.module is not None:
             module = artifact.module
         else:
@@ -296,7 +319,9 @@ class PreparedRecipe:
         self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
 
-    def launch_to_host(self, args: Sequence[Argument], stream: Stream | None = None) -> list[np.ndarray]:
+    def launch_to_host(
+        self, args: Sequence[Argument], stream: Stream | None = None
+    ) -> list[np.ndarray]:
         """Enqueue one run whose results come back over the link; the returned host arrays
         (simulator dtypes: bf16 as float32, f16 as float32 holding DLFloat16 values) are
         filled once the stream's work has run."""
@@ -317,7 +342,9 @@ class PreparedRecipe:
                               f"{len(self.outputs)} results")  # fmt: skip
         return self._enqueue(staged, stream, list(fetches), list(keep))
 
-    def stage(self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None) -> StickImage:
+    def stage(
+        self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None
+    ) -> StickImage:
         """Enqueue staging `value` as input `index`'s stick image into a block of its own
         (h2d for a host array, an on-card restickify for a DeviceArray): an image to bind
         to this slot in later launches (the caller frees it)."""
@@ -327,7 +354,9 @@ class PreparedRecipe:
         image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
         launch = _Launch(self.card, {slot.name: image.block}, set())
         launch.table[slot.name] = image.block
-        step = Transfer("h2d", slot, pad) if not isinstance(staged, DeviceArray) else Restickify(slot)
+        step = (
+            Transfer("h2d", slot, pad) if not isinstance(staged, DeviceArray) else Restickify(slot)
+        )
         engine = "dma" if isinstance(staged, DeviceArray) else "h2d"
         stream.enqueue(engine, self._stage_in(launch, step, staged), f"{self.name}: {engine} @{slot.name} (kept)",
                        slot.size)  # fmt: skip
@@ -351,7 +380,9 @@ class PreparedRecipe:
         images: list[StickImage | None] = []
         for slot, kept in zip(self.outputs, keep):
             blocks[slot.name] = self.card.allocate(slot.size)
-            images.append(StickImage.for_slot(self.card, slot, 0.0, blocks[slot.name]) if kept else None)
+            images.append(
+                StickImage.for_slot(self.card, slot, 0.0, blocks[slot.name]) if kept else None
+            )
             if not kept:
                 owned.add(slot.name)
         launch = _Launch(self.card, blocks, owned)
@@ -367,13 +398,17 @@ class PreparedRecipe:
                 enqueue("compute", self._compute(launch, step), f"compute @{step.entry}")
             elif step.slot.role == "input":
                 arg = staged[step.slot.index]
-                if not isinstance(arg, StickImage) and isinstance(arg, DeviceArray) == isinstance(step, Restickify):
+                if not isinstance(arg, StickImage) and isinstance(arg, DeviceArray) == isinstance(
+                    step, Restickify
+                ):
                     engine = "dma" if isinstance(step, Restickify) else "h2d"
                     enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}",
                             step.slot.size)  # fmt: skip
             else:
                 fetch = results[step.slot.name]
-                if fetch is not None and isinstance(fetch.into, DeviceArray) == isinstance(step, Restickify):
+                if fetch is not None and isinstance(fetch.into, DeviceArray) == isinstance(
+                    step, Restickify
+                ):
                     engine = "dma" if isinstance(step, Restickify) else "d2h"
                     nbytes = _fetched_bytes(step.slot, fetch)
                     enqueue(engine, self._stage_out(launch, step, fetch, nbytes), f"{engine} @{step.slot.name}"
@@ -390,7 +425,9 @@ class PreparedRecipe:
         """Arguments checked against the input slots; host arrays copied (a later change
         by the caller must not leak into the pending transfer)."""
         if len(args) != len(self.inputs):
-            raise LaunchError(f"{self.name}: {len(args)} arguments, the recipe takes {len(self.inputs)}")
+            raise LaunchError(
+                f"{self.name}: {len(args)} arguments, the recipe takes {len(self.inputs)}"
+            )
         return [self._check_one(slot, arg) for slot, arg in zip(self.inputs, args)]
 
     def _check_one(self, slot: Slot, arg: Argument) -> Argument:
@@ -407,7 +444,8 @@ class PreparedRecipe:
                               f"slot @{slot.name} takes {list(slot.shape)}")  # fmt: skip
         kind = np.dtype(arg.dtype).kind
         if (kind in "fc") != (slot.element in ("f16", "bf16", "f32")) and not (
-                slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)):
+            slot.element == "bf16" and arg.dtype == np.uint16 and isinstance(arg, DeviceArray)
+        ):
             raise LaunchError(f"{self.name}: argument {slot.index} is {arg.dtype}, slot "
                               f"@{slot.name} holds {slot.element}")  # fmt: skip
         return arg
@@ -424,7 +462,9 @@ class PreparedRecipe:
         block = launch.table[slot.name]  # a KeyError here means the patch step did not run
         return self.card.memory.view(block.region, block.offset, slot.size)
 
-    def _stage_in(self, launch: _Launch, step: Transfer | Restickify, arg: np.ndarray | DeviceArray):
+    def _stage_in(
+        self, launch: _Launch, step: Transfer | Restickify, arg: np.ndarray | DeviceArray
+    ):
         config, slot = self.card.config, step.slot
         # a restickified DeviceArray pads like the slot's own transfer would
         pad = step.pad if isinstance(step, Transfer) else self.input_pads.get(slot.name, 0.0)

@@ -108,7 +108,9 @@ class ResidentImages:
         entry = self._valid_entry(t)
         return None if entry is None else entry.images.get(_image_key(slot, pad))
 
-    def store(self, t: torch.Tensor, image: StickImage, *, expect: torch.Tensor | None = None) -> None:
+    def store(
+        self, t: torch.Tensor, image: StickImage, *, expect: torch.Tensor | None = None
+    ) -> None:
         """Keep `image` for `t` as it is now; with `expect`, for `t` once it equals the host
         tensor `expect` (a value someone may copy into `t`, as AOTAutograd's epilogue does)."""
         entry = self._valid_entry(t)
@@ -231,7 +233,9 @@ def _host_index(node: Any, position: dict[fx.Node, int]) -> bool:
         return False
     if node in position:
         return True
-    return node.op == "call_function" and all(_host_index(a, position) for a in node.all_input_nodes)
+    return node.op == "call_function" and all(
+        _host_index(a, position) for a in node.all_input_nodes
+    )
 
 
 def _write_of(node: fx.Node, position: dict[fx.Node, int]) -> Write:
@@ -244,7 +248,9 @@ def _write_of(node: fx.Node, position: dict[fx.Node, int]) -> Write:
             and not node.kwargs.get("accumulate") and all(_host_index(i, position) for i in args[1])):  # fmt: skip
         return IndexWrite(position[args[0]], tuple(args[1]))
     if target is aten.index_copy.default and args[0] in position and _host_index(args[2], position):
-        return IndexWrite(position[args[0]], (None,) * (args[1] % args[0].meta["val"].dim()) + (args[2],))
+        return IndexWrite(
+            position[args[0]], (None,) * (args[1] % args[0].meta["val"].dim()) + (args[2],)
+        )
     val = node.meta.get("val")
     candidates = [args[0]] if args and isinstance(args[0], fx.Node) else []
     for source in [*candidates, *position]:
@@ -289,7 +295,9 @@ class CardPartition:
         self.name, self.artifact = name, artifact
         self.outputs = [n.meta["val"] for n in graph.graph.output_node().args[0]]
         self.writes = analyse_results(graph.graph)
-        self.position = {n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")}
+        self.position = {
+            n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")
+        }
         self._prepared: PreparedRecipe | None = None
         self.prepared()  # at compile time (the backend times it as its "prepare" stage)
 
@@ -310,9 +318,13 @@ class CardPartition:
         kept, staged = images(recipe.card), []
         bound = [self._bind(recipe, kept, slot, t, staged) for slot, t in zip(recipe.inputs, args)]
         on_card = any(t.device.type == "spyre" for t in args)
-        plans = [self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)]
+        plans = [
+            self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)
+        ]
         stream = recipe.card.current_stream()
-        made = recipe.launch_resident(bound, [p.fetch for p in plans], [p.keep for p in plans], stream)
+        made = recipe.launch_resident(
+            bound, [p.fetch for p in plans], [p.keep for p in plans], stream
+        )
         try:
             stream.synchronize()
         except Exception:  # nothing of this launch may be taken for data later
@@ -390,13 +402,17 @@ class CardPartition:
             def on_device() -> torch.Tensor:
                 bits_of_bf16 = like.dtype == torch.bfloat16 and array.dtype == np.uint16
                 result = device.tensor_from_array(array, torch.bfloat16 if bits_of_bf16 else None)
-                return _with_strides(result if result.dtype == like.dtype else result.to(like.dtype), like)
+                return _with_strides(
+                    result if result.dtype == like.dtype else result.to(like.dtype), like
+                )
 
             return _ResultPlan(Fetch(array), keep, on_device)
         from spyre_ir.runtime.backend import _to_torch
 
         out = np.empty(slot.shape, slot.host_dtype)
-        return _ResultPlan(Fetch(out), keep, lambda: _to_torch(out, like, f"a result of {self.name}"))
+        return _ResultPlan(
+            Fetch(out), keep, lambda: _to_torch(out, like, f"a result of {self.name}")
+        )
 
 
 def _region_plan(slot: Slot, host: torch.Tensor, index: Any, like: torch.Tensor) -> _ResultPlan:
@@ -431,4 +447,3 @@ def _restride(host: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     if host.numel() <= 1 or host.stride() == like.stride():
         return host
     return torch.empty_strided(like.shape, like.stride(), dtype=like.dtype).copy_(host)
-

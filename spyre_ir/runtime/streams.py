@@ -149,9 +149,7 @@ class Timeline:
 
     def pending(self) -> int:
         """Work steps enqueued and not yet run."""
-        return sum(
-            sum(step.kind == "work" for step in s._pending) for s in self._active.values()
-        )
+        return sum(sum(step.kind == "work" for step in s._pending) for s in self._active.values())
 
     def run_pending(self) -> None:
         """Run every pending step in simulated-time order (see the module docstring);
@@ -283,8 +281,18 @@ class Stream:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine '{engine}' (expected one of {', '.join(ENGINES)})")
         t = self.timeline
-        t._add(self, _Step("work", t.now_s, t._next_seq(), engine=engine, run=run, label=label,
-                           nbytes=int(nbytes)))
+        t._add(
+            self,
+            _Step(
+                "work",
+                t.now_s,
+                t._next_seq(),
+                engine=engine,
+                run=run,
+                label=label,
+                nbytes=int(nbytes),
+            ),
+        )
 
     def record_event(self, event: Event | None = None) -> Event:
         """Record `event` (a new one if None) on this stream and return it."""
@@ -381,7 +389,6 @@ class Event:
     def __repr__(self) -> str:
         state = "unrecorded" if self._record is None else f"recorded at {self._record.time_s}"
         return f"<spyre event {state}>"
-
 
 
 def trace_events(steps: Sequence[ExecutedStep], pid: int, origin_s: float = 0.0) -> list[dict]:

@@ -143,6 +143,7 @@ _L2INSTRUCTIONS = (D.LoadBase, D.StoreBase, D.GatherBase, D.ComputeBase,
 _RELEASED = np.zeros(0, np.float32)
 """What a recorded program's LX buffers hold between runs."""
 
+
 @dataclass
 class SimResult:
     """What `simulate` returns: the entry's results, the report, and the trace (a dict
@@ -466,6 +467,7 @@ class _Program(_Kernel):
         return []
 
     # -------------------------------------------------------- scheduling
+
 
 def _no_numerics(op: Operation, operands: list) -> list:
     """A timed instruction's numerics when only timing is asked for (its results are

@@ -21,8 +21,7 @@ def program_stats(program) -> dict:
     us = cm.cycles_to_us(cycles, config)
     flops = program.flops * program.cores
     io_bytes = sum(
-        tensor_bytes(arg.type, config)
-        for arg in (*op.input_memories, *op.output_memories)
+        tensor_bytes(arg.type, config) for arg in (*op.input_memories, *op.output_memories)
     )
     minimal_bytes = min(io_bytes, program.lpddr_bytes)
     roofline_s = max(flops / config.fp16_peak_flops, minimal_bytes / config.lpddr_bandwidth)
@@ -106,8 +105,7 @@ def run_report(kernels: list[dict], config: SpyreConfig) -> dict:
         for key in keys
     }
     busy = {
-        r: cm.cycles_to_us(sum(k["_busy_cycles"][r] for k in kernels), config)
-        for r in RESOURCES
+        r: cm.cycles_to_us(sum(k["_busy_cycles"][r] for k in kernels), config) for r in RESOURCES
     }
     public = [{k: v for k, v in kern.items() if not k.startswith("_")} for kern in kernels]
     return {

@@ -50,9 +50,7 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     region = program._region
 
     def move(op: Operation, operands: list) -> tuple:
-        boxes = lpddr.box_moves(
-            operands[offsets], extents, shape, stick_dim, per_stick, cores
-        )
+        boxes = lpddr.box_moves(operands[offsets], extents, shape, stick_dim, per_stick, cores)
         program.lpddr_bytes += boxes.total * stick
         cycles = lpddr.move_cycles(boxes, nominal, load, cores, config)
         if load:

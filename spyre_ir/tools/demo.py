@@ -194,7 +194,9 @@ def run_llama(shape: ModelShape, seed: int, new_tokens: int = 32) -> Run:
     )  # fmt: skip
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).to(torch.float16).eval()
-    ids = torch.randint(0, shape.vocab, (1, shape.seq), generator=torch.Generator().manual_seed(seed))
+    ids = torch.randint(
+        0, shape.vocab, (1, shape.seq), generator=torch.Generator().manual_seed(seed)
+    )
     options = {"max_new_tokens": new_tokens, "min_new_tokens": new_tokens, "do_sample": False,
                "use_cache": True, "cache_implementation": "static"}  # fmt: skip
     torch._dynamo.reset()  # a fresh compile even if this process compiled the model before
@@ -203,14 +205,19 @@ def run_llama(shape: ModelShape, seed: int, new_tokens: int = 32) -> Run:
         eager_walls: list[float] = []
         eager_forward = model.forward
         model.forward = timed(eager_forward, eager_walls)
-        want = model.generate(ids, **options)[0, shape.seq:].tolist()
-        compiled = torch.compile(eager_forward, backend="spyre", dynamic=False, options={"executor": "card"})
+        want = model.generate(ids, **options)[0, shape.seq :].tolist()
+        compiled = torch.compile(
+            eager_forward, backend="spyre", dynamic=False, options={"executor": "card"}
+        )
         card_run = functools.update_wrapper(CardForward(compiled), eager_forward)
         model.forward = card_run
-        with (warnings.catch_warnings(record=True) as caught, telemetry.recording() as all_compiles,
-              telemetry.progress("torch.compile + generate() on the simulated card")):
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            telemetry.recording() as all_compiles,
+            telemetry.progress("torch.compile + generate() on the simulated card"),
+        ):
             warnings.simplefilter("always")
-            got = model.generate(ids, **options)[0, shape.seq:].tolist()
+            got = model.generate(ids, **options)[0, shape.seq :].tolist()
         model.forward = eager_forward
     notes = list(dict.fromkeys(str(w.message).removeprefix("spyre: ") for w in caught
                                if str(w.message).startswith("spyre:")))  # fmt: skip
@@ -246,7 +253,7 @@ class CardForward:
         from spyre_ir.runtime.streams import Event
 
         first = self.prefill is None
-        with (telemetry.recording(trace=first) as rec, get_card().timeline.recording_steps() as log):
+        with telemetry.recording(trace=first) as rec, get_card().timeline.recording_steps() as log:
             begin, end = Event(), Event()
             begin.record()
             start = time.perf_counter()
@@ -256,9 +263,13 @@ class CardForward:
             end.synchronize()
         moved = {e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h")}
         compute = 1e6 * sum(s.end_s - s.start_s for s in log if s.engine == "compute")
-        self.steps.append(Step(1e3 * begin.elapsed_time(end), wall, moved["h2d"], moved["d2h"], compute))
+        self.steps.append(
+            Step(1e3 * begin.elapsed_time(end), wall, moved["h2d"], moved["d2h"], compute)
+        )
         if first:
-            self.prefill = _Prefill(out.logits[:, -1:], rec.compiles, rec.launches, log, begin.time_s)
+            self.prefill = _Prefill(
+                out.logits[:, -1:], rec.compiles, rec.launches, log, begin.time_s
+            )
         return out
 
 
@@ -305,15 +316,19 @@ def show_model(shape: ModelShape, run: Run) -> None:
           f"({shape.kv_heads} KV heads), FFN {shape.ffn}, vocab {shape.vocab}; "
           f"{run.parameters / 1e6:.1f} M parameters")  # fmt: skip
     gen = run.generation
-    print(f"prompt: 1 x {shape.seq} tokens, then {len(gen.tokens)} new tokens with generate() "
-          f"(greedy, StaticCache of {shape.seq + len(gen.tokens)} positions)")
+    print(
+        f"prompt: 1 x {shape.seq} tokens, then {len(gen.tokens)} new tokens with generate() "
+        f"(greedy, StaticCache of {shape.seq + len(gen.tokens)} positions)"
+    )
 
 
 def show_compile(run: Run) -> None:
     banner('compile: torch.compile(model.forward, backend="spyre"), the prefill graph')
     graphs = ", ".join(c.graph for c in run.compiles)
-    print(f"{len(run.compiles)} partition{'' if len(run.compiles) == 1 else 's'} on the card: {graphs}; "
-          f"first call (trace + compile + run) {run.first_call_s:.1f} s")
+    print(
+        f"{len(run.compiles)} partition{'' if len(run.compiles) == 1 else 's'} on the card: {graphs}; "
+        f"first call (trace + compile + run) {run.first_call_s:.1f} s"
+    )
     for message in run.warnings:
         print(f"  backend: {message}")
     ops: dict[str, int] = {}
@@ -323,13 +338,17 @@ def show_compile(run: Run) -> None:
             ops[level] = ops.get(level, 0) + n
         for name, s in c.stage_seconds.items():
             stages[name] = stages.get(name, 0.0) + s
-    levels = [lv for lv in telemetry.LEVELS if lv in ops] + [lv for lv in ops if lv not in telemetry.LEVELS]
+    levels = [lv for lv in telemetry.LEVELS if lv in ops] + [
+        lv for lv in ops if lv not in telemetry.LEVELS
+    ]
     print("IR size (ops) per level:  " + "  ->  ".join(f"{_LEVEL_NAMES.get(lv, lv)} {ops[lv]:,}"
                                                        for lv in levels))  # fmt: skip
     total = sum(stages.values())
     print(f"compile time per stage ({total:.2f} s in all):")
     for name, s in stages.items():
-        print(f"  {name:9} {s:7.2f} s  {_bar(s / total if total else 0.0, 24):24}  {_STAGES.get(name, '')}")
+        print(
+            f"  {name:9} {s:7.2f} s  {_bar(s / total if total else 0.0, 24):24}  {_STAGES.get(name, '')}"
+        )
     print(f"kernels: {sum(c.kernels for c in run.compiles)}")
 
 
@@ -381,9 +400,11 @@ def show_card_run(shape: ModelShape, run: Run, numerics: str) -> None:
     roof_us = sum(x.report["roofline_us"] for x in run.launches)
     wall = sum(x.wall_seconds for x in run.launches)
     transfers = run.end_to_end_us - sim_us
-    print(f"simulated latency of the {shape.seq}-token prefill: {run.end_to_end_us:,.1f} us end to end "
-          f"= {sim_us:,.1f} us compute on the card + {transfers:,.1f} us host <-> card transfers "
-          "(the inputs, weights included, and the logits)")
+    print(
+        f"simulated latency of the {shape.seq}-token prefill: {run.end_to_end_us:,.1f} us end to end "
+        f"= {sim_us:,.1f} us compute on the card + {transfers:,.1f} us host <-> card transfers "
+        "(the inputs, weights included, and the logits)"
+    )
     print(f"tokens/s: {shape.seq / (run.end_to_end_us * 1e-6):,.0f} end to end, "
           f"{shape.seq / (sim_us * 1e-6):,.0f} compute only; host time simulating the compute "
           f"{wall:.1f} s")  # fmt: skip
@@ -393,8 +414,10 @@ def show_card_run(shape: ModelShape, run: Run, numerics: str) -> None:
         busy[k["bottleneck"]] = busy.get(k["bottleneck"], 0.0) + k["simulated_us"]
     share = ", ".join(f"{r} {100 * t / sim_us:.0f} %" for r, t in sorted(busy.items(), key=lambda x: -x[1])
                       if t >= 0.005 * sim_us)  # fmt: skip
-    print(f"roofline {roof_us:,.1f} us: {100 * roof_us / sim_us:.0f} % of the roofline; "
-          f"time by bottleneck: {share}")
+    print(
+        f"roofline {roof_us:,.1f} us: {100 * roof_us / sim_us:.0f} % of the roofline; "
+        f"time by bottleneck: {share}"
+    )
     util = _weighted_utilization(kernels)
     print("unit utilisation (busy share of the run): "
           + ", ".join(f"{u} {100 * util[u]:.0f} %" for u in ("lpddr", "ring", "pe0", "pe1", "sfp0", "sfp1")
@@ -407,30 +430,42 @@ def show_generation(run: Run) -> bool:
     banner(f"generate(): {len(gen.tokens)} new tokens on the simulated card")
     same = sum(a == b for a, b in zip(gen.tokens, gen.eager_tokens))
     ok = gen.tokens == gen.eager_tokens
-    print(f"tokens vs eager generate(): {same}/{len(gen.eager_tokens)} identical "
-          + ("OK" if ok else f"MISMATCH (card {gen.tokens}, eager {gen.eager_tokens})"))
+    print(
+        f"tokens vs eager generate(): {same}/{len(gen.eager_tokens)} identical "
+        + ("OK" if ok else f"MISMATCH (card {gen.tokens}, eager {gen.eager_tokens})")
+    )
     itl = [s.sim_us for s in gen.decode]
     mean_itl = sum(itl) / len(itl) if itl else 0.0
-    print(f"time to first token {gen.steps[0].sim_us:,.1f} us; inter-token latency {mean_itl:,.1f} us "
-          f"(min {min(itl, default=0):,.1f}, max {max(itl, default=0):,.1f}); simulated")
+    print(
+        f"time to first token {gen.steps[0].sim_us:,.1f} us; inter-token latency {mean_itl:,.1f} us "
+        f"(min {min(itl, default=0):,.1f}, max {max(itl, default=0):,.1f}); simulated"
+    )
     if mean_itl:
         print(f"decode tokens/s: {1e6 / mean_itl:,.0f} (simulated)")
         compute = sum(s.compute_us for s in gen.decode) / len(gen.decode)
-        print(f"card clock per decode step {mean_itl:,.1f} us = {compute:,.1f} us compute + "
-              f"{mean_itl - compute:,.1f} us moving data ({100 * (mean_itl / compute - 1):.0f} % over the compute)")
-    print(f"backend compiles: {gen.graphs} graph{'s' if gen.graphs != 1 else ''} for "
-          f"{len(gen.steps)} forward calls (prefill and decode)")
+        print(
+            f"card clock per decode step {mean_itl:,.1f} us = {compute:,.1f} us compute + "
+            f"{mean_itl - compute:,.1f} us moving data ({100 * (mean_itl / compute - 1):.0f} % over the compute)"
+        )
+    print(
+        f"backend compiles: {gen.graphs} graph{'s' if gen.graphs != 1 else ''} for "
+        f"{len(gen.steps)} forward calls (prefill and decode)"
+    )
     steady = gen.steady
     h2d = sum(s.h2d_bytes for s in steady) / len(steady)
     d2h = sum(s.d2h_bytes for s in steady) / len(steady)
-    print(f"bytes over the link per decode step: {h2d:,.0f} in, {d2h:,.0f} out; the prefill moved "
-          f"{gen.steps[0].h2d_bytes:,} in ({gen.weights_bytes:,} of weights, kept on the card)")
+    print(
+        f"bytes over the link per decode step: {h2d:,.0f} in, {d2h:,.0f} out; the prefill moved "
+        f"{gen.steps[0].h2d_bytes:,} in ({gen.weights_bytes:,} of weights, kept on the card)"
+    )
     wall = sum(s.wall_s for s in steady) / len(steady)
     eager_steady = gen.eager_wall_s[2:] or gen.eager_wall_s[1:]
     eager = sum(eager_steady) / len(eager_steady) if eager_steady else 0.0
     ratio = f" ({wall / eager:.1f}x)" if eager else ""
-    print(f"host wall time per token: {1e3 * wall:,.1f} ms (decode steps that compiled nothing); "
-          f"eager CPU {1e3 * eager:,.1f} ms{ratio}")
+    print(
+        f"host wall time per token: {1e3 * wall:,.1f} ms (decode steps that compiled nothing); "
+        f"eager CPU {1e3 * eager:,.1f} ms{ratio}"
+    )
     return ok
 
 
@@ -457,15 +492,21 @@ def show_kernels(run: Run, top: int) -> None:
         necks: dict[str, int] = {}
         for k in ks:
             necks[k["bottleneck"]] = necks.get(k["bottleneck"], 0) + 1
-        print(f"{kind:10} {len(ks):5d} {t:9.1f} {100 * t / total:5.0f}% {100 * roof / t:8.0f}%  "
-              + ", ".join(f"{n} x{c}" for n, c in sorted(necks.items(), key=lambda x: -x[1])))
+        print(
+            f"{kind:10} {len(ks):5d} {t:9.1f} {100 * t / total:5.0f}% {100 * roof / t:8.0f}%  "
+            + ", ".join(f"{n} x{c}" for n, c in sorted(necks.items(), key=lambda x: -x[1]))
+        )
     print(f"\nslowest {min(top, len(kernels))} (all in kernels.csv):")
-    print(f"{'kernel':14} {'cores':>5} {'time us':>9} {'share':>6} {'roofline':>9}  "
-          f"{'bottleneck':10} {'GFLOP':>7} {'LPDDR MB':>9}")
+    print(
+        f"{'kernel':14} {'cores':>5} {'time us':>9} {'share':>6} {'roofline':>9}  "
+        f"{'bottleneck':10} {'GFLOP':>7} {'LPDDR MB':>9}"
+    )
     for k in sorted(kernels, key=lambda k: -k["simulated_us"])[:top]:
-        print(f"{k['name']:14} {k['cores']:5d} {k['simulated_us']:9.1f} "
-              f"{100 * k['simulated_us'] / total:5.0f}% {100 * k['roofline_fraction']:8.0f}%  "
-              f"{k['bottleneck']:10} {k['flops'] / 1e9:7.3f} {k['lpddr_bytes'] / 1e6:9.2f}")
+        print(
+            f"{k['name']:14} {k['cores']:5d} {k['simulated_us']:9.1f} "
+            f"{100 * k['simulated_us'] / total:5.0f}% {100 * k['roofline_fraction']:8.0f}%  "
+            f"{k['bottleneck']:10} {k['flops'] / 1e9:7.3f} {k['lpddr_bytes'] / 1e6:9.2f}"
+        )
 
 
 KERNEL_COLUMNS = ("name", "cores", "simulated_us", "roofline_us", "roofline_fraction", "bottleneck",
@@ -516,22 +557,32 @@ def main(argv: list[str] | None = None) -> int:
     try:
         trace = with_streams(launches, run.steps, run.origin_s)
     except TraceError as e:
-        print(f"demo: error: the launches and the card's stream steps disagree: {e}", file=sys.stderr)
+        print(
+            f"demo: error: the launches and the card's stream steps disagree: {e}", file=sys.stderr
+        )
         return 1
     validate_trace(trace)
     write_json(trace, args.out / "trace.json")
     events = sum(1 for e in trace["traceEvents"] if e["ph"] == "X")
-    print(f"trace.json        Perfetto trace, {events:,} events (open it at https://ui.perfetto.dev; "
-          "see docs/reading-a-trace.md)")
+    print(
+        f"trace.json        Perfetto trace, {events:,} events (open it at https://ui.perfetto.dev; "
+        "see docs/reading-a-trace.md)"
+    )
     with telemetry.progress("drawing utilization.png"):
         # the kernels end to end, without the transfers: the shares match the report's
-        plot_utilization(merge_traces(launches), args.out / "utilization.png", cores=DEFAULT_CONFIG.cores,
-                         title=f"Llama {shape.layers} layers, {shape.seq} tokens on the simulated card")
+        plot_utilization(
+            merge_traces(launches),
+            args.out / "utilization.png",
+            cores=DEFAULT_CONFIG.cores,
+            title=f"Llama {shape.layers} layers, {shape.seq} tokens on the simulated card",
+        )
     print("utilization.png   busy share of each unit over simulated time, kernels on top")
     write_kernels_csv(run, args.out / "kernels.csv")
     print("kernels.csv       every kernel: time, roofline, bottleneck, flops, bytes")
-    print(f"\ndemo took {time.perf_counter() - start:.1f} s; next: README.md, docs/architecture.md, "
-          "docs/reading-a-trace.md")
+    print(
+        f"\ndemo took {time.perf_counter() - start:.1f} s; next: README.md, docs/architecture.md, "
+        "docs/reading-a-trace.md"
+    )
     if not ok:
         print("demo: error: the card's logits do not match eager PyTorch", file=sys.stderr)
         return 1

@@ -29,7 +29,9 @@ class TraceError(ValueError):
     """A trace Perfetto would reject or show wrongly; the message names the event."""
 
 
-def merge_traces(traces: Sequence[tuple[str, dict]], starts_us: Sequence[float] | None = None) -> dict:
+def merge_traces(
+    traces: Sequence[tuple[str, dict]], starts_us: Sequence[float] | None = None
+) -> dict:
     """One trace of launches run one after another: ``(graph, trace)`` pairs, in launch order.
     Launch i's times start at ``starts_us[i]`` (its compute step's start on the card's
     timeline), or, without ``starts_us``, where the previous launch ended. With several
@@ -71,8 +73,10 @@ def with_streams(launches: Sequence[tuple[str, dict]], steps: Sequence[ExecutedS
             raise TraceError(f"launch of {graph} paired with compute step {step.label!r}")
     merged = merge_traces(launches, [(s.start_s - origin_s) * 1e6 for s in computes])
     pid = 1 + max((e["pid"] for e in merged["traceEvents"]), default=-1)
-    return {"traceEvents": trace_events(steps, pid, origin_s) + merged["traceEvents"],
-            "displayTimeUnit": "ns"}
+    return {
+        "traceEvents": trace_events(steps, pid, origin_s) + merged["traceEvents"],
+        "displayTimeUnit": "ns",
+    }
 
 
 def trace_end_us(trace: dict) -> float:
@@ -210,7 +214,9 @@ def plot_utilization(trace: dict, path: Path, title: str, cores: int, bins: int 
         top.axvspan(begin, finish, facecolor=color, edgecolor="white", lw=0.4)
     for name, begin, finish, _ in sorted(spans, key=lambda s: s[1] - s[2])[:6]:
         if finish - begin > end / 40:
-            top.text((begin + finish) / 2, 0.5, name, ha="center", va="center", fontsize=7, rotation=90)
+            top.text(
+                (begin + finish) / 2, 0.5, name, ha="center", va="center", fontsize=7, rotation=90
+            )
     top.set_yticks([])
     top.set_ylabel("kernels", rotation=0, ha="right", va="center")
     top.legend(handles=[Patch(color=c, label=k) for k, c in kinds.items()], ncol=len(kinds),
@@ -231,8 +237,10 @@ def plot_utilization(trace: dict, path: Path, title: str, cores: int, bins: int 
         ax.set_yticks([0, 1], ["0", "100%"], fontsize=7)
         ax.set_ylabel(f"{unit}\n{100 * mean:.0f}%", rotation=0, ha="right", va="center", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    rows[-1].set_xlabel("simulated time (us); unit rows: busy share of core 0's units "
-                        "(the cores of a kernel all run the same program)")
+    rows[-1].set_xlabel(
+        "simulated time (us); unit rows: busy share of core 0's units "
+        "(the cores of a kernel all run the same program)"
+    )
     rows[-1].set_xlim(0, end)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -93,7 +93,9 @@ def check_sizes(fn: func.FuncOp, pointers: Sequence[Pointer]) -> None:
         )
 
 
-def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, np.ndarray]:
+def make_inputs(
+    args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, Pointer]
+) -> dict[int, np.ndarray]:
     from spyre_ir.dialects.spyre import element_type_name
 
     order = sorted(pointers)
@@ -134,7 +136,9 @@ def make_inputs(args: argparse.Namespace, fn: func.FuncOp, pointers: dict[int, P
     return arrays
 
 
-def scalar_values(fn: func.FuncOp, pointers: dict[int, Pointer], text: str | None) -> dict[int, float]:
+def scalar_values(
+    fn: func.FuncOp, pointers: dict[int, Pointer], text: str | None
+) -> dict[int, float]:
     try:
         named = parse_scalars(text or "")
     except ValueError as error:
@@ -164,8 +168,11 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     if args.cores is not None:
         raise R.RunError("--cores does not apply to a KTIR kernel: its grid gives the cores")
     if args.reference is not None:
-        raise R.RunError("--reference does not apply to a KTIR kernel: --check compares with "
-                         "the KTIR interpreter", code=2)
+        raise R.RunError(
+            "--reference does not apply to a KTIR kernel: --check compares with "
+            "the KTIR interpreter",
+            code=2,
+        )
     fn = find_kernel(module, args.entry)
     try:
         pointers = kernel_pointers(fn)
@@ -189,8 +196,12 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     lower(pipeline(**options), module, args.file)
     lowering_seconds = time.perf_counter() - start
     lowered = R.find_entry(module, entry)
-    inputs = [arrays[k].reshape(t.get_shape()) for k, t in zip(
-        [k for k in sorted(pointers) if pointers[k].read], lowered.function_type.inputs.data)]
+    inputs = [
+        arrays[k].reshape(t.get_shape())
+        for k, t in zip(
+            [k for k in sorted(pointers) if pointers[k].read], lowered.function_type.inputs.data
+        )
+    ]
     outputs = [k for k in sorted(pointers) if pointers[k].written]
 
     start = time.perf_counter()
@@ -201,7 +212,10 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
 
     out = sys.stderr if args.report == "json" else sys.stdout
     results = [r.reshape(pointers[k].shape) for k, r in zip(outputs, outcome.outputs)]
-    print(f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)", file=out)
+    print(
+        f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)",
+        file=out,
+    )
     for k, value in zip(outputs, results):
         p = pointers[k]
         print(f"%{p.name}: {R.summary(value, TensorType(p.element, p.shape))}", file=out)
@@ -212,7 +226,9 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         R.save(args.output, results)
     if outcome.report is not None:
         outcome.report["wall_seconds"] = {
-            "parse": parse_seconds, "lowering": lowering_seconds, "run": run_seconds
+            "parse": parse_seconds,
+            "lowering": lowering_seconds,
+            "run": run_seconds,
         }
         if args.report == "text":
             print(R.format_report(outcome.report), file=out)

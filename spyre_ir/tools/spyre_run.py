@@ -263,8 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="compare the results with the interpreter of the input's level; exit 1 on "
-        "a mismatch",
+        help="compare the results with the interpreter of the input's level; exit 1 on a mismatch",
     )
     parser.add_argument(
         "--reference",
@@ -322,7 +321,9 @@ def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) 
             raise RunError(str(error)) from None
     if target <= source:
         return
-    options = {k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None}
+    options = {
+        k: v for k, v in (("cores", args.cores), ("lx_bytes", args.lx_bytes)) if v is not None
+    }
     levels = driver.LEVELS
     try:
         driver.lower(module, source=levels[source - 1], target=levels[target - 1],
@@ -603,9 +604,7 @@ def format_report(rep: dict) -> str:
     lines.append(f"kernels ({len(kernels)}, run one after another)")
     if kernels:
         width = max(len("name"), *(len(k["name"]) for k in kernels))
-        lines.append(
-            f"  {'name':<{width}}  {'cores':>5}  {'us':>10}  {'roofline':>8}  bottleneck"
-        )
+        lines.append(f"  {'name':<{width}}  {'cores':>5}  {'us':>10}  {'roofline':>8}  bottleneck")
         for k in kernels:
             lines.append(
                 f"  {k['name']:<{width}}  {k['cores']:>5}  {k['simulated_us']:>10.3f}  "
@@ -650,8 +649,7 @@ def compare(got: np.ndarray, want: np.ndarray, t: Attribute) -> tuple[float, str
     """(max abs error over elements finite in both, a mismatch description or None)."""
     if got.shape != want.shape or got.dtype != want.dtype:
         return float("inf"), (
-            f"got shape {got.shape}, dtype {got.dtype}; want shape {want.shape}, "
-            f"dtype {want.dtype}"
+            f"got shape {got.shape}, dtype {got.dtype}; want shape {want.shape}, dtype {want.dtype}"
         )
     if got.size == 0:
         return 0.0, None
