@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-slow lit pytest bench clean
+.PHONY: demo test test-fast test-slow lint lit pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,13 +14,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m spyre_ir.tools.demo
 
-# The default tier: everything but tests marked slow.
+# The default tier: lint, then everything but tests marked slow.
 test: $(STAMP)
+	$(MAKE) lint
 	$(BIN)/python -m pytest -m "not slow"
 	$(MAKE) lit
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -sv tests/filecheck
