@@ -123,12 +123,10 @@ def test_prefill_lengths(t: int, mask_kind: str) -> None:
 @pytest.mark.parametrize("t", [17, 64, 129, 512, 4097])
 @pytest.mark.parametrize("mask_kind", ["none", "padding"])
 def test_decode_lengths(t: int, mask_kind: str) -> None:
-    """One query row against t keys: the keys split over the cores (split_kv > 1 from
-    129 keys on)."""
+    """One query row against t keys (the cost model picks whether the keys split over
+    the cores; tests below run every kind of plan)."""
     kernels = fused_matches(gqa_attention(mask_kind), inputs(2, 1, t, mask_kind))
     (kernel,) = attention_kernels(kernels)
-    split = kernel.plan.data["split_kv"].value.data
-    assert (split > 1) == (t > 128)
 
 
 @pytest.mark.slow

@@ -1,27 +1,27 @@
 """The attention kernel: spyre-tile's lowering of an "attention" group (one
 `spyre.attention`, made by spyre-fuse-attention) to one flash-attention
-`dataflow.kernel`.
+`dataflow.kernel`, under the plan passes/attention_plan.py chooses.
 
-Work is cut into units: a unit is `heads` query heads of one key/value head (all the
-heads of a group of grouped-query attention when they fit, so K and V are read once for
-all of them) and `rows` query positions of one batch. Each core group owns a contiguous
-range of units and walks them, walking each unit's keys in tiles of `keys`:
+Each core group owns a contiguous range of units (`heads` query heads of one key/value
+head, `rows` query positions of one batch) and walks them; each of the group's
+`split_kv` cores walks its share of a unit's keys in tiles of `keys`, each tile in
+chunks of `chunk` keys (separate buffers):
 
     load Q [1, heads, rows, d]
     m = f32 lowest, l = 0, acc = 0                      f32 statistics per query row
     for each key tile of this core:
-        load K^T [1, 1, d, keys], V [1, 1, keys, e], the mask tile
-        s = scale * Q K^T  (+ mask | where(mask, s, -inf)), keys past the end and
-            (causal) keys after the query -> -inf      s lives in LX only
-        mt = rowmax(s);  mn = max(m, mt);  alpha = exp(m - mn)
-        p = exp(s - mn);  l = l * alpha + rowsum(p);  acc = acc * alpha + p V;  m = mn
+        load K^T [1, 1, d, chunk], V [1, 1, chunk, e], the mask, per chunk
+        s_i = scale * Q K^T_i  (+ mask | where(mask, s, -inf)), keys past the end and
+              (causal) keys after the query -> -inf        s_i live in LX only
+        mt = rowmax(max_i s_i);  mn = max(m, mt);  alpha = exp(m - mn)
+        p_i = exp(s_i - mn);  l = l * alpha + rowsum(sum_i p_i)
+        acc = acc * alpha + sum_i p_i V_i;  m = mn
+    split over cores: M = ring max of m; l, acc *= exp(m - M); ring sums of l, acc
     out = acc / l (0 for rows with every key masked, with zero_masked_rows), stored
 
-When there are fewer units than cores (decode: one query row, long keys), each unit's
-keys are split over `split_kv` consecutive cores, one key tile each: the cores take
-their row max, meet it on the ring (max all-reduce), then exponentiate against that
-global max, so their row sums and p V are final terms that a ring sum all-reduce adds
-up; each core stores 1 / split_kv of the result (`split_unit`).
+The chunks' elementwise max and sum run on the PE array, so the special-function
+pipeline reduces one chunk's width per row; p V accumulates into two buffers (even and
+odd chunks) so both corelets' PE arrays take a share.
 
 No NaN arises from masked keys: m starts at the lowest finite f32 rather than -inf, so
 exp(-inf - m) is 0; a row with every key masked ends with l = 0 and acc / l = 0 / 0 =
@@ -37,127 +37,29 @@ any core count and length.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-    UnitAttr,
-)
+from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 
 from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+from spyre_ir.hardware import card_of
+from spyre_ir.passes.attention_plan import F32, I1, I64, AttentionPlan, choose_plan, mask_tile
 from spyre_ir.passes.partition_cores import to_attr
 from spyre_ir.passes.tile import BodyBuilder, new_kernel, transposed_load
 
-F32 = Float32Type()
-I64 = IntegerType(64)
-I1 = IntegerType(1)
 F32_LOWEST = -3.4028234663852886e38
 ROWS = {"dims": dataflow.dense([-1]), "keepdim": UnitAttr()}  # a reduction over the keys
-# Key tiles are whole sticks of every mask element type (128 i1 per stick).
-KEY_STEP = 128
 
 
 def attention_of(group: dataflow.GroupOp) -> spyre.AttentionOp:
     return next(op for op in group.body.ops if isinstance(op, spyre.AttentionOp))
 
 
-@dataclass(frozen=True)
-class AttentionPlan:
-    """A tiling of attention over the cores (see the module docstring)."""
-
-    heads: int
-    rows: int
-    keys: int
-    split_kv: int
-    groups: int
-    units_per_group: int
-    key_tiles: int  # key tiles each core walks per unit
-
-    @property
-    def cores(self) -> int:
-        return self.groups * self.split_kv
-
-
-def nbytes(shape: tuple[int, ...], element: Attribute) -> int:
-    return math.prod(shape) * ELEMENT_BYTES[spyre.element_type_name(element)]
-
-
-def lx_need(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
-    """Bytes of LX the kernel's buffers take, all counted as live at once. A buffer
-    written in a loop that runs more than once gets two slots (spyre-double-buffer
-    prefetches loads and alternates compute buffers across iterations)."""
-    _, h, s, d = spyre.shape_of(op.q)
-    t, e = spyre.shape_of(op.v)[2:]
-    elt, out = spyre.element_of(op.q), spyre.element_of(op.result)
-    tile, scores = (1, plan.heads, plan.rows), (1, plan.heads, plan.rows, plan.keys)
-    per_key = nbytes((1, 1, d, plan.keys), elt) + nbytes((1, 1, plan.keys, e), elt)
-    per_key += 3 * nbytes(scores, F32) + nbytes(scores, elt)  # s, s - m, exp, p
-    per_key += 8 * nbytes((*tile, 1), F32) + 2 * nbytes((1, 1, 1, plan.keys), I64)
-    per_key += nbytes((1, 1, plan.rows, plan.keys), I1) + nbytes((1, 1, plan.rows, 1), I64)
-    if op.mask is not None:
-        full = (0, h, s, t)
-        mask_tile = tuple(x if n == f and f > 1 else 1
-                          for x, n, f in zip(scores, spyre.shape_of(op.mask), full))  # fmt: skip
-        per_key += 2 * nbytes(mask_tile, spyre.element_of(op.mask)) + nbytes(mask_tile, F32)
-    per_unit = nbytes((*tile, d), elt) + 2 * nbytes((*tile, e), F32) + nbytes((*tile, e), out)
-    per_unit += 6 * nbytes((*tile, 1), F32)
-    key_slots = 2 if plan.key_tiles > 1 else 1
-    unit_slots = 2 if plan.units_per_group > 1 else 1
-    carried = nbytes((*tile, e), F32) + 4 * nbytes((*tile, 1), F32)  # acc, m, l
-    return unit_slots * (per_unit + key_slots * per_key) + carried + KEY_STEP * 64
-
-
-def choose_plan(op: spyre.AttentionOp, cores: int, lx_bytes: int) -> AttentionPlan:
-    """The largest query tile that fits (fewer re-reads of K and V), then the widest
-    key tile; with fewer units than cores, the keys split over the idle cores."""
-    s = spyre.shape_of(op.q)[2]
-    kvh, t = spyre.shape_of(op.k)[1:3]
-    g = spyre.shape_of(op.q)[1] // kvh
-    key_cap = max(KEY_STEP, cost_model.ceil_div(max(t, 1), KEY_STEP) * KEY_STEP)
-    row_options = [s] if s <= 8 else [r for r in (512, 256, 128, 64, 32, 16, 8) if r <= s]
-    for heads in (g, 1):
-        for rows in row_options:
-            for keys in (512, 256, 128):
-                if keys > key_cap:
-                    continue
-                plan = split(op, cores, heads, rows, keys, lx_bytes)
-                if lx_need(op, plan) <= lx_bytes:
-                    return plan
-    raise ValueError("no attention tile fits in LX")
-
-
-def split(op: spyre.AttentionOp, cores: int, heads: int, rows: int, keys: int,
-          lx_bytes: int) -> AttentionPlan:  # fmt: skip
-    b, h, s, _ = spyre.shape_of(op.q)
-    kvh, t = spyre.shape_of(op.k)[1:3]
-    units = b * kvh * (h // kvh // heads) * cost_model.ceil_div(s, rows)
-    if units < cores and t > KEY_STEP:
-        # Idle cores take a share of the keys each, one key tile (see split_unit).
-        want = min(cores // units, cost_model.ceil_div(t, KEY_STEP))
-        share = cost_model.ceil_div(cost_model.ceil_div(t, want), KEY_STEP) * KEY_STEP
-        split_kv = cost_model.ceil_div(t, share)
-        groups = min(units, max(1, cores // split_kv))
-        plan = AttentionPlan(heads, rows, share, split_kv, groups,
-                             cost_model.ceil_div(units, groups), 1)  # fmt: skip
-        if lx_need(op, plan) <= lx_bytes:
-            return plan
-    groups = min(units, cores)
-    key_tiles = cost_model.ceil_div(max(t, 1), keys)
-    return AttentionPlan(heads, rows, keys, 1, groups, cost_model.ceil_div(units, groups),
-                         key_tiles)  # fmt: skip
-
-
 def plan_attention(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
     """spyre-partition-cores' plan: the cores on offer; spyre-tile picks the tiling for
-    its LX size and records it on the kernel."""
+    its card and records it on the kernel."""
     return {"kind": "attention", "cores": cores}
 
 
@@ -193,12 +95,10 @@ class AttentionKernel:
         p, top = self.plan, self.top
         tile = (1, p.heads, p.rows)
         self.q = self.buffer((*tile, self.d), self.elt)
-        self.kt = self.buffer((1, 1, self.d, p.keys), self.elt)
-        self.v = self.buffer((1, 1, p.keys, self.e), self.elt)
         self.stats = {n: self.buffer((*tile, 1), F32)
-                      for n in ("m", "mn", "l", "mt", "d", "alpha", "rs", "rl",
-)}  # fmt: skip
-        self.acc = self.buffer((*tile, self.e), F32)
+                      for n in ("m", "mn", "l", "mt", "d", "alpha", "rs", "rl")}  # fmt: skip
+        # Filled one after the other, so the corelets take one accumulator each.
+        self.accs = [self.buffer((*tile, self.e), F32) for _ in range(p.accumulators)]
         self.neg_inf = self.constant(-math.inf)
         self.scale = self.constant(self.op.scale.value.data)
         self.overhang = p.key_tiles * p.split_kv * p.keys > self.t
@@ -212,7 +112,7 @@ class AttentionKernel:
         return self.shell.kernel
 
     def unit(self, ub: BodyBuilder, unit: SSAValue) -> None:
-        p, g = self.plan, self.h // self.kvh
+        p, g, st = self.plan, self.h // self.kvh, self.stats
         q_blocks = cost_model.ceil_div(self.s, p.rows)
         qb, rest = ub.rem(unit, q_blocks), ub.div(unit, q_blocks)
         hb, item = ub.rem(rest, g // p.heads), ub.div(rest, g // p.heads)
@@ -222,74 +122,123 @@ class AttentionKernel:
         zero = ub.const(0)
         ub.emit(dataflow.LoadOp(self.mem(self.op.q), [self.bi, self.h0, self.s0, zero], self.q,
                                 pad=0.0))  # fmt: skip
-        if p.split_kv > 1:
-            self.split_unit(ub)
-            return
-        st = self.stats
         fill(ub, st["m"], F32_LOWEST)
         fill(ub, st["l"], 0.0)
-        fill(ub, self.acc, 0.0)
+        for acc in self.accs:
+            fill(ub, acc, 0.0)
+        first = ub.mul(self.part, p.key_tiles)
         kj, kb = ub.loop(p.key_tiles)
-        self.key_tile(kb, kb.mul(kj, p.keys))
-        self.finish(ub, st["l"], self.acc)
+        self.key_tile(kb, kb.mul(kb.add(first, kj), p.keys))
+        acc = self.accs[0]
+        for other in self.accs[1:]:
+            ub.compute_named("spyre.add", [acc, other], [acc])
+        total = st["l"]
+        if p.split_kv > 1:
+            total, acc = self.combine(ub, acc)
+        self.finish(ub, total, acc)
 
-    def scores(self, kb: BodyBuilder, t0: SSAValue) -> SSAValue:
-        """Load the key tile at t0 (K^T, V, the mask) and compute its masked, scaled
-        scores in an f32 tile."""
+    def scores(self, kb: BodyBuilder, t0: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Load the key chunk at t0 (K^T, V, the mask) and compute its masked, scaled
+        scores in an f32 tile; returns (scores, V)."""
         p, op = self.plan, self.op
         zero = kb.const(0)
-        kb.emit(transposed_load(self.mem(op.k), [self.bi, self.kv, zero, t0], self.kt, True))
-        kb.emit(dataflow.LoadOp(self.mem(op.v), [self.bi, self.kv, t0, zero], self.v, pad=0.0))
+        kt = self.buffer((1, 1, self.d, p.chunk), self.elt)
+        v = self.buffer((1, 1, p.chunk, self.e), self.elt)
+        kb.emit(transposed_load(self.mem(op.k), [self.bi, self.kv, zero, t0], kt, True))
+        kb.emit(dataflow.LoadOp(self.mem(op.v), [self.bi, self.kv, t0, zero], v, pad=0.0))
         mask = self.load_mask(kb, t0) if op.mask is not None else None
-        s = self.buffer((1, p.heads, p.rows, p.keys), F32)
+        s = self.buffer((1, p.heads, p.rows, p.chunk), F32)
         fill(kb, s, 0.0)
-        kb.compute_named("spyre.matmul", [self.q, self.kt], [s], accumulate=True)
+        kb.compute_named("spyre.matmul", [self.q, kt], [s], accumulate=True)
         kb.compute_named("spyre.mul", [s, self.scale], [s])
         if mask is not None:
             self.apply_mask(kb, s, mask)
         self.mask_positions(kb, s, t0)
-        return s
+        return s, v
 
-    def exponentials(self, kb: BodyBuilder, s: SSAValue, top: SSAValue) -> SSAValue:
-        """exp(s - top) and its row sum (into the `rs` statistic); returns the
-        probabilities in the operands' type, for the PE array."""
-        tile = tuple(s.type.get_shape())
-        shifted, e = self.buffer(tile, F32), self.buffer(tile, F32)
-        kb.compute_named("spyre.sub", [s, top], [shifted])
-        kb.compute_named("spyre.exp", [shifted], [e])
-        kb.compute_named("spyre.sum", [e], [self.stats["rs"]], ROWS)
+    def exponentials(self, kb: BodyBuilder, scores: list[SSAValue], top: SSAValue,
+                     row_sum: SSAValue) -> list[SSAValue]:  # fmt: skip
+        """exp(s - top) of each chunk and their row sum (into `row_sum`); returns the
+        exponentials in the operands' type, for the PE array. The order spreads the
+        special-function work over both corelets (a new buffer goes to the other one):
+        the row max was the last, then the exponentials, the row sum, the casts."""
+        tile = tuple(scores[0].type.get_shape())
+        exps = []
+        for s in scores:
+            shifted, e = self.buffer(tile, F32), self.buffer(tile, F32)
+            kb.compute_named("spyre.sub", [s, top], [shifted])
+            kb.compute_named("spyre.exp", [shifted], [e])
+            exps.append(e)
+        self.row_reduce(kb, "spyre.sum", exps, row_sum)
         if self.elt == F32:
-            return e
-        probabilities = self.buffer(tile, self.elt)
-        kb.compute_named("spyre.cast", [e], [probabilities])
+            return exps
+        probabilities = [self.buffer(tile, self.elt) for _ in exps]
+        for e, p in zip(exps, probabilities):
+            kb.compute_named("spyre.cast", [e], [p])
         return probabilities
+
+    def row_reduce(self, kb: BodyBuilder, kind: str, chunks: list[SSAValue], out: SSAValue) -> None:
+        """`out` = the row reduction (max or sum) of the chunks: elementwise on the PE
+        array down to one chunk, then across it on the special-function pipeline."""
+        folded = chunks[0]
+        if len(chunks) > 1:
+            pairwise = {"spyre.reduce_max": "spyre.max", "spyre.sum": "spyre.add"}[kind]
+            folded = self.buffer(tuple(chunks[0].type.get_shape()), F32)
+            kb.compute_named(pairwise, chunks[:2], [folded])
+            for chunk in chunks[2:]:
+                kb.compute_named(pairwise, [folded, chunk], [folded])
+        kb.compute_named(kind, [folded], [out], ROWS)
 
     def key_tile(self, kb: BodyBuilder, t0: SSAValue) -> None:
         """One step of the online softmax over the key tiles of a unit."""
-        st = self.stats
-        s = self.scores(kb, t0)
-        kb.compute_named("spyre.reduce_max", [s], [st["mt"]], ROWS)
+        p, st = self.plan, self.stats
+        tiles = [self.scores(kb, kb.add(t0, i * p.chunk)) for i in range(p.chunks)]
+        self.row_reduce(kb, "spyre.reduce_max", [s for s, _ in tiles], st["mt"])
         kb.compute_named("spyre.max", [st["m"], st["mt"]], [st["mn"]])
-        kb.compute_named("spyre.sub", [st["m"], st["mn"]], [st["d"]])
+        # m - mn as min(m - mt, 0): every read of m needs only m and mt, so the unit
+        # updating m waits for no unit that reads it (no wait cycle).
+        kb.compute_named("spyre.sub", [st["m"], st["mt"]], [st["d"]])
+        kb.compute_named("spyre.clamp", [st["d"]], [st["d"]], {"max": float_attr(0.0)})
+        kb.compute_named("spyre.max", [st["m"], st["mt"]], [st["m"]])
+        probabilities = self.exponentials(kb, [s for s, _ in tiles], st["mn"], st["rs"])
         kb.compute_named("spyre.exp", [st["d"]], [st["alpha"]])
-        probabilities = self.exponentials(kb, s, st["mn"])
         kb.compute_named("spyre.mul", [st["l"], st["alpha"]], [st["l"]])
         kb.compute_named("spyre.add", [st["l"], st["rs"]], [st["l"]])
-        kb.compute_named("spyre.mul", [self.acc, st["alpha"]], [self.acc])
-        kb.compute_named("spyre.matmul", [probabilities, self.v], [self.acc], accumulate=True)
-        kb.compute_named("spyre.max", [st["m"], st["mt"]], [st["m"]])
+        for acc in self.accs:
+            kb.compute_named("spyre.mul", [acc, st["alpha"]], [acc])
+        for i, (p, (_, v)) in enumerate(zip(probabilities, tiles)):
+            acc = self.accs[i % len(self.accs)]
+            kb.compute_named("spyre.matmul", [p, v], [acc], accumulate=True)
+
+    def combine(self, ub: BodyBuilder, acc: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The split_kv cores of a unit meet on the ring: the row max first, then each
+        core's row sums and p V, rescaled to it, add up. Buffers of their own, apart
+        from the key loop's (a queue per buffer: no wait cycle through the loop's).
+        m is copied out by the load/store unit, which does not read it in the loop: a
+        PE array that did could also be the one waiting for m's last version."""
+        st, n = self.stats, self.plan.split_kv
+        shape = tuple(st["m"].type.get_shape())
+        local, top, shift, alpha, total = (self.buffer(shape, F32) for _ in range(5))
+        whole = self.buffer(tuple(acc.type.get_shape()), F32)
+        ub.compute_named("spyre.reshape", [st["m"]], [local])
+        ub.compute_named("spyre.reshape", [local], [top])
+        ub.emit(dataflow.RingAllreduceOp(top, "max", n))
+        ub.compute_named("spyre.sub", [local, top], [shift])
+        ub.compute_named("spyre.exp", [shift], [alpha])
+        ub.compute_named("spyre.mul", [st["l"], alpha], [total])
+        ub.compute_named("spyre.mul", [acc, alpha], [whole])
+        ub.emit(dataflow.RingAllreduceOp(total, "add", n))
+        ub.emit(dataflow.RingAllreduceOp(whole, "add", n))
+        return total, whole
 
     def load_mask(self, kb: BodyBuilder, t0: SSAValue) -> SSAValue:
-        """The mask's tile (broadcast dims stay 1), as f32 for an additive mask."""
+        """The mask's chunk (broadcast dims stay 1), as f32 for an additive mask."""
         p, mask = self.plan, self.op.mask
         assert mask is not None
-        full = (self.b, self.h, self.s, self.t)
-        extents = (1, p.heads, p.rows, p.keys)
         starts = (self.bi, self.h0, self.s0, t0)
-        mshape = spyre.shape_of(mask)
         zero = kb.const(0)
-        shape = tuple(x if n == f and f > 1 else 1 for x, n, f in zip(extents, mshape, full))
-        offsets = [o if n > 1 else zero for o, n in zip(starts, mshape)]
+        shape = mask_tile(self.op, (1, p.heads, p.rows, p.chunk))
+        offsets = [o if n > 1 else zero for o, n in zip(starts, spyre.shape_of(mask))]
         elt = spyre.element_of(mask)
         tile = self.buffer(shape, elt)
         kb.emit(dataflow.LoadOp(self.mem(mask), offsets, tile, pad=0.0))
@@ -312,10 +261,10 @@ class AttentionKernel:
         if not self.overhang and op.causal_offset is None:
             return
         zero = kb.const(0)
-        col = self.buffer((1, 1, 1, p.keys), I64)
+        col = self.buffer((1, 1, 1, p.chunk), I64)
         kb.compute_named("spyre.iota", [], [col], iota_attrs(3, 0), [zero, zero, zero, t0])
         if self.length is not None:
-            valid = self.buffer((1, 1, 1, p.keys), I1)
+            valid = self.buffer((1, 1, 1, p.chunk), I1)
             kb.compute_named("spyre.lt", [col, self.length], [valid])
             kb.compute_named("spyre.select", [valid, s, self.neg_inf], [s])
         if op.causal_offset is not None:
@@ -323,26 +272,9 @@ class AttentionKernel:
             kb.compute_named("spyre.iota", [], [last],
                              iota_attrs(2, op.causal_offset.value.data),
                              [zero, zero, self.s0, zero])  # fmt: skip
-            keep = self.buffer((1, 1, p.rows, p.keys), I1)
+            keep = self.buffer((1, 1, p.rows, p.chunk), I1)
             kb.compute_named("spyre.le", [col, last], [keep])
             kb.compute_named("spyre.select", [keep, s, self.neg_inf], [s])
-
-    def split_unit(self, ub: BodyBuilder) -> None:
-        """A unit whose keys are split over its split_kv cores, one key tile each: the
-        row max meets on the ring first, so each core's exponentials are final and
-        the row sums and p V only add up on the ring (no rescaling)."""
-        st, n = self.stats, self.plan.split_kv
-        s = self.scores(ub, ub.mul(self.part, self.plan.keys))
-        ub.compute_named("spyre.reduce_max", [s], [st["mt"]], ROWS)
-        # Rows with every key masked keep a finite max (no -inf - -inf).
-        ub.compute_named("spyre.clamp", [st["mt"]], [st["mn"]], {"min": float_attr(F32_LOWEST)})
-        ub.emit(dataflow.RingAllreduceOp(st["mn"], "max", n))
-        probabilities = self.exponentials(ub, s, st["mn"])
-        fill(ub, self.acc, 0.0)
-        ub.compute_named("spyre.matmul", [probabilities, self.v], [self.acc], accumulate=True)
-        ub.emit(dataflow.RingAllreduceOp(st["rs"], "add", n))
-        ub.emit(dataflow.RingAllreduceOp(self.acc, "add", n))
-        self.finish(ub, st["rs"], self.acc)
 
     def finish(self, ub: BodyBuilder, row_sum: SSAValue, acc: SSAValue) -> None:
         p, st = self.plan, self.stats
@@ -398,7 +330,10 @@ def tile_attention_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> 
     """The flash-attention kernel of an "attention" group."""
     op = attention_of(group)
     try:
-        chosen = choose_plan(op, int(plan["cores"]), lx_bytes or DEFAULT_CONFIG.lx_bytes)
+        config = card_of(group)
+        if lx_bytes and lx_bytes != config.lx_bytes:
+            config = config.with_options(lx_bytes=lx_bytes)
+        chosen = choose_plan(op, int(plan["cores"]), config)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     return AttentionKernel(group, chosen, lx_bytes).build()
