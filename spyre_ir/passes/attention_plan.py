@@ -56,12 +56,6 @@ class AttentionPlan:
     def chunks(self) -> int:
         return self.keys // self.chunk
 
-    @property
-    def accumulators(self) -> int:
-        """p V accumulates into two buffers (even and odd chunks) when there are two
-        chunks or more, so both corelets' PE arrays share it."""
-        return min(2, self.chunks)
-
 
 def nbytes(shape: tuple[int, ...], element: Attribute) -> int:
     return math.prod(shape) * ELEMENT_BYTES[spyre.element_type_name(element)]
@@ -97,7 +91,7 @@ def lx_need(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
     per_unit += 8 * nbytes((*tile, 1), F32)
     key_slots = 2 if plan.key_tiles > 1 else 1
     unit_slots = 2 if plan.units_per_group > 1 else 1
-    carried = plan.accumulators * nbytes((*tile, e), F32) + 4 * nbytes((*tile, 1), F32)
+    carried = nbytes((*tile, e), F32) + 4 * nbytes((*tile, 1), F32)
     return unit_slots * (per_unit + key_slots * per_key) + carried + KEY_STEP * 64
 
 
@@ -152,27 +146,30 @@ def choose_plan(op: spyre.AttentionOp, cores: int, config: SpyreConfig) -> Atten
 
 
 def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
-    """Cycles of the kernel under `plan`: the busiest of the PE arrays, the
-    special-function pipelines and LPDDR5 over all of a core's key tiles (the tiles
-    pipeline through the units, two corelets sharing the work), plus one key tile's
-    dependent chain (the pipeline filling) and each unit's ring combine."""
+    """Cycles of the kernel under `plan`. A core's key tiles stream through the
+    stages of passes/tile_attention.py (QK^T on one PE array, p V and the statistics on
+    the other, the special-function pipelines between them, LPDDR5 feeding them), so
+    the busiest stage sets the pace; one tile's pass through all of them fills the
+    pipeline, and each unit ends with its ring combine."""
     d, e = spyre.shape_of(op.q)[3], spyre.shape_of(op.v)[3]
     p, w = plan, plan.chunk
     n, c = p.heads * p.rows * w, p.chunks  # elements of a chunk's score tile
-    elementwise = 6 + (2 if op.mask is not None else 0) + (3 if op.causal_offset else 0)
-    pe = c * (cost_model.pe_matmul_cycles(p.rows, w, d, config, p.heads)
-              + cost_model.pe_matmul_cycles(p.rows, e, w, config, p.heads)
-              + elementwise * cost_model.pe_elementwise_cycles(n, config))  # fmt: skip
-    sfp = c * (cost_model.sfp_cycles("exp", n, config) + cost_model.sfp_cycles("cast", n, config))
-    sfp += 2 * cost_model.sfp_cycles("sum", n, config)
+    elementwise = cost_model.pe_elementwise_cycles(n, config)
+    masked = (2 if op.mask is not None else 0) + (3 if op.causal_offset else 0)
+    qk = c * (cost_model.pe_matmul_cycles(p.rows, w, d, config, p.heads)
+              + (3 + masked) * elementwise)  # fmt: skip
+    pv = c * (cost_model.pe_matmul_cycles(p.rows, e, w, config, p.heads) + 2 * elementwise)
+    exp = cost_model.sfp_cycles("exp", n, config) + cost_model.sfp_cycles("cast", n, config)
+    reduce = cost_model.sfp_cycles("sum", n, config)
+    sfp = (c * exp) / 2 + reduce
     tiles = p.units_per_group * p.key_tiles
     ddr = lpddr_cycles(op, plan, config)
-    chain = (pe + sfp) / 2 + config.lpddr_latency_cycles
+    fill = qk + reduce + exp + pv + config.lpddr_latency_cycles
     combine = 0.0
     if p.split_kv > 1:
         state = nbytes((1, p.heads, p.rows, e + 2), F32)
         combine = p.units_per_group * cost_model.ring_allreduce_cycles(state, p.split_kv, config)
-    return max(tiles * pe / 2, tiles * sfp / 2, ddr) + chain + combine
+    return max(tiles * max(qk, pv, sfp), ddr) + fill + combine
 
 
 def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
@@ -186,15 +183,17 @@ def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig
     g, q_blocks = h // kvh, cost_model.ceil_div(s, plan.rows)
     units = b * kvh * (g // p.heads) * q_blocks
     key_bytes = nbytes((1, 1, p.keys, d + e), elt)
-    kv_reads = 0
+    kv_reads, copies = 0, 0.0
     for ui in range(p.units_per_group):
-        wave = {u // (q_blocks * (g // p.heads))
-                for u in range(ui, units, p.units_per_group)}  # fmt: skip
-        kv_reads += len(wave) * p.split_kv * p.key_tiles * key_bytes
+        wave = [u // (q_blocks * (g // p.heads)) for u in range(ui, units, p.units_per_group)]
+        kv_reads += len(set(wave)) * p.split_kv * p.key_tiles * key_bytes
+        # The cores of a wave that load one key tile: a multicast cohort.
+        copies += (len(wave) / len(set(wave)) - 1) * p.key_tiles * key_bytes
     q_bytes = nbytes((b, h, s, d), elt)
     out_bytes = nbytes((b, h, s, e), spyre.element_of(op.result))
     per_cycle = config.lpddr_bytes_per_cycle
     card = ((kv_reads + q_bytes) / (per_cycle * config.lpddr_read_efficiency)
             + out_bytes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
     own = p.units_per_group * (nbytes((1, p.heads, p.rows, d), elt) + p.key_tiles * key_bytes)
-    return max(card, own / config.lpddr_core_bytes_per_cycle)
+    multicast = copies * config.multicast_member_cycles_per_byte if config.lpddr_multicast else 0
+    return max(card, own / config.lpddr_core_bytes_per_cycle) + multicast

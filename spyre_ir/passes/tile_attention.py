@@ -37,6 +37,7 @@ any core count and length.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
@@ -45,11 +46,14 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
+from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.attention_plan import F32, I1, I64, AttentionPlan, choose_plan, mask_tile
 from spyre_ir.passes.partition_cores import to_attr
 from spyre_ir.passes.tile import BodyBuilder, new_kernel, transposed_load
 
 F32_LOWEST = -3.4028234663852886e38
+# The PE arrays of the two stages of a key tile (see AttentionKernel.key_tile).
+QK, PV = 0, 1
 ROWS = {"dims": dataflow.dense([-1]), "keepdim": UnitAttr()}  # a reduction over the keys
 
 
@@ -97,8 +101,7 @@ class AttentionKernel:
         self.q = self.buffer((*tile, self.d), self.elt)
         self.stats = {n: self.buffer((*tile, 1), F32)
                       for n in ("m", "mn", "l", "mt", "d", "alpha", "rs", "rl")}  # fmt: skip
-        # Filled one after the other, so the corelets take one accumulator each.
-        self.accs = [self.buffer((*tile, self.e), F32) for _ in range(p.accumulators)]
+        self.acc = self.buffer((*tile, self.e), F32)
         self.neg_inf = self.constant(-math.inf)
         self.scale = self.constant(self.op.scale.value.data)
         self.overhang = p.key_tiles * p.split_kv * p.keys > self.t
@@ -122,93 +125,96 @@ class AttentionKernel:
         zero = ub.const(0)
         ub.emit(dataflow.LoadOp(self.mem(self.op.q), [self.bi, self.h0, self.s0, zero], self.q,
                                 pad=0.0))  # fmt: skip
-        fill(ub, st["m"], F32_LOWEST)
-        fill(ub, st["l"], 0.0)
-        for acc in self.accs:
-            fill(ub, acc, 0.0)
+        for buffer, value in ((st["m"], F32_LOWEST), (st["l"], 0.0), (self.acc, 0.0)):
+            tile_op(ub, "spyre.full", [], [buffer], {"value": float_attr(value)}, corelet=PV)
         first = ub.mul(self.part, p.key_tiles)
         kj, kb = ub.loop(p.key_tiles)
         self.key_tile(kb, kb.mul(kb.add(first, kj), p.keys))
-        acc = self.accs[0]
-        for other in self.accs[1:]:
-            ub.compute_named("spyre.add", [acc, other], [acc])
-        total = st["l"]
+        total, acc = st["l"], self.acc
         if p.split_kv > 1:
             total, acc = self.combine(ub, acc)
         self.finish(ub, total, acc)
 
-    def scores(self, kb: BodyBuilder, t0: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """Load the key chunk at t0 (K^T, V, the mask) and compute its masked, scaled
-        scores in an f32 tile; returns (scores, V)."""
+    def load_keys(self, kb: BodyBuilder, t0: SSAValue) -> tuple[SSAValue, SSAValue | None]:
+        """Load the key chunk at t0 as K^T, and its mask tile."""
         p, op = self.plan, self.op
         zero = kb.const(0)
         kt = self.buffer((1, 1, self.d, p.chunk), self.elt)
-        v = self.buffer((1, 1, p.chunk, self.e), self.elt)
         kb.emit(transposed_load(self.mem(op.k), [self.bi, self.kv, zero, t0], kt, True))
-        kb.emit(dataflow.LoadOp(self.mem(op.v), [self.bi, self.kv, t0, zero], v, pad=0.0))
-        mask = self.load_mask(kb, t0) if op.mask is not None else None
+        return kt, self.load_mask(kb, t0) if op.mask is not None else None
+
+    def load_values(self, kb: BodyBuilder, t0: SSAValue) -> SSAValue:
+        v = self.buffer((1, 1, self.plan.chunk, self.e), self.elt)
+        zero = kb.const(0)
+        kb.emit(dataflow.LoadOp(self.mem(self.op.v), [self.bi, self.kv, t0, zero], v, pad=0.0))
+        return v
+
+    def scores(self, kb: BodyBuilder, t0: SSAValue, kt: SSAValue, mask: SSAValue | None
+               ) -> SSAValue:  # fmt: skip
+        """The masked, scaled scores of the key chunk at t0 in an f32 tile, on the QK^T
+        stage's PE array."""
+        p = self.plan
         s = self.buffer((1, p.heads, p.rows, p.chunk), F32)
-        fill(kb, s, 0.0)
-        kb.compute_named("spyre.matmul", [self.q, kt], [s], accumulate=True)
-        kb.compute_named("spyre.mul", [s, self.scale], [s])
+        tile_op(kb, "spyre.full", [], [s], {"value": float_attr(0.0)}, corelet=QK)
+        tile_op(kb, "spyre.matmul", [self.q, kt], [s], accumulate=True, corelet=QK)
+        tile_op(kb, "spyre.mul", [s, self.scale], [s], corelet=QK)
         if mask is not None:
             self.apply_mask(kb, s, mask)
         self.mask_positions(kb, s, t0)
-        return s, v
+        return s
 
-    def exponentials(self, kb: BodyBuilder, scores: list[SSAValue], top: SSAValue,
-                     row_sum: SSAValue) -> list[SSAValue]:  # fmt: skip
-        """exp(s - top) of each chunk and their row sum (into `row_sum`); returns the
-        exponentials in the operands' type, for the PE array. The order spreads the
-        special-function work over both corelets (a new buffer goes to the other one):
-        the row max was the last, then the exponentials, the row sum, the casts."""
-        tile = tuple(scores[0].type.get_shape())
+    def key_tile(self, kb: BodyBuilder, t0: SSAValue) -> None:
+        """One step of the online softmax over the key tiles of a unit, in stages: the
+        scores and their elementwise max on one PE array (QK), the row max, the
+        exponentials and the row sum on the special-function pipelines, the statistics
+        and p V on the other PE array (PV). Each unit runs its ops in order, so the QK
+        stage goes on to the next tile (double-buffered) while the others finish this
+        one. The order of the ops below is each unit's order: the keys load before the
+        values, which the last stage reads."""
+        p, st = self.plan, self.stats
+        starts = [kb.add(t0, i * p.chunk) for i in range(p.chunks)]
+        keys = [self.load_keys(kb, start) for start in starts]
+        values = [self.load_values(kb, start) for start in starts]
+        scores = [self.scores(kb, start, *key) for start, key in zip(starts, keys)]
+        self.row_reduce(kb, "spyre.reduce_max", scores, st["mt"], pe=QK, sfp=0)
+        # m - mn as min(m - mt, 0): m is read and updated on one unit only.
+        tile_op(kb, "spyre.max", [st["m"], st["mt"]], [st["mn"]], corelet=PV)
+        tile_op(kb, "spyre.sub", [st["m"], st["mt"]], [st["d"]], corelet=PV)
+        tile_op(kb, "spyre.clamp", [st["d"]], [st["d"]], {"max": float_attr(0.0)}, corelet=PV)
+        tile_op(kb, "spyre.max", [st["m"], st["mt"]], [st["m"]], corelet=PV)
+        shape = tuple(scores[0].type.get_shape())
         exps = []
-        for s in scores:
-            shifted, e = self.buffer(tile, F32), self.buffer(tile, F32)
-            kb.compute_named("spyre.sub", [s, top], [shifted])
-            kb.compute_named("spyre.exp", [shifted], [e])
+        for i, s in enumerate(scores):
+            shifted, e = self.buffer(shape, F32), self.buffer(shape, F32)
+            tile_op(kb, "spyre.sub", [s, st["mn"]], [shifted], corelet=PV)
+            tile_op(kb, "spyre.exp", [shifted], [e], corelet=i % 2)
             exps.append(e)
-        self.row_reduce(kb, "spyre.sum", exps, row_sum)
-        if self.elt == F32:
-            return exps
-        probabilities = [self.buffer(tile, self.elt) for _ in exps]
-        for e, p in zip(exps, probabilities):
-            kb.compute_named("spyre.cast", [e], [p])
-        return probabilities
+        probabilities = exps
+        if self.elt != F32:
+            probabilities = [self.buffer(shape, self.elt) for _ in exps]
+            for i, (e, prob) in enumerate(zip(exps, probabilities)):
+                tile_op(kb, "spyre.cast", [e], [prob], corelet=i % 2)
+        tile_op(kb, "spyre.exp", [st["d"]], [st["alpha"]], corelet=1)
+        self.row_reduce(kb, "spyre.sum", exps, st["rs"], pe=PV, sfp=1)
+        tile_op(kb, "spyre.mul", [self.acc, st["alpha"]], [self.acc], corelet=PV)
+        for prob, v in zip(probabilities, values):
+            tile_op(kb, "spyre.matmul", [prob, v], [self.acc], accumulate=True, corelet=PV)
+        tile_op(kb, "spyre.mul", [st["l"], st["alpha"]], [st["l"]], corelet=PV)
+        tile_op(kb, "spyre.add", [st["l"], st["rs"]], [st["l"]], corelet=PV)
 
-    def row_reduce(self, kb: BodyBuilder, kind: str, chunks: list[SSAValue], out: SSAValue) -> None:
-        """`out` = the row reduction (max or sum) of the chunks: elementwise on the PE
-        array down to one chunk, then across it on the special-function pipeline."""
+    def row_reduce(self, kb: BodyBuilder, kind: str, chunks: list[SSAValue], out: SSAValue,
+                   pe: int, sfp: int) -> None:  # fmt: skip
+        """`out` = the row reduction (max or sum) of the chunks: elementwise on PE
+        array `pe` down to one chunk, then across it on special-function pipeline
+        `sfp`."""
         folded = chunks[0]
         if len(chunks) > 1:
             pairwise = {"spyre.reduce_max": "spyre.max", "spyre.sum": "spyre.add"}[kind]
             folded = self.buffer(tuple(chunks[0].type.get_shape()), F32)
-            kb.compute_named(pairwise, chunks[:2], [folded])
+            tile_op(kb, pairwise, chunks[:2], [folded], corelet=pe)
             for chunk in chunks[2:]:
-                kb.compute_named(pairwise, [folded, chunk], [folded])
-        kb.compute_named(kind, [folded], [out], ROWS)
-
-    def key_tile(self, kb: BodyBuilder, t0: SSAValue) -> None:
-        """One step of the online softmax over the key tiles of a unit."""
-        p, st = self.plan, self.stats
-        tiles = [self.scores(kb, kb.add(t0, i * p.chunk)) for i in range(p.chunks)]
-        self.row_reduce(kb, "spyre.reduce_max", [s for s, _ in tiles], st["mt"])
-        kb.compute_named("spyre.max", [st["m"], st["mt"]], [st["mn"]])
-        # m - mn as min(m - mt, 0): every read of m needs only m and mt, so the unit
-        # updating m waits for no unit that reads it (no wait cycle).
-        kb.compute_named("spyre.sub", [st["m"], st["mt"]], [st["d"]])
-        kb.compute_named("spyre.clamp", [st["d"]], [st["d"]], {"max": float_attr(0.0)})
-        kb.compute_named("spyre.max", [st["m"], st["mt"]], [st["m"]])
-        probabilities = self.exponentials(kb, [s for s, _ in tiles], st["mn"], st["rs"])
-        kb.compute_named("spyre.exp", [st["d"]], [st["alpha"]])
-        kb.compute_named("spyre.mul", [st["l"], st["alpha"]], [st["l"]])
-        kb.compute_named("spyre.add", [st["l"], st["rs"]], [st["l"]])
-        for acc in self.accs:
-            kb.compute_named("spyre.mul", [acc, st["alpha"]], [acc])
-        for i, (p, (_, v)) in enumerate(zip(probabilities, tiles)):
-            acc = self.accs[i % len(self.accs)]
-            kb.compute_named("spyre.matmul", [p, v], [acc], accumulate=True)
+                tile_op(kb, pairwise, [folded, chunk], [folded], corelet=pe)
+        tile_op(kb, kind, [folded], [out], ROWS, corelet=sfp)
 
     def combine(self, ub: BodyBuilder, acc: SSAValue) -> tuple[SSAValue, SSAValue]:
         """The split_kv cores of a unit meet on the ring: the row max first, then each
@@ -245,14 +251,14 @@ class AttentionKernel:
         if elt in (I1, F32):
             return tile
         wide = self.buffer(shape, F32)
-        kb.compute_named("spyre.cast", [tile], [wide])
+        tile_op(kb, "spyre.cast", [tile], [wide], corelet=1)
         return wide
 
     def apply_mask(self, kb: BodyBuilder, s: SSAValue, mask: SSAValue) -> None:
         if spyre.element_type_name(mask.type.element_type) == "i1":
-            kb.compute_named("spyre.select", [mask, s, self.neg_inf], [s])
+            tile_op(kb, "spyre.select", [mask, s, self.neg_inf], [s], corelet=QK)
         else:
-            kb.compute_named("spyre.add", [s, mask], [s])
+            tile_op(kb, "spyre.add", [s, mask], [s], corelet=QK)
 
     def mask_positions(self, kb: BodyBuilder, s: SSAValue, t0: SSAValue) -> None:
         """Keys past the end (tiles overhanging it) and, when causal, keys after the
@@ -262,19 +268,18 @@ class AttentionKernel:
             return
         zero = kb.const(0)
         col = self.buffer((1, 1, 1, p.chunk), I64)
-        kb.compute_named("spyre.iota", [], [col], iota_attrs(3, 0), [zero, zero, zero, t0])
+        tile_op(kb, "spyre.iota", [], [col], iota_attrs(3, 0), [zero, zero, zero, t0], corelet=QK)
         if self.length is not None:
             valid = self.buffer((1, 1, 1, p.chunk), I1)
-            kb.compute_named("spyre.lt", [col, self.length], [valid])
-            kb.compute_named("spyre.select", [valid, s, self.neg_inf], [s])
+            tile_op(kb, "spyre.lt", [col, self.length], [valid], corelet=QK)
+            tile_op(kb, "spyre.select", [valid, s, self.neg_inf], [s], corelet=QK)
         if op.causal_offset is not None:
             last = self.buffer((1, 1, p.rows, 1), I64)
-            kb.compute_named("spyre.iota", [], [last],
-                             iota_attrs(2, op.causal_offset.value.data),
-                             [zero, zero, self.s0, zero])  # fmt: skip
+            tile_op(kb, "spyre.iota", [], [last], iota_attrs(2, op.causal_offset.value.data),
+                    [zero, zero, self.s0, zero], corelet=QK)  # fmt: skip
             keep = self.buffer((1, 1, p.rows, p.chunk), I1)
-            kb.compute_named("spyre.le", [col, last], [keep])
-            kb.compute_named("spyre.select", [keep, s, self.neg_inf], [s])
+            tile_op(kb, "spyre.le", [col, last], [keep], corelet=QK)
+            tile_op(kb, "spyre.select", [keep, s, self.neg_inf], [s], corelet=QK)
 
     def finish(self, ub: BodyBuilder, row_sum: SSAValue, acc: SSAValue) -> None:
         p, st = self.plan, self.stats
@@ -313,8 +318,13 @@ class AttentionKernel:
         ub.emit(dataflow.StoreOp(out, memory, at))
 
 
-def fill(b: BodyBuilder, buffer: SSAValue, value: float) -> None:
-    b.compute_named("spyre.full", [], [buffer], {"value": float_attr(value)})
+def tile_op(b: BodyBuilder, kind: str, inputs: list[SSAValue], outputs: list[SSAValue],
+            attrs: dict[str, Attribute] | None = None, offsets: Sequence[SSAValue] = (),
+            accumulate: bool = False, corelet: int | None = None) -> None:  # fmt: skip
+    """A tile op; on corelet `corelet` (its PE array or special-function pipeline)."""
+    op = b.emit(dataflow.ComputeOp(kind, inputs, outputs, attrs, accumulate, offsets))
+    if corelet is not None:
+        op.attributes[CORELET] = IntegerAttr(corelet, I64)
 
 
 def float_attr(value: float) -> FloatAttr:
