@@ -509,14 +509,17 @@ def summary(value: np.ndarray, t: Attribute) -> str:
         return f"{head}  (empty)"
     if value.dtype == np.bool_:
         return f"{head}  true {int(value.sum())} of {value.size}"
-    x = value.astype(np.float64)
+    # float32 holds every value of the card's types exactly (float64 only for f64 and
+    # 64-bit integers); the mean and std accumulate in float64 all the same.
+    wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
+    x = value.astype(np.float64 if wide else np.float32)
     finite = x[np.isfinite(x)]
     parts = []
     if finite.size:
         g = lambda v: f"{v:.6g}"  # noqa: E731
         parts.append(
-            f"min {g(finite.min())}  max {g(finite.max())}  mean {g(finite.mean())}"
-            f"  std {g(finite.std())}"
+            f"min {g(finite.min())}  max {g(finite.max())}  "
+            f"mean {g(finite.mean(dtype=np.float64))}  std {g(finite.std(dtype=np.float64))}"
         )
     nans, infs = int(np.isnan(x).sum()), int(np.isinf(x).sum())
     if nans:
