@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
     AffineSetAttr,
     DenseArrayBase,
     IndexType,
+    IntegerAttr,
     MemRefType,
     TensorType,
     i64,
@@ -80,7 +81,9 @@ from spyre_ir.dialects.ktdp_types import (
 @irdl_op_definition
 class GetComputeTileIdOp(IRDLOperation):
     """`%i, %j = ktdp.get_compute_tile_id : index, index`: this tile's position in
-    the grid, one index per grid dim."""
+    the grid, one index per grid dim. `ktdp.get_compute_tile_id {dim = 1} : index` is
+    one of them, grid dim 1: not in the specification, but Triton-Spyre's kernels write
+    it and ktir-cpu runs it (torch-spyre/ktir-cpu, examples/triton-ktir/indexed_add.mlir)."""
 
     name = "ktdp.get_compute_tile_id"
     results_ = var_result_def(IndexType)
@@ -90,10 +93,28 @@ class GetComputeTileIdOp(IRDLOperation):
     def __init__(self, rank: int = 1):
         super().__init__(result_types=[[IndexType()] * rank])
 
+    def grid_dims(self, grid_rank: int) -> list[int] | None:
+        """The grid dims the results are, or None when they do not fit a grid of
+        `grid_rank` dims."""
+        dim = self.attributes.get("dim")
+        if dim is None:
+            return list(range(grid_rank)) if len(self.results) == grid_rank else None
+        assert isinstance(dim, IntegerAttr)
+        return [dim.value.data] if dim.value.data < grid_rank else None
+
     def verify_(self) -> None:
         if not self.results:
             raise VerifyException(
                 f"'{self.name}' must return at least one index (num tile-grid dims >= 1)"
+            )
+        dim = self.attributes.get("dim")
+        if dim is None:
+            return
+        if not isinstance(dim, IntegerAttr) or dim.value.data < 0:
+            raise VerifyException(f"'{self.name}' dim must be a non-negative integer, got {dim}")
+        if len(self.results) != 1:
+            raise VerifyException(
+                f"'{self.name}' with a dim returns one index, not {len(self.results)}"
             )
 
 
@@ -224,12 +245,35 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):
-    """`ktdp.load %tile : !ktdp.access_tile<32x64xindex> -> tensor<32x64xf16>`."""
+    """`ktdp.load %tile : !ktdp.access_tile<32x64xindex> -> tensor<32x64xf16>` (the
+    tile's type may be written `<32x64xindex>`)."""
 
     name = "ktdp.load"
     access_tile = operand_def(AccessTileType)
     result = result_def(TensorType)
-    assembly_format = "$access_tile attr-dict `:` type($access_tile) `->` type($result)"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        tile = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        tile_type = syntax.parse_access_tile_type(parser)
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+        return cls.create(
+            operands=[parser.resolve_operand(tile, tile_type)],
+            result_types=[result],
+            attributes=attrs,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.access_tile.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         if tuple(self.result.type.get_shape()) != self.access_tile.type.get_shape():
@@ -238,14 +282,41 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """`ktdp.store %data, %tile : tensor<32x64xf16>, !ktdp.access_tile<32x64xindex>`."""
+    """`ktdp.store %data, %tile : tensor<32x64xf16>, !ktdp.access_tile<32x64xindex>`
+    (the tile's type may be written `<32x64xindex>`)."""
 
     name = "ktdp.store"
     data_tile = operand_def(TensorType)
     access_tile = operand_def(AccessTileType)
-    assembly_format = (
-        "$data_tile `,` $access_tile attr-dict `:` type($data_tile) `,` type($access_tile)"
-    )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        data = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        tile = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        data_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        tile_type = syntax.parse_access_tile_type(parser)
+        return cls.create(
+            operands=[
+                parser.resolve_operand(data, data_type),
+                parser.resolve_operand(tile, tile_type),
+            ],
+            attributes=attrs,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.data_tile)
+        printer.print_string(", ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.data_tile.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.access_tile.type)
 
     def verify_(self) -> None:
         if tuple(self.data_tile.type.get_shape()) != self.access_tile.type.get_shape():

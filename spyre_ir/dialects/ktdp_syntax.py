@@ -178,3 +178,13 @@ def print_attrs(printer: Printer, op: Operation, elided: Sequence[str]) -> None:
 def segments(*sizes: int) -> DenseArrayBase:
     """An operandSegmentSizes value."""
     return DenseArrayBase.from_list(i32, sizes)
+
+
+def parse_access_tile_type(parser: Parser) -> Attribute:
+    """An access tile type, `!ktdp.access_tile<4x64xindex>` or, as MLIR's declarative
+    formats print a type the op constrains to one class, `<4x64xindex>`."""
+    from spyre_ir.dialects.ktdp_types import AccessTileType
+
+    if parser._current_token.text != "<":  # noqa: SLF001 - xDSL has no public peek
+        return parser.parse_type()
+    return AccessTileType.new(AccessTileType.parse_parameters(parser))

@@ -233,7 +233,8 @@ class Interpreter:
     # ------------------------------------------------------------ ktdp
 
     def tile_id(self, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
-        if len(op.results) != len(self.grid):
+        dims = op.grid_dims(len(self.grid))
+        if dims is None:
             raise KtirError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}",
                 op,
@@ -243,7 +244,7 @@ class Interpreter:
         for n in self.grid:
             ids.append(linear % n)
             linear = linear // n
-        return ids
+        return [ids[d] for d in dims]
 
     def memory_view(self, op: ktdp.ConstructMemoryViewOp) -> list[object]:
         if op.sizes or op.strides:

@@ -303,7 +303,7 @@ def named_elementwise(it: Interpreter, op: Operation) -> list:
 
 
 def transpose(it: Interpreter, op: linalg.TransposeOp) -> list:
-    v = np.asarray(it.get(op.input))
+    v = np.asarray(it.get(op.inputs[0]))
     perm = [int(p) for p in op.permutation.get_values()]
     return [np.transpose(v, (0, *(p + 1 for p in perm)))]
 

@@ -316,21 +316,23 @@ class KernelLowering:
         raise LoweringError(f"constant {value} of type {t} is not supported", op)
 
     def tile_ids(self, op: ktdp.GetComputeTileIdOp) -> None:
-        if len(op.results) != len(self.grid):
+        dims = op.grid_dims(len(self.grid))
+        if dims is None:
             raise LoweringError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}", op
             )
-        rest: SSAValue = self.core
         ids = np.arange(self.tiles, dtype=np.int64)
         if len(self.grid) == 1:
             self.env[op.results[0]] = Index(self.core, None, ids, False)
             return
-        for k, (r, n) in enumerate(zip(op.results, self.grid)):
+        rest: SSAValue = self.core
+        for k, n in enumerate(self.grid[: max(dims) + 1]):
             size = self.index_constant(n).value
-            rem = self.emit(arith.RemUIOp(rest, size)).results[0]
-            self.env[r] = Index(rem, None, ids % n, False)
+            if k in dims:
+                rem = self.emit(arith.RemUIOp(rest, size)).results[0]
+                self.env[op.results[dims.index(k)]] = Index(rem, None, ids % n, False)
             ids = ids // n
-            if k + 1 < len(self.grid):
+            if k < max(dims):
                 rest = self.emit(arith.DivUIOp(rest, size)).results[0]
 
     def index_op(self, op: Operation) -> Index:
