@@ -19,6 +19,8 @@ syntax in `ktdp_syntax.py`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import (
     I64,
     AffineSetAttr,
@@ -93,14 +95,18 @@ class GetComputeTileIdOp(IRDLOperation):
     def __init__(self, rank: int = 1):
         super().__init__(result_types=[[IndexType()] * rank])
 
-    def grid_dims(self, grid_rank: int) -> list[int] | None:
-        """The grid dims the results are, or None when they do not fit a grid of
-        `grid_rank` dims."""
+    def grid_dims(self, grid: Sequence[int]) -> list[int] | None:
+        """The grid dims the results are, or None when they do not fit `grid`. Fewer
+        results than grid dims are the leading dims when the others are 1 (a
+        `grid = [32, 1]` kernel asking one id: the two readings, dim 0 and the linear
+        id, agree only then)."""
         dim = self.attributes.get("dim")
         if dim is None:
-            return list(range(grid_rank)) if len(self.results) == grid_rank else None
+            n = len(self.results)
+            fits = n <= len(grid) and all(d == 1 for d in grid[n:])
+            return list(range(n)) if fits else None
         assert isinstance(dim, IntegerAttr)
-        return [dim.value.data] if dim.value.data < grid_rank else None
+        return [dim.value.data] if dim.value.data < len(grid) else None
 
     def verify_(self) -> None:
         if not self.results:

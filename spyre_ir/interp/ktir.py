@@ -233,7 +233,7 @@ class Interpreter:
     # ------------------------------------------------------------ ktdp
 
     def tile_id(self, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
-        dims = op.grid_dims(len(self.grid))
+        dims = op.grid_dims(list(self.grid))
         if dims is None:
             raise KtirError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}",

@@ -86,8 +86,8 @@ def memory_view(lw: KernelLowering, op: ktdp.ConstructMemoryViewOp) -> View:
             f"sizes {list(sizes)} (strided views are not supported)",
             op,
         )
-    p, memory = pointer[1], pointer[2]
-    return View(memory, tuple(sizes), p.padded)
+    p, (load_memory, store_memory) = pointer[1], pointer[2]
+    return View(load_memory or store_memory, tuple(sizes), p.padded, store_memory)
 
 
 def rectangle(set_attr, op: Operation) -> list[tuple[int, int]]:
@@ -260,7 +260,7 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
         offsets.append(lw.index_constant(0).value)
         lx_shape = (*shape, 1)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
-    lw.emit(D.StoreOp(value.value, tile.view.memory, offsets))
+    lw.emit(D.StoreOp(value.value, tile.view.store_memory, offsets))
 
 
 def generic(lw: KernelLowering, op: Operation) -> object:

@@ -67,6 +67,7 @@ from spyre_ir.lowering.ktir_values import (
     LoweringError,
     Pointer,
     Scalar,
+    check_in_place,
     kernel_pointers,
 )
 
@@ -147,7 +148,12 @@ class KernelLowering:
     """Lowers the body of one KTIR kernel into a dataflow.kernel's block."""
 
     def __init__(
-        self, fn: func.FuncOp, block: Block, memories: dict[int, SSAValue], pointers, scalars
+        self,
+        fn: func.FuncOp,
+        block: Block,
+        memories: dict[int, tuple[SSAValue | None, SSAValue | None]],
+        pointers,
+        scalars,
     ):
         self.fn = fn
         self.grid = grid_of(fn)
@@ -316,7 +322,7 @@ class KernelLowering:
         raise LoweringError(f"constant {value} of type {t} is not supported", op)
 
     def tile_ids(self, op: ktdp.GetComputeTileIdOp) -> None:
-        dims = op.grid_dims(len(self.grid))
+        dims = op.grid_dims(list(self.grid))
         if dims is None:
             raise LoweringError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}", op
@@ -523,19 +529,15 @@ class KernelLowering:
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     """The L2 function of KTIR kernel `fn` (not inserted)."""
     pointers = kernel_pointers(fn)
-    for p in pointers.values():
-        if p.read and p.written:
-            raise LoweringError(
-                f"pointer %{p.name} is both loaded and stored: in-place kernels are not "
-                "supported by the lowering",
-                p.views[0],
-            )
+    check_in_place(fn, pointers)
     inputs = [p for p in pointers.values() if p.read]
-    outputs = [p for p in pointers.values() if p.written and not p.read]
+    outputs = [p for p in pointers.values() if p.written]
     in_types = [tensor_type(p) for p in inputs]
     out_types = [tensor_type(p) for p in outputs]
     block = D.new_kernel_block(in_types, out_types)
-    memories = {p.index: m for p, m in zip([*inputs, *outputs], block.args[1:])}
+    loads = dict(zip([p.index for p in inputs], block.args[1 : 1 + len(inputs)]))
+    stores = dict(zip([p.index for p in outputs], block.args[1 + len(inputs) :]))
+    memories = {k: (loads.get(k), stores.get(k)) for k in pointers}
     lowering = KernelLowering(fn, block, memories, pointers, scalars)
     lowering.lower_block(fn.body.block)
     lowering.finish()

@@ -72,12 +72,14 @@ class Lazy:
 
 @dataclass
 class View:
-    """A memory view: the kernel's DDR argument of its pointer; `padded` when its
-    last dim is spread one element per stick (a trailing unit dim in DDR)."""
+    """A memory view: the kernel's DDR argument of its pointer (`store_memory`, the
+    result it stores to: another one when the pointer is also loaded from); `padded`
+    when its last dim is spread one element per stick (a trailing unit dim in DDR)."""
 
     memory: SSAValue
     shape: tuple[int, ...]
     padded: bool
+    store_memory: SSAValue | None = None
 
 
 @dataclass
@@ -178,3 +180,31 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
                     p.read = p.padded = True
         pointers[k] = p
     return pointers
+
+
+def check_in_place(fn: func.FuncOp, pointers: dict[int, Pointer]) -> None:
+    """A pointer both loaded and stored (in place) becomes an input and an output of
+    the L2 kernel: its loads read the input, its stores write the output. That is the
+    kernel's meaning when no load of it follows a store to it, which this checks in
+    program order (the elements it does not store are the input's in the reference
+    and not in the result: `spyre-run --check` reports them)."""
+    in_place = {id(v): p for p in pointers.values() if p.read and p.written for v in p.views}
+    if not in_place:
+        return
+    stored: set[int] = set()
+    for op in fn.walk():
+        if not isinstance(op, ktdp.LoadOp | ktdp.StoreOp):
+            continue
+        tile = op.access_tile.owner
+        view = getattr(tile, "base", None)
+        p = in_place.get(id(getattr(view, "owner", None)))
+        if p is None:
+            continue
+        if isinstance(op, ktdp.StoreOp):
+            stored.add(p.index)
+        elif p.index in stored:
+            raise LoweringError(
+                f"pointer %{p.name} is loaded after it is stored: an in-place kernel "
+                "reading what it wrote is not supported by the lowering",
+                op,
+            )
