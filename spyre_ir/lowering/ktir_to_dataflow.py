@@ -164,11 +164,13 @@ class KernelLowering:
         self.temps: dict[SSAValue, str] = {}
         self.body_shape: tuple[int, ...] | None = None
         self.math = TileMath(self)
+        self.store_guard: Index | None = None
+        """The condition (per core) of the stores being lowered, in a guarded scf.if."""
         self.core = block.args[0]
         self.tiles = math.prod(self.grid)
         for k, arg in enumerate(fn.body.block.args):
             if k in pointers:
-                self.env[arg] = ("pointer", pointers[k], memories.get(k))
+                self.env[arg] = ("pointer", pointers[k], memories.get(k), 0)
             else:
                 value = scalar_value(fn, k, scalars)
                 if isinstance(value, Index):
@@ -341,8 +343,18 @@ class KernelLowering:
             if k < max(dims):
                 rest = self.emit(arith.DivUIOp(rest, size)).results[0]
 
-    def index_op(self, op: Operation) -> Index:
+    def index_op(self, op: Operation) -> Index | tuple:
         args = [self.env.get(v) for v in op.operands]
+        pointer = [a for a in args if isinstance(a, tuple) and a[0] == "pointer"]
+        if op.name == "arith.addi" and len(pointer) == 1:
+            step = next(a for a in args if a is not pointer[0])
+            if not (isinstance(step, Index) and step.const is not None):
+                raise LoweringError(
+                    f"'{op.name}': a pointer plus an offset other than a constant is not supported",
+                    op,
+                )
+            kind, p, memories, offset = pointer[0]
+            return (kind, p, memories, offset + step.const)
         if not all(isinstance(a, Index) for a in args):
             raise LoweringError(
                 f"'{op.name}' on runtime integers other than index is not supported", op
@@ -488,11 +500,13 @@ class KernelLowering:
 
     def lower_if(self, op: scf.IfOp) -> None:
         cond = self.index(op.cond, op)
+        if not cond.uniform and self.guarded_stores(op, cond):
+            return
         if not cond.uniform:
             raise LoweringError(
                 "an scf.if whose condition differs across tiles is not supported (the card "
                 "runs the same program on every core; a tile's share of the work is chosen "
-                "by its addresses)",
+                "by its addresses), unless it yields nothing and its branch only stores",
                 op,
             )
         if cond.const is not None:  # known once the scalars are: lower the branch taken
@@ -524,6 +538,27 @@ class KernelLowering:
         self.emit(scf.IfOp(cond.value, [], regions[0], regions[1]))
         for r, buf in zip(op.results, outs):
             self.env[r] = buf
+
+    def guarded_stores(self, op: scf.IfOp, cond: Index) -> bool:
+        """An `scf.if` whose condition differs across tiles, yielding nothing, with no
+        else branch and no loads or inter-tile ops in its branch (a `pid == 0` writer):
+        lowered unconditionally, each store addressed past its tensor's end on the cores
+        where the condition is false, where the card drops it. False when it is not one."""
+        if op.results or (op.false_region.blocks and len(op.false_region.block.ops) > 1):
+            return False
+        body = list(op.true_region.block.walk())
+        if any(
+            isinstance(o, ktdp.LoadOp | scf.ForOp | scf.IfOp | kt.InterTileProduceOp) for o in body
+        ):
+            return False
+        if self.store_guard is not None:
+            return False
+        self.store_guard = cond
+        try:
+            self.lower_block(op.true_region.block)
+        finally:
+            self.store_guard = None
+        return True
 
 
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
