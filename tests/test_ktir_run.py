@@ -28,6 +28,7 @@ CASES = {
     "transpose_scale.mlir": "",
     "row_min_shift.mlir": "",
     "sharded_matvec.mlir": "",
+    "strided_sum.mlir": "",
 }
 
 
@@ -183,6 +184,10 @@ def test_interpreter_syntax_variants_in_place_and_sharded_against_numpy():
     )
     ref = xv.astype(np.float32) @ w.astype(np.float32)
     np.testing.assert_allclose(out[2], ref, atol=0.05)
+    # Strided inter-tile groups (tiles {i, i+2, i+4, i+6}).
+    x = f16(4, 128)
+    out = run_kernel(kernel("strided_sum.mlir"), {0: x, 1: np.zeros((1, 128), np.float16)}, {})
+    np.testing.assert_allclose(out[1], x.astype(np.float32).sum(0, keepdims=True), atol=1e-2)
 
 
 def test_in_place_kernel_reading_what_it_wrote_is_refused(capsys, tmp_path):

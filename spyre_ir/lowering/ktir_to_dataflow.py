@@ -168,6 +168,15 @@ class KernelLowering:
         """The condition (per core) of the stores being lowered, in a guarded scf.if."""
         self.core = block.args[0]
         self.tiles = math.prod(self.grid)
+        from spyre_ir.lowering.ktir_ring import strided_order
+
+        self.strided = strided_order(fn, self.tiles)
+        """(B, S): tile g + k*S runs on core g*B + k (strided inter-tile groups)."""
+        self.tile_of_core: np.ndarray | None = None
+        if self.strided is not None:
+            b, stride = self.strided
+            cores = np.arange(self.tiles)
+            self.tile_of_core = cores // b + cores % b * stride
         for k, arg in enumerate(fn.body.block.args):
             if k in pointers:
                 self.env[arg] = ("pointer", pointers[k], memories.get(k), 0)
@@ -330,10 +339,17 @@ class KernelLowering:
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}", op
             )
         ids = np.arange(self.tiles, dtype=np.int64)
-        if len(self.grid) == 1:
-            self.env[op.results[0]] = Index(self.core, None, ids, False)
-            return
         rest: SSAValue = self.core
+        if self.tile_of_core is not None:  # this core's tile: core // B + core % B * S
+            ids = self.tile_of_core.astype(np.int64)
+            b, stride = (self.index_constant(n).value for n in self.strided)  # type: ignore[union-attr]
+            group = self.emit(arith.DivUIOp(self.core, b)).results[0]
+            k = self.emit(arith.RemUIOp(self.core, b)).results[0]
+            k_s = self.emit(arith.MuliOp(k, stride)).results[0]
+            rest = self.emit(arith.AddiOp(group, k_s)).results[0]
+        if len(self.grid) == 1:
+            self.env[op.results[0]] = Index(rest, None, ids, False)
+            return
         for k, n in enumerate(self.grid[: max(dims) + 1]):
             size = self.index_constant(n).value
             if k in dims:
