@@ -199,3 +199,19 @@ def test_in_place_kernel_reading_what_it_wrote_is_refused(capsys, tmp_path):
     status, out, err = run(capsys, str(path), "--level", "dataflow")
     assert status == 1
     assert "reread.mlir:30:5: error: pointer %m_ptr is loaded after it is stored" in err
+
+
+def test_views_at_absolute_addresses_are_a_located_error(capsys, tmp_path):
+    text = (KERNELS / "transpose_scale.mlir").read_text()
+    text = text.replace(
+        "    %c0 = arith.constant 0 : index\n",
+        "    %c0 = arith.constant 0 : index\n    %at = arith.constant 4096 : index\n",
+    ).replace("construct_memory_view %a_ptr,", "construct_memory_view %at,")
+    path = tmp_path / "absolute.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check", "--scalars", "a_ptr=0")
+    assert status == 1
+    assert (
+        "absolute.mlir:6:5: error: KTIR interpreter: 'ktdp.construct_memory_view' at an "
+        "address that is not a pointer argument of the kernel"
+    ) in err

@@ -258,6 +258,12 @@ class Interpreter:
     def memory_view(self, op: ktdp.ConstructMemoryViewOp) -> list[object]:
         if op.sizes or op.strides:
             raise KtirError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
+        if not _from_argument(op.offset):
+            raise KtirError(
+                f"'{op.name}' at an address that is not a pointer argument of the kernel "
+                "(plus offsets) is not supported: memory is given through the arguments",
+                op,
+            )
         pointer = np.asarray(self.get(op.offset), dtype=np.int64)
         buffer = np.unique(pointer >> BUFFER_SHIFT)
         if len(buffer) != 1 or not 0 <= buffer[0] < len(self.buffers):
@@ -472,6 +478,16 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     if attr is None:
         return (1,)
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
+
+
+def _from_argument(value: SSAValue) -> bool:
+    """Whether an address is a function argument, or one plus offsets (`arith.addi`)."""
+    from xdsl.ir import BlockArgument
+
+    if isinstance(value, BlockArgument):
+        return True
+    op = value.owner
+    return op.name == "arith.addi" and any(_from_argument(v) for v in op.operands)
 
 
 def _round_to_dlf16(values: np.ndarray) -> np.ndarray:
