@@ -188,6 +188,11 @@ def pointer_shape(
     element a view addresses."""
     first = views[0][0].result.type
     assert isinstance(first, MemRefType)
+    for v, _ in views:
+        if v.sizes or v.strides or any(d < 0 for d in v.result.type.get_shape()):
+            raise LoweringError(
+                f"'{v.name}' with dynamic sizes or strides is not supported (pointer %{name})", v
+            )
     shapes = {tuple(v.result.type.get_shape()) for v, _ in views}
     elements = {v.result.type.element_type for v, _ in views}
     if len(elements) > 1:
