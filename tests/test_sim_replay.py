@@ -103,8 +103,11 @@ def test_a_frozen_module_is_replayed_without_walking_its_programs(
     monkeypatch.setattr(replay, "_fingerprint", unexpected)
     args = random_args(SOFTMAX, seed=4)
     again = simulate(module, args)
+    assert replay.shared_caches(module)["loads"]  # the loads' facts, kept for the next run
     monkeypatch.undo()
-    fresh = simulate(lower(SOFTMAX, TO_UNITS), args)  # not frozen: recorded and checked
+    other = lower(SOFTMAX, TO_UNITS)
+    fresh = simulate(other, args)  # not frozen: recorded and checked, nothing shared
+    assert replay.shared_caches(other) is None
     for got, want in zip(again.outputs, fresh.outputs):
         np.testing.assert_array_equal(got, want)
 

@@ -88,6 +88,18 @@ def freeze(module: Operation) -> None:
     _FROZEN.add(module)
 
 
+_SHARED: weakref.WeakKeyDictionary[Operation, dict] = weakref.WeakKeyDictionary()
+
+
+def shared_caches(module: Operation) -> dict | None:
+    """For a frozen `module`, one dict that every run of it shares, for the interpreter's
+    caches of per-op facts (pad values, widened op types): a launch then does not
+    rebuild them from the ops' attributes. None for a module that may be rewritten."""
+    if module not in _FROZEN:
+        return None
+    return _SHARED.setdefault(module, {})
+
+
 def _frozen(program: Operation) -> bool:
     op = program.parent_op()
     while op is not None:
