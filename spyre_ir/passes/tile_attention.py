@@ -48,8 +48,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
 from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.attention_plan import F32, I1, I64, AttentionPlan, choose_plan, mask_tile
-from spyre_ir.passes.partition_cores import to_attr
-from spyre_ir.passes.tile import BodyBuilder, new_kernel, transposed_load
+from spyre_ir.passes.tile_kernel import BodyBuilder, new_kernel, transposed_load
 
 F32_LOWEST = -3.4028234663852886e38
 # The PE arrays of the two stages of a key tile (see AttentionKernel.key_tile).
@@ -61,10 +60,10 @@ def attention_of(group: dataflow.GroupOp) -> spyre.AttentionOp:
     return next(op for op in group.body.ops if isinstance(op, spyre.AttentionOp))
 
 
-def plan_attention(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
+def plan_attention(group: dataflow.GroupOp, cores: int) -> dataflow.AttentionPlanAttr:
     """spyre-partition-cores' plan: the cores on offer; spyre-tile picks the tiling for
     its card and records it on the kernel."""
-    return {"kind": "attention", "cores": cores}
+    return dataflow.AttentionPlanAttr.from_values(cores=cores)
 
 
 class AttentionKernel:
@@ -77,9 +76,9 @@ class AttentionKernel:
         self.kvh, self.t = spyre.shape_of(op.k)[1:3]
         self.e = spyre.shape_of(op.v)[3]
         self.elt = spyre.element_of(op.q)
-        attrs = {"kind": "attention", "cores": plan.cores,
-                 "tile": [plan.heads, plan.rows, plan.keys], "split_kv": plan.split_kv}  # fmt: skip
-        self.shell = new_kernel(group, plan.cores, lx_bytes, to_attr(attrs))
+        attrs = dataflow.AttentionPlanAttr.from_values(cores=plan.cores,
+                 tile=(plan.heads, plan.rows, plan.keys), split_kv=plan.split_kv)  # fmt: skip
+        self.shell = new_kernel(group, plan.cores, lx_bytes, attrs)
         self.top = self.shell.body
 
     def mem(self, value: SSAValue) -> SSAValue:
@@ -336,14 +335,16 @@ def iota_attrs(dim: int, start: int) -> dict[str, Attribute]:
             "step": IntegerAttr(1, I64)}  # fmt: skip
 
 
-def tile_attention_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_attention_group(
+    group: dataflow.GroupOp, plan: dataflow.AttentionPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """The flash-attention kernel of an "attention" group."""
     op = attention_of(group)
     try:
         config = card_of(group)
         if lx_bytes and lx_bytes != config.lx_bytes:
             config = config.with_options(lx_bytes=lx_bytes)
-        chosen = choose_plan(op, int(plan["cores"]), config)
+        chosen = choose_plan(op, plan.cores.data, config)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     return AttentionKernel(group, chosen, lx_bytes).build()
