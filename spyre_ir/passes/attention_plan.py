@@ -137,12 +137,35 @@ def candidates(op: spyre.AttentionOp, cores: int) -> list[AttentionPlan]:
     return list(dict.fromkeys(plans))
 
 
+# Plans estimated within this share of the fastest count as equally fast.
+TIME_TOLERANCE = 0.1
+
+
 def choose_plan(op: spyre.AttentionOp, cores: int, config: SpyreConfig) -> AttentionPlan:
-    """The plan that fits LX with the least estimated time (ties: fewer cores)."""
+    """Of the plans that fit LX and are about as fast as the fastest, the one whose
+    cores move the fewest bytes (a box several cores load is read once, but each copy
+    still crosses the ring: decode then reads each key once, not once per query head),
+    then the fastest, then the one on fewer cores."""
     fitting = [p for p in candidates(op, cores) if lx_need(op, p) <= config.lx_bytes]
     if not fitting:
         raise ValueError("no attention tile fits in LX")
-    return min(fitting, key=lambda p: (estimate_cycles(op, p, config), p.cores))
+    times = {p: estimate_cycles(op, p, config) for p in fitting}
+    fast = min(times.values()) * (1 + TIME_TOLERANCE)
+    return min((p for p in fitting if times[p] <= fast),
+               key=lambda p: (moved_bytes(op, p), times[p], p.cores))  # fmt: skip
+
+
+def core_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
+    """Bytes one core loads: its units' Q tiles and key tiles (K and V)."""
+    d, e = spyre.shape_of(op.q)[3], spyre.shape_of(op.v)[3]
+    elt, p = spyre.element_of(op.q), plan
+    key_bytes = nbytes((1, 1, p.keys, d + e), elt)
+    return p.units_per_group * (nbytes((1, p.heads, p.rows, d), elt) + p.key_tiles * key_bytes)
+
+
+def moved_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
+    """Bytes all the cores load (the simulator's `lpddr_bytes` but for the output)."""
+    return plan.cores * core_bytes(op, plan)
 
 
 def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
@@ -194,6 +217,6 @@ def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig
     per_cycle = config.lpddr_bytes_per_cycle
     card = ((kv_reads + q_bytes) / (per_cycle * config.lpddr_read_efficiency)
             + out_bytes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
-    own = p.units_per_group * (nbytes((1, p.heads, p.rows, d), elt) + p.key_tiles * key_bytes)
+    own = core_bytes(op, plan)
     multicast = copies * config.multicast_member_cycles_per_byte if config.lpddr_multicast else 0
     return max(card, own / config.lpddr_core_bytes_per_cycle) + multicast
