@@ -582,17 +582,33 @@ def _install_printing() -> None:
     original = _tensor_str._str
 
     def _str(self: torch.Tensor, *, tensor_contents: str | None = None) -> str:
-        if (
-            tensor_contents is None
-            and self.device.type == BACKEND
-            and self.layout == torch.strided
-            and (self.numel() == 0 or _owner(self) is not None)
-        ):  # a FakeTensor has no memory
-            with torch.no_grad():
-                host = to_host(self.detach())
-            plain = type(self) in (torch.Tensor, torch.nn.Parameter)
-            indent = len("tensor(" if plain else f"{type(self).__name__}(")
-            tensor_contents = "[]" if self.numel() == 0 else _tensor_str._tensor_str(host, indent)
+        if tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided:
+            tensor_contents = _contents(self, _tensor_str)
         return original(self, tensor_contents=tensor_contents)
 
     _tensor_str._str = _str
+
+
+@torch._disable_dynamo  # dynamo tracing a print graph-breaks here rather than tracing the copy
+def _contents(t: torch.Tensor, tensor_str: Any) -> str | None:
+    """The formatted values of spyre tensor `t`, or "..." when it has none to show.
+
+    Printing must never raise: dynamo's messages and structured trace logs print tensors
+    while a FakeTensorMode is active (which would turn the host copy's ops into fake ones),
+    and a FakeTensor (or any tensor without device memory) has no values to read, so the
+    copy runs with every dispatch mode set aside, and "..." stands for missing memory, as
+    torch prints meta tensors."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    indent = len(
+        "tensor(" if type(t) in (torch.Tensor, torch.nn.Parameter) else f"{type(t).__name__}("
+    )
+    if t.numel() == 0:
+        return "[]"
+    if isinstance(t, FakeTensor):
+        return None  # torch prints it as "FakeTensor(..., size=...)" itself
+    if _owner(t) is None:
+        return "..."
+    with _disable_current_modes(), torch.no_grad():
+        return tensor_str._tensor_str(to_host(t.detach()), indent)
