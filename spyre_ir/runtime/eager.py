@@ -103,9 +103,12 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     key = _signature(op, flat, spec)
     kernel = _cache.get(key)
     if kernel is None:
-        kernel = _build(op, flat, spec)
+        mismatch = _device_mismatch(op, args, kwargs, flat)
+        kernel = _DeviceMismatch(mismatch) if mismatch else _build(op, flat, spec)
         with _lock:
             _cache[key] = kernel
+    if isinstance(kernel, _DeviceMismatch):  # torch's error, every call of this signature
+        raise RuntimeError(kernel.message)
     if isinstance(kernel, str):
         return run_on_cpu(op, args, kwargs, reason=kernel)
     _stats["hits"] += 1
@@ -116,6 +119,35 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         with _lock:
             _cache[key] = reason
         return run_on_cpu(op, args, kwargs, reason=reason)
+
+
+@dataclass(frozen=True)
+class _DeviceMismatch:
+    """A signature mixing devices as torch forbids (a spyre and a CPU tensor of rank > 0)."""
+
+    message: str
+
+
+def _device_mismatch(op: torch._ops.OpOverload, args: tuple, kwargs: dict,
+                     flat: list[Any]) -> str | None:  # fmt: skip
+    """Torch's "same device" error for `op` on these arguments, or None when their devices
+    may be mixed. Torch's own rules decide (CPU scalars and CPU indices are allowed): the op
+    runs on fake tensors of the arguments' devices, whose device propagation checks them."""
+    if all(device.is_spyre(v) for v in flat if isinstance(v, torch.Tensor)):
+        return None
+    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError, FakeTensorMode
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes(), FakeTensorMode() as mode:
+        fake = tree_map(lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v,
+                        (args, kwargs))  # fmt: skip
+        try:
+            op(*fake[0], **fake[1])
+        except FakeTensorDeviceMismatchError as error:
+            return str(error)
+        except Exception:  # noqa: BLE001 - any other problem is the op's own to report
+            return None
+    return None
 
 
 def _run_mutating(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
