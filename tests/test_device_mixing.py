@@ -93,3 +93,46 @@ def test_a_partition_that_failed_for_good_warns_on_every_cpu_call(card, monkeypa
         with pytest.warns(UserWarning, match="runs on CPU .*executor bug"):
             out = f(x)
     torch.testing.assert_close(out.cpu(), torch.relu(x.cpu()) + 1, atol=2e-2, rtol=2e-2)
+
+
+# ------------------------------------------------------------------------ CPU fallbacks
+def test_conv2d_falls_back_to_cpu_with_a_warning_every_call() -> None:
+    import torch.nn.functional as F
+
+    from spyre_ir.runtime.eager import SpyreCpuFallbackWarning
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(1, 3, 8, 8, generator=g, dtype=torch.float16)
+    w = torch.randn(4, 3, 3, 3, generator=g, dtype=torch.float16)
+    expected = F.conv2d(x.float(), w.float(), padding=1)
+    xs, ws = x.to("spyre").requires_grad_(), w.to("spyre").requires_grad_()
+    for _ in range(2):
+        with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution\.default"):
+            out = F.conv2d(xs, ws, padding=1)
+        assert out.device.type == "spyre"
+        torch.testing.assert_close(out.cpu().float(), expected, atol=2e-2, rtol=2e-2)
+    with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution_backward\.default"):
+        out.sum().backward()
+    assert xs.grad.device.type == "spyre" and xs.grad.shape == xs.shape
+    x_ref, w_ref = x.float().requires_grad_(), w.float().requires_grad_()
+    F.conv2d(x_ref, w_ref, padding=1).sum().backward()
+    torch.testing.assert_close(ws.grad.cpu().float(), w_ref.grad, atol=5e-2, rtol=2e-2)
+
+
+def test_compiled_conv2d_runs_its_convolution_on_cpu_with_warnings() -> None:
+    import torch.nn.functional as F
+
+    from spyre_ir.runtime.eager import SpyreCpuFallbackWarning
+
+    torch._dynamo.reset()
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(1, 3, 8, 8, generator=g, dtype=torch.float16)
+    w = torch.randn(4, 3, 3, 3, generator=g, dtype=torch.float16)
+    f = torch.compile(lambda a, b: torch.relu(F.conv2d(a, b, padding=1)), backend="spyre")
+    with pytest.warns(UserWarning) as caught:
+        out = f(x.to("spyre"), w.to("spyre"))
+    assert any("aten.convolution.default is not supported" in str(c.message) for c in caught)
+    with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution\.default"):
+        out = f(x.to("spyre"), w.to("spyre"))  # each call's CPU run warns again
+    expected = torch.relu(F.conv2d(x.float(), w.float(), padding=1))
+    torch.testing.assert_close(out.cpu().float(), expected, atol=2e-2, rtol=2e-2)

@@ -115,7 +115,7 @@ def setup(required: bool = True) -> bool:
             return True
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-        from spyre_ir.runtime import torch_spyre
+        from spyre_ir.runtime import accelerator, amp, default_backend, torch_spyre
 
         current = torch._C._get_privateuse1_backend_name()
         if current != "privateuseone":
@@ -130,6 +130,11 @@ def setup(required: bool = True) -> bool:
         )
         library = torch.library.Library("_", "IMPL")  # noqa: TOR901 - a global fallback
         library.fallback(torch._disable_dynamo(_kernel, recursive=True), "PrivateUse1")
+        default_backend.install()  # torch.compile(f) on spyre tensors: the spyre backend
+        accelerator.install()  # torch.accelerator.synchronize / current_stream: the card's
+        amp.install()  # torch.autocast("spyre")
+        for op in _BACKEND_SPECIFIC_ENTRIES:
+            register_direct(op)
         _install_printing()
         _fake_tensors_never_touch_the_card()
         torch.serialization.register_package(_SERIALIZATION_PRIORITY, _no_tag, _deserialize)
@@ -530,6 +535,16 @@ def _kernel(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
 
 
 _direct: set[torch._ops.OpOverload] = set()
+
+# Ops whose composite kernel hands a backend without its own kernel to a stub that raises
+# (``convolution`` -> ``convolution_overrideable``: "NotImplementedError ... use
+# TORCH_LIBRARY_IMPL to override"), so the fallback kernel would never see them: they are
+# registered as PrivateUse1 kernels of their own, which compile them or run them on CPU
+# with a warning like any other op.
+_BACKEND_SPECIFIC_ENTRIES = (
+    torch.ops.aten.convolution.default,
+    torch.ops.aten.convolution_backward.default,
+)
 
 
 def register_direct(op: torch._ops.OpOverload) -> None:

@@ -10,9 +10,9 @@ the prepared recipe with the tensors' ``DeviceArray`` views on the current strea
 results are new spyre tensors that own the recipe's output blocks.
 
 An op whose graph the compiler cannot take (no lowering, a dtype numpy lacks, dynamic
-shapes, a compile failure) runs on CPU copies of its device arguments instead, with one
-:class:`SpyreCpuFallbackWarning` per op per process; what it mutates is copied back and new
-results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
+shapes, a compile failure) runs on CPU copies of its device arguments instead, with a
+:class:`SpyreCpuFallbackWarning` naming the op every time; what it mutates is copied back and
+new results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
 functional twin (``add.Tensor``) and put its result in place.
 """
 
@@ -38,7 +38,7 @@ __all__ = [
 
 
 class SpyreCpuFallbackWarning(UserWarning):
-    """An eager op on spyre tensors ran on CPU copies (once per op per process)."""
+    """An eager op on spyre tensors ran on CPU copies (every time it does, naming the op)."""
 
 
 @dataclass
@@ -53,16 +53,14 @@ class _Kernel:
 
 _cache: dict[tuple, _Kernel | str] = {}  # signature -> kernel, or why it runs on CPU
 _cache_card: Any = None  # the card the cached kernels were prepared for
-_warned: set[str] = set()
 _lock = threading.Lock()
 _stats = {"hits": 0, "compiles": 0, "cpu_fallbacks": 0}
 
 
 def clear_cache() -> None:
-    """Forget compiled signatures and warnings (tests; the disk cache stays)."""
+    """Forget compiled signatures (tests; the disk cache stays)."""
     with _lock:
         _cache.clear()
-        _warned.clear()
         for k in _stats:
             _stats[k] = 0
 
@@ -323,13 +321,10 @@ def _with_strides(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- CPU fallback
-def _warn_once(op: torch._ops.OpOverload, reason: str) -> None:
-    name = str(op)
-    with _lock:
-        if name in _warned:
-            return
-        _warned.add(name)
-    warnings.warn(f"spyre: {name} runs on CPU copies of device memory: {reason}",
+def _warn_fallback(op: torch._ops.OpOverload, reason: str) -> None:
+    """Every CPU run warns (a CPU fallback is never silent; Python's warning filters decide
+    what is shown)."""
+    warnings.warn(f"spyre: {op} runs on CPU copies of device memory: {reason}",
                   SpyreCpuFallbackWarning, stacklevel=3)  # fmt: skip
 
 
@@ -352,7 +347,7 @@ def run_on_cpu(op: torch._ops.OpOverload, args: tuple, kwargs: dict, *, reason: 
     cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))
     result = op(*cpu_args, **cpu_kwargs)  # a user error (bad shapes...) raises torch's own error
     if warn:  # only now: the op is valid, the device just cannot run it
-        _warn_once(op, reason)
+        _warn_fallback(op, reason)
         _stats["cpu_fallbacks"] += 1
     for written in _written_arguments(op, cpu_args, cpu_kwargs):
         original = originals.get(id(written))
