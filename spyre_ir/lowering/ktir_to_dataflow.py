@@ -554,13 +554,7 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
 
 
 def _plan(fn: func.FuncOp) -> Attribute:
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
-
-    return DictionaryAttr(
-        {"kind": StringAttr("ktir"), "grid": fn.attributes["grid"]}
-        if "grid" in fn.attributes
-        else {"kind": StringAttr("ktir")}
-    )
+    return D.KtirPlanAttr.from_values(grid=grid_of(fn) if "grid" in fn.attributes else None)
 
 
 @dataclass(frozen=True)
