@@ -19,6 +19,8 @@ functional twin (``add.Tensor``) and put its result in place.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import threading
 import warnings
 from dataclasses import dataclass
@@ -28,12 +30,13 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
+from spyre_ir.byte_lru import ByteLRU
 from spyre_ir.runtime import device
 from spyre_ir.runtime.recipe import LaunchError
 
 __all__ = [
-    "SpyreCpuFallbackWarning", "cache_info", "clear_cache", "launch_on_device",
-    "run", "run_on_cpu",
+    "SpyreCpuFallbackWarning", "cache_bytes", "cache_info", "clear_cache", "launch_on_device",
+    "release_cache", "run", "run_on_cpu",
 ]  # fmt: skip
 
 
@@ -49,11 +52,30 @@ class _Kernel:
     tensor_slots: list[int]  # positions of tensor arguments among the flattened args
     out_spec: Any  # pytree spec of the op's result
     out_meta: list[tuple[tuple[int, ...], torch.dtype]]  # shape, dtype per flat result
+    in_bytes: int = 0  # bytes of the tensor arguments (for the cache's size estimate)
 
 
-_cache: dict[tuple, _Kernel | str] = {}  # signature -> kernel, or why it runs on CPU
+_KERNEL_BYTES = 96 << 10
+"""Estimated host bytes of a prepared kernel besides its tensors' bytes (its parsed
+recipe module and bookkeeping; measured with tests/test_device_host_memory.py)."""
+
+
+def _entry_bytes(signature: tuple, entry: Any) -> int:
+    """Estimated host bytes a cached signature holds: a prepared kernel keeps its recipe
+    module, whose size grows with the tiles of its tensors."""
+    if not isinstance(entry, _Kernel):
+        return 256  # a reason string or a device mismatch
+    nbytes = sum(math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+                 for shape, dtype in entry.out_meta)  # fmt: skip
+    return _KERNEL_BYTES + nbytes + entry.in_bytes
+
+
+# signature -> kernel, or why it runs on CPU; bounded (SPYRE_HOST_CACHE_MB, least recently
+# used out) and emptied by torch.spyre.memory.empty_cache()
+_cache: ByteLRU[tuple, Any] = ByteLRU(_entry_bytes)
 _cache_card: Any = None  # the card the cached kernels were prepared for
 _lock = threading.Lock()
+_kernel_ids = itertools.count()
 _stats = {"hits": 0, "compiles": 0, "cpu_fallbacks": 0}
 
 
@@ -65,9 +87,19 @@ def clear_cache() -> None:
             _stats[k] = 0
 
 
+def release_cache() -> None:
+    """Drop the compiled signatures (torch.spyre.memory.empty_cache); counters stay."""
+    _cache.clear()
+
+
+def cache_bytes() -> int:
+    """Estimated host bytes the compiled signatures hold."""
+    return _cache.nbytes
+
+
 def cache_info() -> dict[str, int]:
     """Counters: cached-signature hits, compiles, CPU fallback runs, cache entries."""
-    return {**_stats, "entries": len(_cache)}
+    return {**_stats, "entries": len(_cache), "bytes": _cache.nbytes, "evictions": _cache.evictions}
 
 
 # ---------------------------------------------------------------------------- signature
@@ -104,7 +136,7 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         mismatch = _device_mismatch(op, args, kwargs, flat)
         kernel = _DeviceMismatch(mismatch) if mismatch else _build(op, flat, spec)
         with _lock:
-            _cache[key] = kernel
+            _cache.put(key, kernel)
     if isinstance(kernel, _DeviceMismatch):  # torch's error, every call of this signature
         raise RuntimeError(kernel.message)
     if isinstance(kernel, str):
@@ -115,7 +147,7 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     except LaunchError as error:  # the recipe refused these arguments: CPU from now on
         reason = f"its launch failed ({error})"
         with _lock:
-            _cache[key] = reason
+            _cache.put(key, reason)
         return run_on_cpu(op, args, kwargs, reason=reason)
 
 
@@ -256,7 +288,7 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
             reason = unsupported_reason(node)
             if reason is not None:
                 return reason
-    name = f"eager_{op._schema.name.split('::')[-1]}_{len(_cache)}"
+    name = f"eager_{op._schema.name.split('::')[-1]}_{next(_kernel_ids)}"
     try:
         from spyre_ir.passes.compute_in_f16 import takes_or_gives_f32
         from spyre_ir.runtime.artifact import compile_artifact
@@ -277,7 +309,8 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
         warn_f32_as_f16()
     _stats["compiles"] += 1
     out_meta = [(tuple(m.shape), m.dtype) for m in metas]
-    return _Kernel(prepared, slots, out_spec[0], out_meta)
+    in_bytes = sum(flat[i].numel() * flat[i].element_size() for i in slots)
+    return _Kernel(prepared, slots, out_spec[0], out_meta, in_bytes)
 
 
 def _launch(kernel: _Kernel, flat: list[Any]) -> Any:

@@ -2,7 +2,7 @@
 
 Device memory is the runtime allocator's (``runtime/allocator.py``). ``empty_cache()``
 gives its cached free blocks back and also releases the host memory the runtime keeps for
-speed (compiled eager signatures, prepared recipes: :func:`host_caches`), as the caches of
+speed (compiled eager signatures, replay recordings: see :func:`host_cache_bytes`), as the caches of
 compiled programs would otherwise only grow.
 
 Importing this module must stay cheap: ``import torch`` imports ``torch.spyre``.
@@ -10,6 +10,7 @@ Importing this module must stay cheap: ``import torch`` imports ``torch.spyre``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -26,8 +27,23 @@ __all__ = [
     "reset_peak_memory_stats",
 ]
 
-# name -> (bytes held now, release everything); registered by the modules owning a cache
+# name -> (bytes held now, release everything). The runtime's own caches are named by
+# module and function, and asked only once their module is imported (a module not yet
+# imported holds nothing, and importing it here would slow `import torch` down).
 _host_caches: dict[str, tuple[Callable[[], int], Callable[[], None]]] = {}
+_RUNTIME_CACHES = {
+    "eager kernels": ("spyre_ir.runtime.eager", "cache_bytes", "release_cache"),
+    "replay recordings": ("spyre_ir.sim.replay", "held_bytes", "clear"),
+}
+
+
+def _caches() -> dict[str, tuple[Callable[[], int], Callable[[], None]]]:
+    found = dict(_host_caches)
+    for name, (module_name, held, release) in _RUNTIME_CACHES.items():
+        module = sys.modules.get(module_name)
+        if module is not None:
+            found[name] = (getattr(module, held), getattr(module, release))
+    return found
 
 
 def _card() -> Any:
@@ -102,7 +118,7 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     lines.append(f"| {'Allocations / frees':<30}| {stats.num_allocs:>13} | {stats.num_frees:>13} |")
     lines.append(f"| {'Out-of-memory errors':<30}| {stats.num_ooms:>13} | {'':>13} |")
     if not abbreviated:
-        for name, (held, _release) in sorted(_host_caches.items()):
+        for name, (held, _release) in sorted(_caches().items()):
             lines.append(f"| {'Host cache: ' + name:<30}| {_size(held()):>13} | {'':>13} |")
     lines.append("|" + "=" * 62 + "|")
     return "\n".join(lines) + "\n"
@@ -125,12 +141,12 @@ def register_host_cache(name: str, held_bytes: Callable[[], int],
 
 def host_cache_bytes() -> int:
     """Host bytes held by the registered caches (an estimate each cache makes)."""
-    return sum(held() for held, _release in _host_caches.values())
+    return sum(held() for held, _release in _caches().values())
 
 
 def empty_cache() -> None:
     """Give cached free device memory back (unmaps wholly free regions) and release the
     runtime's host caches of compiled programs."""
-    for _held, release in list(_host_caches.values()):
+    for _held, release in list(_caches().values()):
         release()
     _card().empty_cache()
