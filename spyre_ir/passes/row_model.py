@@ -9,13 +9,15 @@ spyre-tile share it, so what fuse accepts, tile can build.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
+from spyre_ir.hardware import ELEMENT_BYTES
 
 RowAxes = tuple[int | None, ...]
 """For each row dim of the group, the axis of a value that walks it (None: broadcast)."""
@@ -182,3 +184,36 @@ def best_row_dims(ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> RowA
         except NotRowLocal:
             continue
     raise NotRowLocal("no row tiling")
+
+
+def body_bytes(analysis: RowAnalysis, values: Sequence[SSAValue],
+               table: Collection[SSAValue] = ()) -> int:  # fmt: skip
+    """Bytes of one row (a unit extent along every row dim) of every buffer."""
+    unit = [1] * analysis.row_dims
+    return sum(math.prod(analysis.tile_shape(v, unit)) * _element_bytes(v)
+               for v in values if v not in table)  # fmt: skip
+
+
+def fitting_rows(ops: Sequence[Operation], outputs: Sequence[SSAValue], values: Sequence[SSAValue],
+                 row_dims: int, lx_bytes: int) -> tuple[RowAnalysis, int]:  # fmt: skip
+    """The row analysis with the planned `row_dims`, or, when one row of it does not fit
+    half of LX, with more row dims - down to the stick dim itself, tiled in whole
+    sticks - as long as the ops stay row-local (elementwise ops over rows of any length).
+    Returns it with its bytes per row; a row that fits nowhere is left to the tiler's
+    error."""
+    rank = min(len(shape(v)) for v in outputs)
+    analysis = analyse(ops, outputs, row_dims, whole_rows=row_dims < rank)
+    row_bytes = body_bytes(analysis, values)
+    for wider in range(row_dims + 1, rank + 1):
+        if row_bytes <= lx_bytes // 2:
+            break
+        try:
+            candidate = analyse(ops, outputs, wider, whole_rows=False)
+        except NotRowLocal:
+            break
+        analysis, row_bytes = candidate, body_bytes(candidate, values)
+    return analysis, row_bytes
+
+
+def _element_bytes(value: SSAValue) -> int:
+    return ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(value))]
