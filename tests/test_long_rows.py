@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from card_tolerance import assert_card_close
+from card_tolerance import as_on_the_card, assert_card_close
 
 from spyre_ir import registry
 from spyre_ir.diagnostics import parse_and_verify
@@ -181,3 +181,38 @@ def test_torch_compile_softmax_over_dim_0_runs_on_the_card(card) -> None:
         got = compiled(x)
     want = torch.softmax(x.float(), dim=0) * 2
     torch.testing.assert_close(got.float(), want, rtol=1e-2, atol=1e-4)
+
+
+def transpose(shape: tuple[int, ...], perm: list[int]) -> str:
+    out = tuple(shape[p] for p in perm)
+    src = "tensor<" + "x".join(map(str, shape)) + "xf16>"
+    dst = "tensor<" + "x".join(map(str, out)) + "xf16>"
+    return f"""
+func.func @main(%x: {src}) -> {dst} {{
+  %y = spyre.transpose %x perm = {perm} : {src} -> {dst}
+  func.return %y : {dst}
+}}"""
+
+
+TRANSPOSES = {
+    # A rows tile would be 64 whole rows (whole sticks of the input): 64 x 300 x 2 x 2
+    # bytes, more than half of 32 KiB.
+    "2-D, ragged blocks": (transpose((300, 128), [1, 0]), 32 * 1024),
+    "batched last two": (transpose((3, 130, 200), [0, 2, 1]), 32 * 1024),
+    "reversed": (transpose((200, 3, 100), [2, 1, 0]), 32 * 1024),
+}
+
+
+@pytest.mark.parametrize("name", TRANSPOSES)
+def test_a_transpose_whose_rows_do_not_fit_moves_in_blocks(name: str) -> None:
+    text, lx_bytes = TRANSPOSES[name]
+    module, args, want = lowered(text, lx_bytes)
+    (kernel,) = [k for k in module.walk() if isinstance(k, dataflow.KernelOp)]
+    loads = [op for op in kernel.walk() if isinstance(op, dataflow.LoadOp)]
+    assert loads and all(op.perm is not None for op in loads), "transposed loads"
+    assert kernel.core_count > 1
+    for got, w in zip(l2.run_module(module, args, check_races=True), want):
+        np.testing.assert_array_equal(got, w)
+    ConvertDataflowToUnits().apply(registry.make_context(), module)
+    for got, w in zip(simulate(module, args, check_races=True).outputs, want):
+        np.testing.assert_array_equal(got, as_on_the_card(w))

@@ -12,7 +12,7 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
-from spyre_ir.passes import row_model, tile_stream
+from spyre_ir.passes import row_model, tile_copy, tile_stream
 from spyre_ir.passes.tile_kernel import (
     box_offsets,
     new_kernel,
@@ -43,6 +43,12 @@ def tile_rows_group(
     p, rows = analysis.row_dims, analysis.rows
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
+    transpose = tile_copy.lone_transpose(group)
+    stick = card_of(group).elements_per_stick(
+        spyre.element_type_name(spyre.element_of(yielded.values[0]))
+    )
+    if transpose is not None and min(inner, stick) * row_bytes > lx_bytes // 2:
+        return tile_copy.tile_transpose_group(group, transpose, plan.cores.data, lx_bytes)
     try:
         t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
                                        plan.cores.data, lx_bytes)  # fmt: skip

@@ -65,3 +65,25 @@ func.func @softmax_dim0(%x: tensor<512x1024xf16>) -> tensor<512x1024xf16> {
   %y = spyre.softmax %x dim = 0 : tensor<512x1024xf16> -> tensor<512x1024xf16>
   func.return %y : tensor<512x1024xf16>
 }
+
+// -----
+
+// A transpose of 16384 x 16384 f16: a rows tile would be 64 whole rows of the input's
+// sticks, 64 x 16384 x 2 bytes, loaded and stored - 4 MiB. Instead the result moves in
+// blocks of 1024 x 512 (1 MiB): a transposed load of whole input sticks, a store of whole
+// result sticks; the 512 blocks are dealt out 16 to a core.
+// CHECK-LABEL: func.func @transpose_large
+// CHECK:       dataflow.kernel @rows_0 cores(32) (%x) {plan = #dataflow.copy_plan<row_dims = 2, cores = 32>
+// CHECK:         %[[BLOCK:.*]] = dataflow.alloc_lx : !dataflow.lx<1024x512xf16>
+// CHECK:         scf.for
+// CHECK:           arith.divui
+// CHECK-NEXT:      %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[COL:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      dataflow.load %{{.*}}[%[[COL]], %[[ROW]]] into %[[BLOCK]] {perm = array<i64: 1, 0>, pad = 0.000000e+00 : f64}
+// CHECK-NEXT:      dataflow.store %[[BLOCK]] into %{{.*}}[%[[ROW]], %[[COL]]]
+// PIPE-LABEL: func.func @transpose_large
+// PIPE:         lx_peak_bytes = {{[0-9]+}}
+func.func @transpose_large(%x: tensor<16384x16384xf16>) -> tensor<16384x16384xf16> {
+  %y = spyre.transpose %x perm = [1, 0] : tensor<16384x16384xf16> -> tensor<16384x16384xf16>
+  func.return %y : tensor<16384x16384xf16>
+}
