@@ -171,6 +171,43 @@ def analyse(
     return RowAnalysis(row_dims, rows, found)
 
 
+def extend(analysis: RowAnalysis, inside: Collection[Operation], op: Operation,
+           outputs: Sequence[SSAValue]) -> RowAnalysis:  # fmt: skip
+    """The analysis of the ops `inside` (analysed as `analysis`) with `op` appended as
+    their last op and `outputs` the new results, at the same row dims: only `op`'s own
+    operands are mapped, so a chain of n ops costs n, not n^2. It is what `analyse`
+    gives on all the ops whenever it succeeds (every old value keeps its axes: an old
+    result that `op` now consumes must be mapped as it was seeded, by the row dims);
+    NotRowLocal means only that the whole group must be analysed again."""
+    p = analysis.row_dims
+    if not outputs:
+        raise NotRowLocal("a group needs a result")
+    rows = shape(outputs[0])[:p]
+    seed = tuple(range(p))
+    found: dict[SSAValue, RowAxes] = {}
+    for out in outputs:
+        if len(shape(out)) < p + (1 if p else 0) or shape(out)[:p] != rows:
+            raise NotRowLocal("results disagree on their rows")
+        if analysis.axes.get(out, seed) != seed:
+            raise NotRowLocal("a result is mapped off its rows")
+        found[out] = seed
+    axes = next((found[r] for r in op.results if r in found), None)
+    if axes is None:
+        raise NotRowLocal(f"{op.name} result is not used by the group's results")
+    for operand, mapped in zip(op.operands, operand_axes(op, axes)):
+        if operand.owner not in inside and _is_scalar(operand):
+            continue
+        old = found.get(operand, analysis.axes.get(operand))
+        if old is not None and old != mapped:
+            raise NotRowLocal(f"{operand.name_hint or 'a value'} is used with two row mappings")
+        found[operand] = mapped
+        if operand.owner not in inside:
+            last = len(shape(operand)) - 1
+            if shape(operand)[last:] != (1,) and any(a == last for a in mapped[:-1]):
+                raise NotRowLocal("an input's stick dim would be an outer row dim")
+    return RowAnalysis(p, rows, {**analysis.axes, **found})
+
+
 def _is_scalar(value: SSAValue) -> bool:
     return shape(value) == ()
 
