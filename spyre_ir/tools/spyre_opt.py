@@ -45,6 +45,7 @@ from spyre_ir.diagnostics import (
     verify_all,
 )
 from spyre_ir.hardware import read_card, set_card
+from spyre_ir.runtime.artifact import gc_paused
 from spyre_ir.tools.output import (
     OutputError,
     check_writable,
@@ -202,7 +203,11 @@ DIAGNOSED = (BrokenPipeError, ArgSpecParseError, DiagnosticError, OutputError, V
 
 def main(argv: Sequence[str] | None = None) -> None:
     try:
-        SpyreOptMain(args=argv).run()
+        # Pause the cyclic collector (runtime.artifact.gc_paused): IR is a web of cycles,
+        # so each full collection walks every op built so far - a 4,000-op chain would
+        # cost a fifth more per op than a 1,000-op one (bench/compile_chain.py).
+        with gc_paused():
+            SpyreOptMain(args=argv).run()
     except BrokenPipeError:
         # The reader went away (`spyre-opt f.mlir | head`): nothing left to report.
         discard(sys.stdout)
