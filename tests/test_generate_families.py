@@ -23,6 +23,7 @@ from spyre_ir.runtime import telemetry
 
 sys.path.insert(0, str(Path(__file__).parent))
 import models  # noqa: E402
+from card_tolerance import as_on_the_card  # noqa: E402
 
 FAMILIES = tuple(f for f in models.FAMILIES if f != "llama")  # Llama: test_dynamic_shapes.py
 PROMPT = 8  # longer than Mistral's window (models.SLIDING_WINDOW): it slides from the start
@@ -59,8 +60,12 @@ def _run(family: str, cache: str, new_tokens: int):
     return got, want, rec, others
 
 
-def _check(family: str, cache: str, new_tokens: int) -> None:
+def _check(family: str, cache: str, new_tokens: int, node: pytest.Item) -> None:
+    """The assertions of the module docstring; the figures go to the test's properties
+    (``--junitxml=F -o junit_family=xunit1`` writes them)."""
     got, want, rec, others = _run(family, cache, new_tokens)
+    node.user_properties += [("compiles", [(g.graph, g.bucket) for g in rec.graphs]),
+                             ("launches", len(rec.launches))]  # fmt: skip
     assert torch.equal(got.sequences, want.sequences), (got.sequences, want.sequences)
     assert got.sequences.shape[1] == PROMPT + new_tokens
     assert not others, others  # the float32 policy's notes only (docs/runtime.md)
@@ -73,6 +78,7 @@ def _check(family: str, cache: str, new_tokens: int) -> None:
     top = eager.topk(2, dim=-1).values
     margin = (top[:, 0] - top[:, 1]).min()
     error = (card - eager).abs().max()
+    node.user_properties.append(("margin_over_error", round(float(margin / error), 2)))
     assert margin > 2 * error, f"near-tie: margin {margin:.4g}, card error {error:.4g}"
 
 
@@ -84,15 +90,16 @@ CASES = [
 
 
 @pytest.mark.parametrize("family,cache", CASES)
-def test_generate_matches_eager(family: str, cache: str, env) -> None:
-    _check(family, cache, FAST_TOKENS)
+def test_generate_matches_eager(family: str, cache: str, env, request) -> None:
+    _check(family, cache, FAST_TOKENS, request.node)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family,cache", [pytest.param(*p.values, id=p.id) for p in CASES])
-def test_generate_many_tokens_compiles_at_most_three_times(family: str, cache: str, env) -> None:
+def test_generate_many_tokens_compiles_at_most_three_times(family: str, cache: str, env,
+                                                           request) -> None:  # fmt: skip
     """Past the first bucket's early steps (and, for Mistral, long past its window)."""
-    _check(family, cache, SLOW_TOKENS)
+    _check(family, cache, SLOW_TOKENS, request.node)
 
 
 def test_a_window_offset_of_a_symbolic_length_is_a_host_length(env) -> None:
@@ -115,3 +122,26 @@ def test_a_window_offset_of_a_symbolic_length_is_a_host_length(env) -> None:
     assert not [str(w.message) for w in caught], [str(w.message) for w in caught]
     assert len(rec.graphs) == 1 and rec.graphs[0].bucket is not None
     assert len(rec.launches) == 2
+
+
+def _slide(cache: torch.Tensor, k: torch.Tensor, step: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """A sliding-window StaticCache's decode write (transformers' StaticSlidingWindowLayer):
+    the keys rolled left by one, the new key written last; and position arithmetic."""
+    rolled = cache.roll(-1, dims=-2)
+    rolled[:, :, torch.tensor([-1])] = k
+    return rolled, torch.fmod(step - 9, 4), step % -3
+
+
+def test_a_sliding_window_cache_write_runs_on_the_card(card) -> None:
+    """torch.roll decomposes to an index by (arange + shift) fmod n: with aten.fmod
+    lowered, the roll, the write and integer fmod/remainder all run on the card."""
+    cache = models.randn(1, 2, models.SLIDING_WINDOW, 32).to(torch.float16)
+    k = models.randn(1, 2, 1, 32, seed=2).to(torch.float16)
+    step = torch.arange(-7, 9).view(2, 8)
+    compiled = torch.compile(_slide, backend="spyre", dynamic=False)
+    with torch.no_grad(), telemetry.recording() as rec:
+        got = compiled(cache, k, step)
+    want = _slide(cache, k, step)
+    assert len(rec.launches) == 1  # one partition: nothing of it on CPU (strict mode)
+    assert torch.equal(got[0], torch.from_numpy(as_on_the_card(want[0].numpy())))
+    assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
