@@ -145,3 +145,24 @@ def test_a_sliding_window_cache_write_runs_on_the_card(card) -> None:
     assert len(rec.launches) == 1  # one partition: nothing of it on CPU (strict mode)
     assert torch.equal(got[0], torch.from_numpy(as_on_the_card(want[0].numpy())))
     assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
+
+
+class _Scaled(torch.nn.Module):
+    """Gemma's embedding scale: a rank-0 f16 buffer, kept on the card between calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("normalizer", torch.tensor(8.0, dtype=torch.float16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.normalizer
+
+
+def test_a_rank_zero_buffer_kept_on_the_card(card) -> None:
+    model = _Scaled()
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    with torch.no_grad():
+        for seed in (1, 2):  # the second call reads the kept image of the buffer
+            x = models.randn(4, 64, seed=seed).to(torch.float16)
+            want = torch.from_numpy(as_on_the_card((x * 8).numpy()))
+            torch.testing.assert_close(compiled(x), want, rtol=0, atol=0)
