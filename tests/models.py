@@ -340,6 +340,77 @@ def padded_cached_attention_inputs(dtype: torch.dtype) -> tuple[torch.Tensor, ..
     return randn(BATCH, SEQ, DIM, dtype=dtype), torch.arange(8, 8 + SEQ), padding
 
 
+# ------------------------------------------- tiny causal LMs of seven HF families
+FAMILIES = ("llama", "qwen2", "granite", "gpt2", "mistral", "phi3", "gemma")
+SLIDING_WINDOW = 6  # Mistral's window: shorter than the prompts, so it masks and rolls
+
+
+def _family_config(family: str):
+    """A 2-layer, hidden-64 config of ``family`` with what sets it apart switched on:
+    Qwen2's q/k/v bias, Granite's four multipliers, GPT-2's Conv1D projections, learned
+    positions and tanh GELU, Mistral's sliding window, Phi-3's fused qkv and gate_up,
+    Gemma's embedding scale, (1 + w) RMSNorm and tanh GELU. No end-of-sequence token, so
+    generate() makes every token asked for."""
+    import transformers
+
+    common = {"vocab_size": LLAMA_VOCAB, "hidden_size": 64, "intermediate_size": 128,
+              "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+              "max_position_embeddings": 512, "tie_word_embeddings": False,
+              "bos_token_id": 0, "eos_token_id": None, "pad_token_id": 0}  # fmt: skip
+    if family == "gpt2":
+        return transformers.GPT2Config(vocab_size=LLAMA_VOCAB, n_embd=64, n_layer=2, n_head=2,
+                                       n_positions=512, tie_word_embeddings=False,
+                                       bos_token_id=0, eos_token_id=None)  # fmt: skip
+    extra: dict = {
+        "llama": {},
+        "qwen2": {},  # attention bias on q, k and v is Qwen2's default
+        "granite": {
+            "embedding_multiplier": 4.0,
+            "residual_multiplier": 0.5,
+            "attention_multiplier": 0.25,
+            "logits_scaling": 0.5,
+        },
+        "mistral": {"sliding_window": SLIDING_WINDOW},
+        "phi3": {},
+        "gemma": {"head_dim": 32, "hidden_activation": "gelu_pytorch_tanh"},
+    }[family]
+    name = {"llama": "Llama", "qwen2": "Qwen2", "granite": "Granite", "mistral": "Mistral",
+            "phi3": "Phi3", "gemma": "Gemma"}[family]  # fmt: skip
+    return getattr(transformers, f"{name}Config")(**common, **extra)
+
+
+LOGIT_SPREAD = 0.5
+"""Log-normal spread of the output embedding's row norms (see tiny_causal_lm)."""
+
+FAMILY_SEEDS = {"llama": 3, "qwen2": 1, "granite": 4, "gpt2": 6, "mistral": 6, "phi3": 0,
+                "gemma": 4}  # fmt: skip
+"""Weight seeds whose eager greedy choices over 16 tokens from ``llama_inputs(seq=8)``
+lead the runner-up by at least 1.5 % of the top logit (several times the card's error;
+tests/test_generate_families.py asserts the margin it needs) while making 8 or more
+distinct tokens."""
+
+
+def tiny_causal_lm(family: str, seed: int | None = None,
+                   dtype: torch.dtype = torch.float16) -> nn.Module:  # fmt: skip
+    """``<Family>ForCausalLM`` of :func:`_family_config` with random weights, in ``dtype``
+    (the seed: ``FAMILY_SEEDS`` unless given).
+
+    The output embedding's rows are scaled by ``exp(LOGIT_SPREAD * z)`` (z standard
+    normal, one per token): with row norms that differ by token the top two logits lie
+    further apart than the near-ties of equally scaled rows, so fewer greedy choices hang
+    on the last bits of a 16-bit float; the seeds avoid the rest."""
+    from transformers import AutoModelForCausalLM
+
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    _seeded(FAMILY_SEEDS[family] if seed is None else seed)
+    model = AutoModelForCausalLM.from_config(_family_config(family))
+    with torch.no_grad():
+        rows = model.get_output_embeddings().weight
+        rows.mul_(torch.exp(LOGIT_SPREAD * torch.randn(rows.shape[0], 1)))
+    return model.to(dtype).eval()
+
+
 # ------------------------------------------------------------------ registry
 def _x(dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     return (randn(BATCH, SEQ, DIM, dtype=dtype),)

@@ -288,6 +288,24 @@ def _int_ops(ids):
             torch.logical_xor(ids > 3, pos))  # fmt: skip
 
 
+def _remainders(x, y):
+    """fmod (the dividend's sign) and remainder (the divisor's), by scalars of both signs
+    and by tensors; torch.roll's decomposition gives (arange + shift) fmod n."""
+    return (torch.fmod(x, 5), torch.fmod(x, -3), x % 4, torch.remainder(x, -3),
+            torch.fmod(x, y), x % y, torch.roll(x, -1, 0))  # fmt: skip
+
+
+def _signed_divisors(dt, s):
+    """Dividends of both signs, divisors of both signs and never zero (nor near it)."""
+    g = torch.Generator().manual_seed(s)
+    magnitude = torch.randint(1, 6, ODD, generator=g).to(dt)
+    sign = torch.where(torch.rand(ODD, generator=g) < 0.5, -1, 1).to(dt)
+    dividend = ints(ODD, -20, 20, s + 1).to(dt) + (
+        normal(ODD, dt, s) if dt.is_floating_point else 0
+    )
+    return dividend, magnitude * sign
+
+
 def _index_inputs(dt, s):
     return (normal(S2, dt, s), normal(SMALL, dt, s + 1), ints((4, 5), 0, 67, s),
             ints((4, 1), -3, 3, s + 2), ints((1, 6), -7, 7, s + 3))  # fmt: skip
@@ -389,6 +407,9 @@ CASES: list[Case] = [
           "aten.sum.dim_IntList", "aten.max.dim", "aten.argmax.default", "aten.floor.default",
           "aten.ceil.default", "aten.logical_and.default", "aten.logical_xor.default"),
          dtypes=(I64,)),
+    Case("fmod_remainder", _remainders, _signed_divisors,
+         ("aten.fmod.Scalar", "aten.fmod.Tensor", "aten.remainder.Scalar",
+          "aten.remainder.Tensor"), dtypes=(I64, F32)),
     Case("compare_int", _compare, lambda dt, s: (ints(ODD, -4, 4, s), ints(ODD, -4, 4, s + 1)),
          ("aten.gt.Tensor", "aten.eq.Scalar"), dtypes=(I64,)),
 ]  # fmt: skip

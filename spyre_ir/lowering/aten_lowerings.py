@@ -881,6 +881,10 @@ def _iota(imp: Importer, node: torch.fx.Node, start: int, step: int) -> SSAValue
     return imp.emit(spyre.IotaOp(0, start, step, meta_type(node)))
 
 
+# Families kept in modules of their own register into LOWERINGS when imported.
+from spyre_ir.lowering import aten_remainder  # noqa: E402, F401
+
+
 def supported_targets() -> Sequence[str]:
     """Every ATen/prims overload the importer lowers, for docs and the CLI."""
     return sorted(str(t) for t in LOWERINGS)

@@ -279,8 +279,11 @@ _STRUCTURAL = {
 _SCATTERS = {aten.index_put.default, aten.index_put_.default, aten.index_copy.default,
              aten.index_copy_.default}  # fmt: skip
 _VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+# Host arithmetic on symbolic ints (a sliding window's offset is a sym_max): the value is
+# the expression, computed on the host per call like any other length.
 _SYM_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.neg,
-            aten.sym_size.int, aten.sym_numel.default, aten.sym_stride.int}  # fmt: skip
+            torch.sym_max, torch.sym_min, aten.sym_size.int, aten.sym_numel.default,
+            aten.sym_stride.int}  # fmt: skip
 
 
 def _neutral(target: Any, dtype: torch.dtype) -> Any:

@@ -150,8 +150,8 @@ class Slot:
     def read_image(self, raw: np.ndarray) -> np.ndarray:
         """The slot's values (simulator dtype) from its device bytes."""
         elements = unstickify(raw.view(self.device_dtype), self.layout).reshape(self.shape)
-        if self.element == "f16":
-            return dlfloat16.decode(elements)
+        if self.element == "f16":  # an array also for a rank-0 slot (decode gives a scalar)
+            return np.asarray(dlfloat16.decode(elements))
         if self.element == "bf16":
             return _bf16_values(elements)
         return elements.astype(self.host_dtype, copy=False)
