@@ -29,6 +29,7 @@ CASES = {
     "row_min_shift.mlir": "",
     "sharded_matvec.mlir": "",
     "strided_sum.mlir": "",
+    "window_gather.mlir": "off=5",
 }
 
 
@@ -114,6 +115,13 @@ def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
         kernel("paged_gather.mlir"), {0: pages, 1: table, 2: np.zeros((8, 64, 128), np.float16)}, {}
     )
     np.testing.assert_array_equal(got[2], pages[table])
+    blocks, ids = f16(12, 16, 4, 64), np.array([11, 0, 4, 4], np.int32)
+    got = run_kernel(
+        kernel("window_gather.mlir"),
+        {0: blocks, 1: ids, 2: np.zeros((4, 8, 4, 64), np.float16)},
+        {3: 5},
+    )
+    np.testing.assert_array_equal(got[2], blocks[ids, 5:13])
 
 
 def test_interpreter_generic_against_numpy():
