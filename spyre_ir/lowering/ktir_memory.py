@@ -221,40 +221,56 @@ def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) ->
     )
     if not kinds[0] or any(kinds[1:]) or not isinstance(table, View):
         raise unsupported
-    index_dims = len(maps[0].results)
+    if not all(affine_linear(r) for m in maps for r in m.results):
+        raise unsupported
     variables = list(range(n_captured, n_captured + len(space)))
     captured = [lw.index(v, op) for v in op.captured_variables]
-    zero = lw.index_constant(0)
-    window, whole = [], True
-    for k, m in enumerate(maps[1:], start=1):
-        d = variables[index_dims + k - 1] if index_dims + k - 1 < len(variables) else None
-        r = m.results[0]
-        if d is None:
+    at_lo = [*captured, *(lw.index_constant(lo) for lo, _ in space)]
+    n_dims = n_captured + len(space)
+    # Each index-view subscript uses at most one variable (a leading one, once).
+    index_vars, box_shape = [], []
+    for expr in maps[0].results:
+        cd, _, _ = linear_form(expr, n_dims, 0)
+        used = [v for v in variables if cd[v]]
+        if len(used) > 1 or (used and cd[used[0]] != 1):
             raise unsupported
-        cd, _, _ = linear_form(r, n_captured + len(space), 0)
+        index_vars += used
+        lo, hi = space[used[0] - n_captured] if used else (0, 0)
+        box_shape.append(hi - lo + 1)
+    if index_vars != variables[: len(index_vars)]:
+        raise unsupported
+    rest = variables[len(index_vars) :]
+    if len(rest) != len(maps) - 1:
+        raise unsupported
+    window, whole = [], True
+    for k, (m, d) in enumerate(zip(maps[1:], rest), start=1):
+        r = m.results[0]
+        cd, _, _ = linear_form(r, n_dims, 0)
         if cd[d] != 1 or any(cd[v] for v in variables if v != d):
             raise unsupported
         lo, hi = space[d - n_captured]
-        at = [*captured, *([zero] * len(space))]
-        at[d] = lw.index_constant(lo)
-        start = Index(affine_value(lw, r, at, op), uniform=all(c.uniform for c in captured))
+        start = Index(affine_value(lw, r, at_lo, op), uniform=all(c.uniform for c in captured))
         if not isinstance(r, AffineDimExpr) or (lo, hi) != (0, table.shape[k] - 1):
             whole = False
         window.append((start, hi - lo + 1))
     if not whole and (window[-1][1] != table.shape[-1] or table.padded):
         raise unsupported
     index_view = lw.get(op.indirect_memrefs[0])
-    offsets = []
-    for j, expr in enumerate(maps[0].results):
-        var = variables[j]
-        lo = space[var - n_captured][0]
-        at = [*captured, *([zero] * len(space))]
-        at[var] = lw.index_constant(lo)
-        offsets.append(affine_value(lw, expr, at, op))
-    box_shape = tuple(hi - lo + 1 for lo, hi in space[:index_dims])
-    index_box = Box(index_view, offsets, box_shape)
+    offsets = [affine_value(lw, expr, at_lo, op) for expr in maps[0].results]
+    index_box = Box(index_view, offsets, tuple(box_shape))
     shape = tuple(op.result.type.get_shape())
     return IndirectRows(table, index_box, shape, None if whole else tuple(window[:-1]))
+
+
+def affine_linear(expr: AffineExpr) -> bool:
+    """Whether `expr` is made of additions and multiplications only."""
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind
+
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return True
+    if expr.kind not in (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul):
+        return False
+    return affine_linear(expr.lhs) and affine_linear(expr.rhs)
 
 
 def row_window(lw: KernelLowering, tile: IndirectRows, rows: Buf) -> Buf:
@@ -314,11 +330,15 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
             lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
         else:
             lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
-        rows_shape = (*ib.shape, *tile.table.shape[1:]) if tile.window else tile.shape
-        dest = lw.alloc(rows_shape, element)
-        lw.emit(D.GatherOp(tile.table.memory, indices, dest))
+        rows_shape = (*ib.shape, *tile.table.shape[1:])
+        rows = lw.alloc(rows_shape, element)
+        lw.emit(D.GatherOp(tile.table.memory, indices, rows))
         if tile.window:
-            return row_window(lw, tile, Buf(dest, rows_shape))
+            return row_window(lw, tile, Buf(rows, rows_shape))
+        if rows_shape == tile.shape:
+            return Buf(rows, tile.shape)
+        dest = lw.alloc(tile.shape, element)
+        lw.emit(D.ComputeOp("spyre.reshape", [rows], [dest]))
         return Buf(dest, tile.shape)
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)
