@@ -312,6 +312,8 @@ def row_window(lw: KernelLowering, tile: IndirectRows, rows: Buf) -> Buf:
         position = part
     picked = lw.alloc((*pick_shape, table_shape[-1]), rows.element)
     lw.emit(D.ComputeOp("spyre.gather", [flat, position], [picked]))
+    if (*pick_shape, table_shape[-1]) == tile.shape:
+        return Buf(picked, tile.shape)
     dest = lw.alloc(tile.shape, rows.element)
     lw.emit(D.ComputeOp("spyre.reshape", [picked], [dest]))
     return Buf(dest, tile.shape)
