@@ -53,6 +53,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-lower-scatter",
         "spyre-fuse-attention",
         "spyre-fold-broadcast-matmul",
+        "spyre-decompose-long-rows",
         "spyre-stickify",
         "spyre-fuse",
         "spyre-partition-cores",

@@ -98,6 +98,12 @@ def _decompose() -> type[ModulePass]:
     return SpyreDecompose
 
 
+def _decompose_long_rows() -> type[ModulePass]:
+    from spyre_ir.passes.decompose_long_rows import SpyreDecomposeLongRows
+
+    return SpyreDecomposeLongRows
+
+
 def _stickify() -> type[ModulePass]:
     from spyre_ir.passes.stickify import SpyreStickify
 
@@ -220,6 +226,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,
     "spyre-decompose": _decompose,
+    "spyre-decompose-long-rows": _decompose_long_rows,
     "spyre-stickify": _stickify,
     "spyre-allocate-scratchpad": _allocate_scratchpad,
     "spyre-double-buffer": _double_buffer,

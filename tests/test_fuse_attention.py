@@ -123,12 +123,10 @@ def test_prefill_lengths(t: int, mask_kind: str) -> None:
 @pytest.mark.parametrize("t", [17, 64, 129, 512, 4097])
 @pytest.mark.parametrize("mask_kind", ["none", "padding"])
 def test_decode_lengths(t: int, mask_kind: str) -> None:
-    """One query row against t keys: the keys split over the cores (split_kv > 1 from
-    129 keys on)."""
+    """One query row against t keys (the cost model picks whether the keys split over
+    the cores; tests below run every kind of plan)."""
     kernels = fused_matches(gqa_attention(mask_kind), inputs(2, 1, t, mask_kind))
     (kernel,) = attention_kernels(kernels)
-    split = kernel.plan.split_kv.data
-    assert (split > 1) == (t > 128)
 
 
 @pytest.mark.slow
@@ -191,3 +189,55 @@ def test_fully_masked_rows_follow_softmax() -> None:
     assert np.isnan(l1.run_module(module, [*args, none])[0]).all()
     lower_to_dataflow(module)
     assert np.isnan(l2.run_module(module, [*args, none])[0]).all()
+
+
+@pytest.mark.parametrize(
+    ("heads", "rows", "keys", "split_kv"),
+    [(2, 32, 128, 2), (1, 64, 256, 2), (1, 16, 128, 1), (2, 8, 512, 1)],
+)
+@pytest.mark.parametrize("mask_kind", ["causal", "padding", "additive"])
+def test_every_kind_of_plan(monkeypatch, heads, rows, keys, split_kv, mask_kind) -> None:
+    """The kernel under plans the cost model may not pick for this shape: a key tile
+    of 2, 4 or 8 chunks, key tiles overhanging the end, keys split over cores that walk
+    several tiles each and combine on the ring, query tiles smaller than the
+    sequence, heads of a group together or apart."""
+    from spyre_ir.passes import attention_plan, tile_attention
+
+    def forced(op, cores, config):
+        return attention_plan.split(op, cores, heads, rows, keys, split_kv)
+
+    monkeypatch.setattr(tile_attention, "choose_plan", forced)
+    kernels = fused_matches(gqa_attention(mask_kind), inputs(2, 40, 300, mask_kind))
+    (kernel,) = attention_kernels(kernels)
+    assert kernel.plan.split_kv.data == split_kv
+    assert [t.data for t in kernel.plan.tile.data] == [heads, rows, keys]
+
+
+PREFILL = """
+func.func @main(%q: tensor<1x4x128x128xf16>, %k: tensor<1x2x512x128xf16>, %v: tensor<1x2x512x128xf16>) -> tensor<1x4x128x128xf16> {
+  %o = spyre.attention %q, %k, %v scale = 0.125 {causal_offset = 384 : i64} : tensor<1x4x128x128xf16>, tensor<1x2x512x128xf16>, tensor<1x2x512x128xf16> -> tensor<1x4x128x128xf16>
+  func.return %o : tensor<1x4x128x128xf16>
+}
+"""
+
+
+def test_key_tile_stages_on_their_corelets() -> None:
+    """Q K^T runs on one PE array and p V on the other (the `corelet` attribute the
+    kernel sets, honoured by convert-dataflow-to-units), so the scores of the next key
+    tile overlap the softmax and p V of this one; the small prefill uses every core."""
+    from spyre_ir.diagnostics import parse_and_verify
+    from spyre_ir.passes.attention_plan import CHUNK
+    from spyre_ir.registry import make_context
+
+    module = parse_and_verify(make_context(), PREFILL, "prefill.mlir")
+    lower_to_units(module)
+    (program,) = [op for op in module.walk() if op.name == "core.program"]
+    assert program.core_count == 32
+    units = program.units()
+
+    def matmul_widths(unit: str) -> set[int]:
+        return {op.outputs[0].type.get_shape()[-1] for op in units[unit].walk()
+                if getattr(op, "kind", None) is not None and op.kind.data == "spyre.matmul"}  # fmt: skip
+
+    assert matmul_widths("pe0") == {CHUNK}  # Q K^T: a chunk of keys
+    assert matmul_widths("pe1") == {128}  # p V: the head dim

@@ -18,6 +18,7 @@ the L2 interpreter and the L1 reference agree by construction.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -727,16 +728,22 @@ class ComputeBase(IRDLOperation):
             as_tensor[len(self.inputs) :] = [
                 TensorType(elt, t.get_shape()) for t in as_tensor[len(self.inputs) :]
             ]
-        block = Block(arg_types=as_tensor[: len(self.inputs)])
         try:
-            probe = op_class.create(
-                operands=list(block.args),
-                result_types=as_tensor[len(self.inputs) :],
-                properties=self.op_attrs(),
-            )
-            probe.verify_()
+            _verify_tile_op(op_class, tuple(as_tensor), len(self.inputs), self.attrs)
         except VerifyException as e:
             raise VerifyException(f"'{self.name}' {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _verify_tile_op(op_class: type[Operation], types: tuple[TensorType, ...], inputs: int,
+                    attrs: DictionaryAttr | None) -> None:  # fmt: skip
+    """Run `op_class`'s verifier on a probe op of these operand and result types. The
+    answer depends on nothing else, so each signature is checked once (the tile ops of a
+    long kernel repeat a few signatures; building a probe op costs a millisecond)."""
+    block = Block(arg_types=types[:inputs])
+    probe = op_class.create(operands=list(block.args), result_types=types[inputs:],
+                            properties={} if attrs is None else dict(attrs.data))  # fmt: skip
+    probe.verify_()
 
 
 @irdl_op_definition

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -156,10 +156,16 @@ class SyncPlan:
         self.unit_of[op] = unit
 
 
+# A tile op's `corelet` attribute (0 or 1), set by a kernel emitter that lays out its
+# own pipeline (passes/tile_attention.py: one PE array per stage), names its corelet.
+CORELET = "corelet"
+
+
 def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
-    """LS work to "ls"; a PE or SFP tile op to the corelet that already writes its output
-    buffer (an accumulator stays with its matmul), else to the corelets in turn, so
-    successive ops of a tile pipeline across the two corelets."""
+    """LS work to "ls"; a PE or SFP tile op to the corelet its `corelet` attribute names,
+    else to the corelet that already writes its output buffer (an accumulator stays
+    with its matmul), else to the corelets in turn, so successive ops of a tile
+    pipeline across the two corelets."""
     units: dict[Operation, str] = {}
     turn = {"pe": 0, "sfp": 0}
     writer_of: dict[tuple[str, SSAValue], str] = {}
@@ -173,7 +179,10 @@ def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
                 continue
             outputs = [root_buffer(v) for v in op.outputs]
             known = [writer_of[(kind, b)] for b in outputs if (kind, b) in writer_of]
-            if known:
+            corelet = op.attributes.get(CORELET)
+            if isinstance(corelet, IntegerAttr):
+                units[op] = f"{kind}{corelet.value.data % 2}"
+            elif known:
                 units[op] = known[0]
             else:
                 units[op] = f"{kind}{turn[kind] % 2}"

@@ -54,12 +54,22 @@ def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
 
 
 @dataclass
+class RowState:
+    """A rows candidate's row analysis and the bytes one row of its values needs."""
+
+    analysis: row_model.RowAnalysis
+    values: set[SSAValue]
+    need: int
+
+
+@dataclass
 class Candidate:
     """A group being formed: its ops in program order and its kind."""
 
     kind: str  # "rows", "matmul", "gather", "copy" or "attention"
     ops: list[Operation] = field(default_factory=list)
     row_dims: int = 0
+    rows: RowState | None = None  # a rows candidate's, to extend it op by op
 
     def outputs(self, extra: Operation | None = None) -> list[SSAValue]:
         members = set(self.ops) | ({extra} if extra else set())
@@ -122,16 +132,38 @@ def _anchor(candidate: Candidate) -> Operation | None:
 class Fuser:
     lx_bytes: int
 
-    def fits(self, ops: Sequence[Operation], outputs: Sequence[SSAValue], p: int) -> bool:
-        """One row of every value in at most half the scratchpad."""
+    def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
+                  p: int) -> RowState | None:  # fmt: skip
+        """The ops' row state with `p` row dims when one row of every value fits in at
+        most half the scratchpad, else None."""
         try:
             analysis = row_model.analyse(ops, outputs, p)
         except row_model.NotRowLocal:
-            return False
-        extents = [1] * p
+            return None
         values = {v for op in ops for v in (*op.operands, *op.results)}
-        need = sum(value_bytes(v, analysis.tile_shape(v, extents)) for v in values)
-        return need <= self.lx_bytes // 2
+        need = sum(value_bytes(v, analysis.tile_shape(v, [1] * p)) for v in values)
+        return RowState(analysis, values, need) if need <= self.lx_bytes // 2 else None
+
+    def fits(self, ops: Sequence[Operation], outputs: Sequence[SSAValue], p: int) -> bool:
+        return self.row_state(ops, outputs, p) is not None
+
+    def extended(self, candidate: Candidate, op: Operation,
+                 outputs: Sequence[SSAValue]) -> RowState | None:  # fmt: skip
+        """The candidate's row state with `op` appended, derived from the last one
+        (row_model.extend) in time independent of the group's size; None when that
+        does not decide it (the whole group is analysed again)."""
+        state = candidate.rows
+        assert state is not None
+        try:
+            analysis = row_model.extend(state.analysis, set(candidate.ops), op, outputs)
+        except row_model.NotRowLocal:
+            return None
+        new = [v for v in (*op.operands, *op.results) if v not in state.values]
+        unit = [1] * analysis.row_dims
+        need = state.need + sum(value_bytes(v, analysis.tile_shape(v, unit)) for v in set(new))
+        if need > self.lx_bytes // 2:
+            return None
+        return RowState(analysis, state.values | set(new), need)
 
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
         if candidate.kind in ("copy", "attention") or len(candidate.ops) >= MAX_GROUP_OPS:
@@ -141,9 +173,16 @@ class Fuser:
         if not outputs:
             return False
         if candidate.kind == "rows":
-            for p in range(len(row_model.shape(outputs[0])) - 1, candidate.row_dims - 1, -1):
-                if self.fits(ops, outputs, p):
-                    candidate.row_dims = p
+            highest = len(row_model.shape(outputs[0])) - 1
+            # At the highest row dims, the only ones the loop below would try, the
+            # state follows from the last one unless that cannot decide.
+            state = None
+            if candidate.rows is not None and candidate.row_dims == highest:
+                state = self.extended(candidate, op, outputs)
+            for p in range(highest, candidate.row_dims - 1, -1):
+                state = state or self.row_state(ops, outputs, p)
+                if state is not None:
+                    candidate.row_dims, candidate.rows = p, state
                     candidate.ops.append(op)
                     return True
             return False
@@ -171,8 +210,9 @@ class Fuser:
             return Candidate("attention", [op], 0)
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
-            if self.fits([op], candidate.outputs(), p):
-                candidate.row_dims = p
+            state = self.row_state([op], candidate.outputs(), p)
+            if state is not None:
+                candidate.row_dims, candidate.rows = p, state
                 return candidate
         if isinstance(op, COPY_OPS):
             # No row fits in LX: move the bytes in boxes of any shape (tile_copy).

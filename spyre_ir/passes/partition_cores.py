@@ -142,6 +142,22 @@ ROW_PLANS: dict[str, type[dataflow.RowPlanBase]] = {
 """The plan of each kind of group whose work items are rows."""
 
 
+def rows_that_fit(group: dataflow.GroupOp, row_dims: int, lx_bytes: int) -> int:
+    """spyre-fuse's row dims, or more when one row of those does not fit half of LX and
+    the ops allow it (see row_model.fitting_rows): the cores divide the finer rows."""
+    from spyre_ir.passes import row_model
+
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    values = [*group.body.block.args, *(r for op in ops for r in op.results)]
+    try:
+        analysis, _ = row_model.fitting_rows(ops, list(yielded.values), values, row_dims, lx_bytes)
+    except row_model.NotRowLocal:
+        return row_dims  # spyre-tile reports it, located
+    return analysis.row_dims
+
+
 def plan_group(
     group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
 ) -> dataflow.WorkPlanAttr:
@@ -168,6 +184,8 @@ def plan_group(
         from spyre_ir.passes.tile_attention import plan_attention
 
         return plan_attention(group, cores)
+    if kind == "rows":
+        row_dims = rows_that_fit(group, row_dims, config.lx_bytes)
     out = spyre.shape_of(group.outputs[0])
     rows = 1
     for d in out[:row_dims]:

@@ -9,13 +9,15 @@ spyre-tile share it, so what fuse accepts, tile can build.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
+from spyre_ir.hardware import ELEMENT_BYTES
 
 RowAxes = tuple[int | None, ...]
 """For each row dim of the group, the axis of a value that walks it (None: broadcast)."""
@@ -169,6 +171,43 @@ def analyse(
     return RowAnalysis(row_dims, rows, found)
 
 
+def extend(analysis: RowAnalysis, inside: Collection[Operation], op: Operation,
+           outputs: Sequence[SSAValue]) -> RowAnalysis:  # fmt: skip
+    """The analysis of the ops `inside` (analysed as `analysis`) with `op` appended as
+    their last op and `outputs` the new results, at the same row dims: only `op`'s own
+    operands are mapped, so a chain of n ops costs n, not n^2. It is what `analyse`
+    gives on all the ops whenever it succeeds (every old value keeps its axes: an old
+    result that `op` now consumes must be mapped as it was seeded, by the row dims);
+    NotRowLocal means only that the whole group must be analysed again."""
+    p = analysis.row_dims
+    if not outputs:
+        raise NotRowLocal("a group needs a result")
+    rows = shape(outputs[0])[:p]
+    seed = tuple(range(p))
+    found: dict[SSAValue, RowAxes] = {}
+    for out in outputs:
+        if len(shape(out)) < p + (1 if p else 0) or shape(out)[:p] != rows:
+            raise NotRowLocal("results disagree on their rows")
+        if analysis.axes.get(out, seed) != seed:
+            raise NotRowLocal("a result is mapped off its rows")
+        found[out] = seed
+    axes = next((found[r] for r in op.results if r in found), None)
+    if axes is None:
+        raise NotRowLocal(f"{op.name} result is not used by the group's results")
+    for operand, mapped in zip(op.operands, operand_axes(op, axes)):
+        if operand.owner not in inside and _is_scalar(operand):
+            continue
+        old = found.get(operand, analysis.axes.get(operand))
+        if old is not None and old != mapped:
+            raise NotRowLocal(f"{operand.name_hint or 'a value'} is used with two row mappings")
+        found[operand] = mapped
+        if operand.owner not in inside:
+            last = len(shape(operand)) - 1
+            if shape(operand)[last:] != (1,) and any(a == last for a in mapped[:-1]):
+                raise NotRowLocal("an input's stick dim would be an outer row dim")
+    return RowAnalysis(p, rows, {**analysis.axes, **found})
+
+
 def _is_scalar(value: SSAValue) -> bool:
     return shape(value) == ()
 
@@ -182,3 +221,36 @@ def best_row_dims(ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> RowA
         except NotRowLocal:
             continue
     raise NotRowLocal("no row tiling")
+
+
+def body_bytes(analysis: RowAnalysis, values: Sequence[SSAValue],
+               table: Collection[SSAValue] = ()) -> int:  # fmt: skip
+    """Bytes of one row (a unit extent along every row dim) of every buffer."""
+    unit = [1] * analysis.row_dims
+    return sum(math.prod(analysis.tile_shape(v, unit)) * _element_bytes(v)
+               for v in values if v not in table)  # fmt: skip
+
+
+def fitting_rows(ops: Sequence[Operation], outputs: Sequence[SSAValue], values: Sequence[SSAValue],
+                 row_dims: int, lx_bytes: int) -> tuple[RowAnalysis, int]:  # fmt: skip
+    """The row analysis with the planned `row_dims`, or, when one row of it does not fit
+    half of LX, with more row dims - down to the stick dim itself, tiled in whole
+    sticks - as long as the ops stay row-local (elementwise ops over rows of any length).
+    Returns it with its bytes per row; a row that fits nowhere is left to the tiler's
+    error."""
+    rank = min(len(shape(v)) for v in outputs)
+    analysis = analyse(ops, outputs, row_dims, whole_rows=row_dims < rank)
+    row_bytes = body_bytes(analysis, values)
+    for wider in range(row_dims + 1, rank + 1):
+        if row_bytes <= lx_bytes // 2:
+            break
+        try:
+            candidate = analyse(ops, outputs, wider, whole_rows=False)
+        except NotRowLocal:
+            break
+        analysis, row_bytes = candidate, body_bytes(candidate, values)
+    return analysis, row_bytes
+
+
+def _element_bytes(value: SSAValue) -> int:
+    return ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(value))]

@@ -19,6 +19,7 @@ would be inside the next piece.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
@@ -109,4 +110,65 @@ def tile_copy_group(
         if start:
             dst_offsets[dim] = lb.add(dst_offsets[dim], start)
         lb.emit(dataflow.StoreOp(buffer, shell.memory[out], dst_offsets))
+    return shell.kernel
+
+
+def lone_transpose(group: dataflow.GroupOp) -> spyre.TransposeOp | None:
+    """The group's lone transpose of a group input that moves the stick dim, if it is
+    one (a transpose keeping the last dim in place tiles as rows of any length)."""
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    if len(ops) != 1 or not isinstance(ops[0], spyre.TransposeOp):
+        return None
+    op = ops[0]
+    perm = spyre.ints(op.perm)
+    moves_stick = bool(perm) and perm[-1] != len(perm) - 1
+    return op if moves_stick and op.input in group.body.block.args else None
+
+
+def block_side(size: int, stick: int, cap: int) -> int:
+    """A block extent along a dim: the whole dim when within `cap`, else whole sticks."""
+    return size if size <= cap else max(stick, cap - cap % stick)
+
+
+def tile_transpose_group(group: dataflow.GroupOp, op: spyre.TransposeOp, cores: int,
+                         lx_bytes: int) -> dataflow.KernelOp:  # fmt: skip
+    """A transpose of any size, in blocks: an output block [1, .., b_q, .., b_last] is
+    read by a transposed load (`perm`) - b_q whole sticks of the input's stick dim,
+    which output dim q walks - and stored as b_last whole sticks of the output's. The
+    blocks are dealt out to the cores in contiguous ranges; edge blocks overhang."""
+    from spyre_ir.passes.tile_kernel import new_kernel, split_index
+
+    out = op.results[0]
+    shape = spyre.shape_of(out)
+    perm = spyre.ints(op.perm)
+    rank, q = len(shape), perm.index(len(shape) - 1)
+    name = spyre.element_type_name(spyre.element_of(out))
+    elem, stick = ELEMENT_BYTES[name], card_of(group).elements_per_stick(name)
+    budget = (lx_bytes or card_of(group).lx_bytes) // 2
+    # Square-ish blocks, a power of two on a side where the dims are large (whole
+    # sticks that divide large power-of-two dims, so few blocks overhang).
+    side = 1 << (max(1, math.isqrt(budget // elem)).bit_length() - 1)
+    b_last = block_side(shape[-1], stick, side)
+    b_q = block_side(shape[q], stick, max(1, budget // elem // b_last))
+    if b_q * b_last * elem > budget:
+        raise located_error(group, f"group @{group.sym_name.data}: no transpose block of "
+                                   f"{list(shape)} fits {budget} bytes")  # fmt: skip
+    grid = list(shape)
+    grid[q], grid[-1] = cost_model.ceil_div(shape[q], b_q), cost_model.ceil_div(shape[-1], b_last)
+    items = numel(grid)
+    used = max(1, min(cores, items))
+    per_core = cost_model.ceil_div(items, used)
+    used = cost_model.ceil_div(items, per_core)
+    shell = new_kernel(group, used, lx_bytes, dataflow.CopyPlanAttr.of(rank, used))
+    b = shell.body
+    box = [1] * rank
+    box[q], box[-1] = b_q, b_last
+    buffer = b.alloc(box, spyre.element_of(out))
+    iv, lb = b.loop(per_core)
+    index = split_index(lb, lb.add(lb.mul(shell.kernel.core_id, per_core), iv), grid)
+    dst = list(index)
+    dst[q], dst[-1] = lb.mul(index[q], b_q), lb.mul(index[-1], b_last)
+    src = [dst[perm.index(d)] for d in range(rank)]  # source dim perm[j] <- output dim j
+    lb.emit(dataflow.LoadOp(shell.memory[op.input], src, buffer, perm=perm, pad=0.0))
+    lb.emit(dataflow.StoreOp(buffer, shell.memory[out], dst))
     return shell.kernel

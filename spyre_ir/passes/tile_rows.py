@@ -12,10 +12,9 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
-from spyre_ir.passes import row_model
+from spyre_ir.passes import row_model, tile_copy, tile_stream
 from spyre_ir.passes.tile_kernel import (
     box_offsets,
-    elem_bytes,
     new_kernel,
     split_index,
 )
@@ -29,29 +28,37 @@ def tile_rows_group(
     ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
     yielded = group.body.block.last_op
     assert isinstance(yielded, dataflow.YieldOp)
-    p = plan.row_dims.data
-    if isinstance(plan, dataflow.RowsPlanAttr):
-        analysis = row_model.analyse(ops, list(yielded.values), p)
-    else:
-        analysis = gather_analysis(ops, yielded, p)
-    rows = analysis.rows
-    unit = [1] * p
     values = [*group.body.block.args, *(r for op in ops for r in op.results)]
     table = {op.table for op in ops if isinstance(op, spyre.GatherOp)}
-    row_bytes = sum(
-        numel(analysis.tile_shape(v, unit)) * elem_bytes(v) for v in values if v not in table
-    )
+    lx_bytes = lx_bytes or card_of(group).lx_bytes
+    if isinstance(plan, dataflow.RowsPlanAttr):
+        analysis, row_bytes = row_model.fitting_rows(ops, list(yielded.values), values,
+                                                     plan.row_dims.data, lx_bytes)  # fmt: skip
+    else:
+        analysis = gather_analysis(ops, yielded, plan.row_dims.data)
+        row_bytes = row_model.body_bytes(analysis, values, table)
+    lone = tile_stream.streamed_reduction(group)
+    if lone is not None and row_bytes > lx_bytes // 2:
+        return tile_stream.tile_stream_group(group, lone, analysis, plan.cores.data, lx_bytes)
+    p, rows = analysis.row_dims, analysis.rows
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
+    transpose = tile_copy.lone_transpose(group)
+    stick = card_of(group).elements_per_stick(
+        spyre.element_type_name(spyre.element_of(yielded.values[0]))
+    )
+    if transpose is not None and min(inner, stick) * row_bytes > lx_bytes // 2:
+        return tile_copy.tile_transpose_group(group, transpose, plan.cores.data, lx_bytes)
     try:
         t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
-                                       plan.cores.data, lx_bytes or card_of(group).lx_bytes)  # fmt: skip
+                                       plan.cores.data, lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
     # The plan records what the kernel really uses (fewer cores when there are fewer
     # tiles than cores).
-    shell = new_kernel(group, cores, lx_bytes, plan.with_cores(cores))
+    kernel_plan = type(plan).of(p, cores)
+    shell = new_kernel(group, cores, lx_bytes, kernel_plan)
     b = shell.body
     extents = [1] * (p - 1) + [t] if p else []
 

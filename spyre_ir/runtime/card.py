@@ -117,6 +117,12 @@ class Card:
     def current_stream(self) -> Stream:
         return self._current
 
+    def set_current_stream(self, stream: Stream) -> None:
+        """Make `stream` current until the next change (torch.cuda.set_stream)."""
+        if stream.card is not self:
+            raise ValueError(f"{stream} belongs to another card")
+        self._current = stream
+
     @contextmanager
     def stream(self, stream: Stream | None) -> Iterator[Stream]:
         """Make `stream` current inside the block (None keeps the current one)."""

@@ -115,7 +115,7 @@ def setup(required: bool = True) -> bool:
             return True
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-        from spyre_ir.runtime import torch_spyre
+        from spyre_ir.runtime import accelerator, amp, default_backend, torch_spyre
 
         current = torch._C._get_privateuse1_backend_name()
         if current != "privateuseone":
@@ -130,6 +130,11 @@ def setup(required: bool = True) -> bool:
         )
         library = torch.library.Library("_", "IMPL")  # noqa: TOR901 - a global fallback
         library.fallback(torch._disable_dynamo(_kernel, recursive=True), "PrivateUse1")
+        default_backend.install()  # torch.compile(f) on spyre tensors: the spyre backend
+        accelerator.install()  # torch.accelerator.synchronize / current_stream: the card's
+        amp.install()  # torch.autocast("spyre")
+        for op in _BACKEND_SPECIFIC_ENTRIES:
+            register_direct(op)
         _install_printing()
         _fake_tensors_never_touch_the_card()
         torch.serialization.register_package(_SERIALIZATION_PRIORITY, _no_tag, _deserialize)
@@ -531,6 +536,16 @@ def _kernel(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
 
 _direct: set[torch._ops.OpOverload] = set()
 
+# Ops whose composite kernel hands a backend without its own kernel to a stub that raises
+# (``convolution`` -> ``convolution_overrideable``: "NotImplementedError ... use
+# TORCH_LIBRARY_IMPL to override"), so the fallback kernel would never see them: they are
+# registered as PrivateUse1 kernels of their own, which compile them or run them on CPU
+# with a warning like any other op.
+_BACKEND_SPECIFIC_ENTRIES = (
+    torch.ops.aten.convolution.default,
+    torch.ops.aten.convolution_backward.default,
+)
+
 
 def register_direct(op: torch._ops.OpOverload) -> None:
     """Make `op` itself a PrivateUse1 kernel (it then wins over torch's composite kernel).
@@ -582,17 +597,33 @@ def _install_printing() -> None:
     original = _tensor_str._str
 
     def _str(self: torch.Tensor, *, tensor_contents: str | None = None) -> str:
-        if (
-            tensor_contents is None
-            and self.device.type == BACKEND
-            and self.layout == torch.strided
-            and (self.numel() == 0 or _owner(self) is not None)
-        ):  # a FakeTensor has no memory
-            with torch.no_grad():
-                host = to_host(self.detach())
-            plain = type(self) in (torch.Tensor, torch.nn.Parameter)
-            indent = len("tensor(" if plain else f"{type(self).__name__}(")
-            tensor_contents = "[]" if self.numel() == 0 else _tensor_str._tensor_str(host, indent)
+        if tensor_contents is None and self.device.type == BACKEND and self.layout == torch.strided:
+            tensor_contents = _contents(self, _tensor_str)
         return original(self, tensor_contents=tensor_contents)
 
     _tensor_str._str = _str
+
+
+@torch._disable_dynamo  # dynamo tracing a print graph-breaks here rather than tracing the copy
+def _contents(t: torch.Tensor, tensor_str: Any) -> str | None:
+    """The formatted values of spyre tensor `t`, or "..." when it has none to show.
+
+    Printing must never raise: dynamo's messages and structured trace logs print tensors
+    while a FakeTensorMode is active (which would turn the host copy's ops into fake ones),
+    and a FakeTensor (or any tensor without device memory) has no values to read, so the
+    copy runs with every dispatch mode set aside, and "..." stands for missing memory, as
+    torch prints meta tensors."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    indent = len(
+        "tensor(" if type(t) in (torch.Tensor, torch.nn.Parameter) else f"{type(t).__name__}("
+    )
+    if t.numel() == 0:
+        return "[]"
+    if isinstance(t, FakeTensor):
+        return None  # torch prints it as "FakeTensor(..., size=...)" itself
+    if _owner(t) is None:
+        return "..."
+    with _disable_current_modes(), torch.no_grad():
+        return tensor_str._tensor_str(to_host(t.detach()), indent)

@@ -10,15 +10,17 @@ the prepared recipe with the tensors' ``DeviceArray`` views on the current strea
 results are new spyre tensors that own the recipe's output blocks.
 
 An op whose graph the compiler cannot take (no lowering, a dtype numpy lacks, dynamic
-shapes, a compile failure) runs on CPU copies of its device arguments instead, with one
-:class:`SpyreCpuFallbackWarning` per op per process; what it mutates is copied back and new
-results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
+shapes, a compile failure) runs on CPU copies of its device arguments instead, with a
+:class:`SpyreCpuFallbackWarning` naming the op every time; what it mutates is copied back and
+new results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
 functional twin (``add.Tensor``) and put its result in place.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import threading
 import warnings
 from dataclasses import dataclass
@@ -28,17 +30,18 @@ import numpy as np
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
+from spyre_ir.byte_lru import ByteLRU
 from spyre_ir.runtime import device
 from spyre_ir.runtime.recipe import LaunchError
 
 __all__ = [
-    "SpyreCpuFallbackWarning", "cache_info", "clear_cache", "launch_on_device",
-    "run", "run_on_cpu",
+    "SpyreCpuFallbackWarning", "cache_bytes", "cache_info", "clear_cache", "launch_on_device",
+    "release_cache", "run", "run_on_cpu",
 ]  # fmt: skip
 
 
 class SpyreCpuFallbackWarning(UserWarning):
-    """An eager op on spyre tensors ran on CPU copies (once per op per process)."""
+    """An eager op on spyre tensors ran on CPU copies (every time it does, naming the op)."""
 
 
 @dataclass
@@ -49,27 +52,54 @@ class _Kernel:
     tensor_slots: list[int]  # positions of tensor arguments among the flattened args
     out_spec: Any  # pytree spec of the op's result
     out_meta: list[tuple[tuple[int, ...], torch.dtype]]  # shape, dtype per flat result
+    in_bytes: int = 0  # bytes of the tensor arguments (for the cache's size estimate)
 
 
-_cache: dict[tuple, _Kernel | str] = {}  # signature -> kernel, or why it runs on CPU
+_KERNEL_BYTES = 96 << 10
+"""Estimated host bytes of a prepared kernel besides its tensors' bytes (its parsed
+recipe module and bookkeeping; measured with tests/test_device_host_memory.py)."""
+
+
+def _entry_bytes(signature: tuple, entry: Any) -> int:
+    """Estimated host bytes a cached signature holds: a prepared kernel keeps its recipe
+    module, whose size grows with the tiles of its tensors."""
+    if not isinstance(entry, _Kernel):
+        return 256  # a reason string or a device mismatch
+    nbytes = sum(math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+                 for shape, dtype in entry.out_meta)  # fmt: skip
+    return _KERNEL_BYTES + nbytes + entry.in_bytes
+
+
+# signature -> kernel, or why it runs on CPU; bounded (SPYRE_HOST_CACHE_MB, least recently
+# used out) and emptied by torch.spyre.memory.empty_cache()
+_cache: ByteLRU[tuple, Any] = ByteLRU(_entry_bytes)
 _cache_card: Any = None  # the card the cached kernels were prepared for
-_warned: set[str] = set()
 _lock = threading.Lock()
+_kernel_ids = itertools.count()
 _stats = {"hits": 0, "compiles": 0, "cpu_fallbacks": 0}
 
 
 def clear_cache() -> None:
-    """Forget compiled signatures and warnings (tests; the disk cache stays)."""
+    """Forget compiled signatures (tests; the disk cache stays)."""
     with _lock:
         _cache.clear()
-        _warned.clear()
         for k in _stats:
             _stats[k] = 0
 
 
+def release_cache() -> None:
+    """Drop the compiled signatures (torch.spyre.memory.empty_cache); counters stay."""
+    _cache.clear()
+
+
+def cache_bytes() -> int:
+    """Estimated host bytes the compiled signatures hold."""
+    return _cache.nbytes
+
+
 def cache_info() -> dict[str, int]:
     """Counters: cached-signature hits, compiles, CPU fallback runs, cache entries."""
-    return {**_stats, "entries": len(_cache)}
+    return {**_stats, "entries": len(_cache), "bytes": _cache.nbytes, "evictions": _cache.evictions}
 
 
 # ---------------------------------------------------------------------------- signature
@@ -103,9 +133,12 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     key = _signature(op, flat, spec)
     kernel = _cache.get(key)
     if kernel is None:
-        kernel = _build(op, flat, spec)
+        mismatch = _device_mismatch(op, args, kwargs, flat)
+        kernel = _DeviceMismatch(mismatch) if mismatch else _build(op, flat, spec)
         with _lock:
-            _cache[key] = kernel
+            _cache.put(key, kernel)
+    if isinstance(kernel, _DeviceMismatch):  # torch's error, every call of this signature
+        raise RuntimeError(kernel.message)
     if isinstance(kernel, str):
         return run_on_cpu(op, args, kwargs, reason=kernel)
     _stats["hits"] += 1
@@ -114,8 +147,37 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     except LaunchError as error:  # the recipe refused these arguments: CPU from now on
         reason = f"its launch failed ({error})"
         with _lock:
-            _cache[key] = reason
+            _cache.put(key, reason)
         return run_on_cpu(op, args, kwargs, reason=reason)
+
+
+@dataclass(frozen=True)
+class _DeviceMismatch:
+    """A signature mixing devices as torch forbids (a spyre and a CPU tensor of rank > 0)."""
+
+    message: str
+
+
+def _device_mismatch(op: torch._ops.OpOverload, args: tuple, kwargs: dict,
+                     flat: list[Any]) -> str | None:  # fmt: skip
+    """Torch's "same device" error for `op` on these arguments, or None when their devices
+    may be mixed. Torch's own rules decide (CPU scalars and CPU indices are allowed): the op
+    runs on fake tensors of the arguments' devices, whose device propagation checks them."""
+    if all(device.is_spyre(v) for v in flat if isinstance(v, torch.Tensor)):
+        return None
+    from torch._subclasses.fake_tensor import FakeTensorDeviceMismatchError, FakeTensorMode
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes(), FakeTensorMode() as mode:
+        fake = tree_map(lambda v: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v,
+                        (args, kwargs))  # fmt: skip
+        try:
+            op(*fake[0], **fake[1])
+        except FakeTensorDeviceMismatchError as error:
+            return str(error)
+        except Exception:  # noqa: BLE001 - any other problem is the op's own to report
+            return None
+    return None
 
 
 def _run_mutating(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
@@ -226,7 +288,7 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
             reason = unsupported_reason(node)
             if reason is not None:
                 return reason
-    name = f"eager_{op._schema.name.split('::')[-1]}_{len(_cache)}"
+    name = f"eager_{op._schema.name.split('::')[-1]}_{next(_kernel_ids)}"
     try:
         from spyre_ir.passes.compute_in_f16 import takes_or_gives_f32
         from spyre_ir.runtime.artifact import compile_artifact
@@ -247,7 +309,8 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
         warn_f32_as_f16()
     _stats["compiles"] += 1
     out_meta = [(tuple(m.shape), m.dtype) for m in metas]
-    return _Kernel(prepared, slots, out_spec[0], out_meta)
+    in_bytes = sum(flat[i].numel() * flat[i].element_size() for i in slots)
+    return _Kernel(prepared, slots, out_spec[0], out_meta, in_bytes)
 
 
 def _launch(kernel: _Kernel, flat: list[Any]) -> Any:
@@ -291,13 +354,10 @@ def _with_strides(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- CPU fallback
-def _warn_once(op: torch._ops.OpOverload, reason: str) -> None:
-    name = str(op)
-    with _lock:
-        if name in _warned:
-            return
-        _warned.add(name)
-    warnings.warn(f"spyre: {name} runs on CPU copies of device memory: {reason}",
+def _warn_fallback(op: torch._ops.OpOverload, reason: str) -> None:
+    """Every CPU run warns (a CPU fallback is never silent; Python's warning filters decide
+    what is shown)."""
+    warnings.warn(f"spyre: {op} runs on CPU copies of device memory: {reason}",
                   SpyreCpuFallbackWarning, stacklevel=3)  # fmt: skip
 
 
@@ -320,7 +380,7 @@ def run_on_cpu(op: torch._ops.OpOverload, args: tuple, kwargs: dict, *, reason: 
     cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))
     result = op(*cpu_args, **cpu_kwargs)  # a user error (bad shapes...) raises torch's own error
     if warn:  # only now: the op is valid, the device just cannot run it
-        _warn_once(op, reason)
+        _warn_fallback(op, reason)
         _stats["cpu_fallbacks"] += 1
     for written in _written_arguments(op, cpu_args, cpu_kwargs):
         original = originals.get(id(written))

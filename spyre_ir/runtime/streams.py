@@ -37,7 +37,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from spyre_ir.runtime.card import Card
@@ -257,20 +257,37 @@ class Timeline:
 
 
 class Stream:
-    """An ordered queue of work on one card, like torch.cuda.Stream."""
+    """An ordered queue of work on one card, like torch.cuda.Stream (and ``torch.spyre.Stream``
+    itself, so ``torch.spyre.current_stream()`` is one).
 
-    def __init__(self, card: Card | None = None) -> None:
-        if card is None:
-            from spyre_ir.runtime.card import get_card
+    `device`: the card, or what ``torch.cuda.Stream(device, priority)`` takes (None, an
+    index, a string or ``torch.device`` naming spyre:0) for the process-wide card.
+    `priority` is accepted for torch's signature; the simulated engines do not order
+    streams by priority."""
 
+    def __init__(self, device: Card | Any = None, priority: int = 0) -> None:
+        from spyre_ir.runtime.card import Card, get_card
+
+        if isinstance(device, Card):
+            card = device
+        else:
+            _check_spyre_index(device)
             card = get_card()
         self.card = card
+        self.priority = priority
         self.timeline: Timeline = card.timeline
         self.ready_s = 0.0
         """Simulated time the last step run on this stream ended."""
         self._pending: deque[_Step] = deque()
         self.id = self.timeline.streams_made
         self.timeline.streams_made += 1
+
+    @property
+    def device(self) -> Any:
+        """``torch.device("spyre", 0)``, as a torch stream names its device."""
+        import torch
+
+        return torch.device("spyre", 0)
 
     def __repr__(self) -> str:
         return f"<spyre stream {self.id}>"
@@ -329,7 +346,10 @@ class Stream:
 class Event:
     """A marker in a stream's work, like torch.cuda.Event; times are simulated."""
 
-    def __init__(self, enable_timing: bool = True) -> None:
+    def __init__(self, enable_timing: bool = True, blocking: bool = False,
+                 interprocess: bool = False) -> None:  # fmt: skip
+        """torch.cuda.Event's signature; `blocking` and `interprocess` change nothing on
+        the simulated card (the host always waits by running the pending work)."""
         self.enable_timing = enable_timing
         self._record: _Record | None = None
         self._timeline: Timeline | None = None
@@ -389,6 +409,17 @@ class Event:
     def __repr__(self) -> str:
         state = "unrecorded" if self._record is None else f"recorded at {self._record.time_s}"
         return f"<spyre event {state}>"
+
+
+def _check_spyre_index(device: Any) -> None:
+    """`device` names spyre:0 (None, 0, "spyre", "spyre:0", a torch.device); one card only."""
+    if device is None or device == 0:
+        return
+    import torch
+
+    where = torch.device("spyre", device) if isinstance(device, int) else torch.device(device)
+    if where.type != "spyre" or where.index not in (None, 0):
+        raise ValueError(f"spyre: no stream on {where} (one card: spyre:0)")
 
 
 def trace_events(steps: Sequence[ExecutedStep], pid: int, origin_s: float = 0.0) -> list[dict]:

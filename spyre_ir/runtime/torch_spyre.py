@@ -21,8 +21,7 @@ from typing import Any
 
 import torch
 
-from spyre_ir.runtime.streams import Event
-from spyre_ir.runtime.streams import Stream as _RuntimeStream
+from spyre_ir.runtime.streams import Event, Stream
 
 __all__ = [
     "Event",
@@ -46,8 +45,11 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "mem_get_info",
+    "memory",
     "memory_stats",
+    "memory_summary",
     "reset_peak_memory_stats",
+    "set_stream",
     "set_rng_state",
     "stream",
     "synchronize",
@@ -126,59 +128,36 @@ def _is_in_bad_fork() -> bool:
 
 
 # ------------------------------------------------------------------------------ memory
-def memory_allocated(device: Any = None) -> int:
-    """Bytes of device memory held by live tensors (allocator blocks, 128-B rounded)."""
-    return _card().memory_stats().allocated_bytes
-
-
-def max_memory_allocated(device: Any = None) -> int:
-    return _card().memory_stats().peak_allocated_bytes
-
-
-def memory_reserved(device: Any = None) -> int:
-    """Bytes the caching allocator holds (live blocks plus cached free blocks)."""
-    return _card().memory_stats().reserved_bytes
-
-
-def max_memory_reserved(device: Any = None) -> int:
-    return _card().memory_stats().peak_reserved_bytes
-
-
-def reset_peak_memory_stats(device: Any = None) -> None:
-    _card().allocator.reset_peak_stats()
-
-
-def memory_stats(device: Any = None) -> dict[str, Any]:
-    """The allocator's counters (AllocatorStats fields) as a dict."""
-    from dataclasses import asdict
-
-    return asdict(_card().memory_stats())
-
-
-def empty_cache() -> None:
-    """Give cached free memory back (unmaps wholly free regions)."""
-    _card().empty_cache()
+# torch.spyre.memory is the module; its functions are also torch.spyre's, as in torch.cuda
+from spyre_ir.runtime import spyre_memory as memory  # noqa: E402
+from spyre_ir.runtime.spyre_memory import (  # noqa: E402
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_peak_memory_stats,
+)
 
 
 # ----------------------------------------------------------------------------- streams
-class Stream(_RuntimeStream):
-    """A new stream on the card, constructed like ``torch.cuda.Stream(device, priority)``."""
-
-    def __init__(self, device: Any = None, priority: int = 0) -> None:
-        set_device(0 if device is None else device)
-        super().__init__(_card())
-
-
-def current_stream(device: Any = None) -> _RuntimeStream:
+def current_stream(device: Any = None) -> Stream:
     return _card().current_stream()
 
 
-def default_stream(device: Any = None) -> _RuntimeStream:
+def default_stream(device: Any = None) -> Stream:
     return _card().default_stream
 
 
+def set_stream(s: Stream) -> None:
+    """Make `s` the current stream (like ``torch.cuda.set_stream``)."""
+    _card().set_current_stream(s)
+
+
 @contextmanager
-def stream(s: _RuntimeStream | None) -> Iterator[_RuntimeStream]:
+def stream(s: Stream | None) -> Iterator[Stream]:
     """Make `s` the current stream inside the block (like ``torch.cuda.stream``)."""
     with _card().stream(s) as current:
         yield current

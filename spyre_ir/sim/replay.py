@@ -13,7 +13,8 @@ the scheduler or the cost model. The results are those of a full run, bit for bi
 (tested); a recipe launched again, an eager op called again, or a benchmark's second
 repetition are replays.
 
-A recording is kept per program op (weakly: it goes with the module) and checked
+A recording is kept per program op, in a cache bounded by bytes (least recently used
+first out; see `_RECORDINGS`), and checked
 against the program's ops, operands and attributes by identity, so a program that was
 rewritten since is recorded anew. Runs that check races record nothing. That check walks
 the whole program, which costs as much host time as a small decode step's numerics; a
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import Operation
 
+from spyre_ir.byte_lru import ByteLRU
 from spyre_ir.hardware import SpyreConfig
 from spyre_ir.interp.dataflow import _Ddr, _Root
 
@@ -77,7 +79,41 @@ class Recording:
     traced: bool = False
 
 
-_RECORDINGS: weakref.WeakKeyDictionary[Operation, Recording] = weakref.WeakKeyDictionary()
+_STEP_BYTES = 1024
+_OP_BYTES = 2048
+"""Estimated host bytes of one recorded step (its Step, operand list and boxes), and of
+one op of the module a recording keeps alive (an xDSL op with its operands, uses,
+attributes and location); measured with tests/test_device_host_memory.py."""
+
+
+def recording_bytes(program: Operation, recording: Recording) -> int:
+    """An estimate of the host memory a recording holds (for the bounded cache): its
+    steps, any arrays among their operands, and the module its ops keep alive."""
+    top = program
+    while (parent := top.parent_op()) is not None:
+        top = parent
+    ops = sum(1 for _ in top.walk())
+    arrays = sum(v.nbytes for step in recording.steps for v in step.operands
+                 if isinstance(v, np.ndarray))  # fmt: skip
+    return _STEP_BYTES * (len(recording.steps) + len(recording.buffers)) + _OP_BYTES * ops + arrays
+
+
+# program op -> its recording. Not a WeakKeyDictionary: a recording refers to its program
+# (the fingerprint, the steps' ops), so a weak key would never die and the recordings of
+# every program ever run would stay. A bounded LRU (SPYRE_HOST_CACHE_MB, spyre_ir/byte_lru.py)
+# keeps the recent ones; `clear()` (torch.spyre.memory.empty_cache) drops them all.
+_RECORDINGS: ByteLRU[Operation, Recording] = ByteLRU(recording_bytes)
+
+
+def clear() -> None:
+    """Forget every recording (later runs are first runs again)."""
+    _RECORDINGS.clear()
+
+
+def held_bytes() -> int:
+    return _RECORDINGS.nbytes
+
+
 _FROZEN: weakref.WeakSet[Operation] = weakref.WeakSet()
 """Modules whose programs are never rewritten (see `freeze`)."""
 
@@ -88,16 +124,18 @@ def freeze(module: Operation) -> None:
     _FROZEN.add(module)
 
 
-_SHARED: weakref.WeakKeyDictionary[Operation, dict] = weakref.WeakKeyDictionary()
-
-
 def shared_caches(module: Operation) -> dict | None:
     """For a frozen `module`, one dict that every run of it shares, for the interpreter's
     caches of per-op facts (pad values, widened op types): a launch then does not
     rebuild them from the ops' attributes. None for a module that may be rewritten."""
     if module not in _FROZEN:
         return None
-    return _SHARED.setdefault(module, {})
+    # Kept on the module itself, not in a WeakKeyDictionary: the caches hold the module's
+    # ops, which refer to the module, so a weak key would never die.
+    shared = getattr(module, "_replay_shared", None)
+    if shared is None:
+        shared = module._replay_shared = {}  # type: ignore[attr-defined]
+    return shared
 
 
 def _frozen(program: Operation) -> bool:
@@ -126,7 +164,10 @@ class Recorder:
 
     def keep(self, program: Operation) -> None:
         self.memories.clear()
-        _RECORDINGS[program] = self.recording
+        for step in self.recording.steps:  # a replay binds its own memories there: the
+            for i, _ in step.memory_slots:  # recording must not keep this run's tensors
+                step.operands[i] = None
+        _RECORDINGS.put(program, self.recording)
 
 
 def lookup(program: Operation, config: SpyreConfig, tracing: bool) -> Recording | None:
@@ -139,6 +180,6 @@ def lookup(program: Operation, config: SpyreConfig, tracing: bool) -> Recording 
     now = _fingerprint(program)
     old = recording.fingerprint
     if len(now) != len(old) or any(a is not b for a, b in zip(now, old)):
-        del _RECORDINGS[program]
+        _RECORDINGS.pop(program)
         return None
     return recording

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -44,6 +45,7 @@ from spyre_ir.diagnostics import (
     verify_all,
 )
 from spyre_ir.hardware import read_card, set_card
+from spyre_ir.runtime.artifact import gc_paused
 from spyre_ir.tools.output import (
     OutputError,
     check_writable,
@@ -90,6 +92,16 @@ class SpyreOptMain(xDSLOptMain):
         super().setup_pipeline()
         for p in self.pipeline.passes:
             registry.check_pass_options(p)
+        # xDSL's callback verifies the whole module before the first pass and after the
+        # last as well as between passes; process_chunk verifies it at both ends anyway
+        # (verify_all, with located diagnostics), so the ends are skipped: a long graph
+        # is not verified twice over (issue 18: compile time).
+        between = self.pipeline.callback
+        if between is not None and not self.args.time_passes:
+            self.pipeline = PassPipeline(
+                self.pipeline.passes,
+                lambda prev, module, nxt: between(prev, module, nxt) if prev and nxt else None,
+            )
 
     def read_chunks(self) -> list[tuple[str, int]]:
         """The input, split at `// -----` lines when asked, with each chunk's line offset."""
@@ -191,7 +203,11 @@ DIAGNOSED = (BrokenPipeError, ArgSpecParseError, DiagnosticError, OutputError, V
 
 def main(argv: Sequence[str] | None = None) -> None:
     try:
-        SpyreOptMain(args=argv).run()
+        # Pause the cyclic collector (runtime.artifact.gc_paused): IR is a web of cycles,
+        # so each full collection walks every op built so far - a 4,000-op chain would
+        # cost a fifth more per op than a 1,000-op one (bench/compile_chain.py).
+        with gc_paused():
+            SpyreOptMain(args=argv).run()
     except BrokenPipeError:
         # The reader went away (`spyre-opt f.mlir | head`): nothing left to report.
         discard(sys.stdout)

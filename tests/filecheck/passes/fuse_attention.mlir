@@ -18,8 +18,11 @@
 // KERNEL-LABEL: func.func @gqa_sdpa
 // KERNEL:        dataflow.kernel @attention_0 cores({{[0-9]+}})
 // KERNEL-SAME:     plan = #dataflow.attention_plan<
+// Q K^T on corelet 0's PE array, p V on corelet 1's (the kernel's pipeline stages).
+// KERNEL:          dataflow.compute "spyre.matmul" on "pe"({{.*}}) {corelet = 0 : i64, accumulate}
 // KERNEL:          dataflow.compute "spyre.reduce_max"
 // KERNEL:          dataflow.compute "spyre.exp"
+// KERNEL:          dataflow.compute "spyre.matmul" on "pe"({{.*}}) {corelet = 1 : i64, accumulate}
 // KERNEL-NOT:    dataflow.kernel
 // KERNEL:        func.return
 // UNFUSED-LABEL: func.func @gqa_sdpa

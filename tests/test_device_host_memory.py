@@ -1,0 +1,118 @@
+"""Host memory stays bounded: the caches of compiled programs (the eager path's kernels)
+and of replay recordings are LRUs bounded by bytes (SPYRE_HOST_CACHE_MB) and
+torch.spyre.memory.empty_cache() releases them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from spyre_ir.byte_lru import ByteLRU, setting_bytes
+from spyre_ir.runtime import device, eager
+from spyre_ir.sim import replay
+
+device.setup()
+
+
+def test_byte_lru_evicts_least_recently_used_first() -> None:
+    lru: ByteLRU[str, bytes] = ByteLRU(lambda key, value: len(value), limit_bytes=10)
+    lru.put("a", b"1234")
+    lru.put("b", b"1234")
+    assert lru.get("a") == b"1234"  # "a" is now the most recent
+    lru.put("c", b"1234")  # 12 bytes > 10: the least recent ("b") goes
+    assert "b" not in lru and lru.get("a") and lru.get("c")
+    assert lru.nbytes == 8 and lru.evictions == 1
+    lru.put("big", b"x" * 50)  # alone over the bound: the newest entry stays
+    assert list(lru.keys()) == ["big"] and lru.nbytes == 50
+    lru.clear()
+    assert len(lru) == 0 and lru.nbytes == 0
+
+
+def test_the_setting_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPYRE_HOST_CACHE_MB", "2.5")
+    assert setting_bytes() == int(2.5 * 2**20)
+    monkeypatch.setenv("SPYRE_HOST_CACHE_MB", "lots")
+    with pytest.raises(ValueError, match="SPYRE_HOST_CACHE_MB must be a non-negative number"):
+        setting_bytes()
+
+
+def test_the_eager_cache_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    eager.clear_cache()
+    monkeypatch.setattr(eager._cache, "limit_bytes", 3 * eager._KERNEL_BYTES)
+    for n in range(1, 7):  # six signatures, room for about two
+        x = torch.ones(n, 64, dtype=torch.float16).to("spyre")
+        assert torch.equal((x * 3).cpu(), torch.full((n, 64), 3.0, dtype=torch.float16))
+    info = eager.cache_info()
+    assert info["compiles"] == 6 and info["entries"] <= 3 and info["evictions"] >= 3
+    assert info["bytes"] <= 3 * eager._KERNEL_BYTES
+    x = torch.ones(1, 64, dtype=torch.float16).to("spyre")  # evicted: compiled again, same result
+    assert torch.equal((x * 3).cpu(), torch.full((1, 64), 3.0, dtype=torch.float16))
+    assert eager.cache_info()["compiles"] == 7
+
+
+def test_empty_cache_releases_compiled_kernels_and_recordings() -> None:
+    x = torch.ones(5, 64, dtype=torch.float16).to("spyre")
+    for _ in range(2):  # a first run records, the second replays
+        (x + 1).cpu()
+    stats = torch.spyre.memory.memory_stats()
+    assert stats["host_cache_bytes"] > 0 and eager.cache_bytes() > 0 and replay.held_bytes() > 0
+    torch.spyre.memory.empty_cache()
+    assert torch.spyre.memory.memory_stats()["host_cache_bytes"] == 0
+    assert eager.cache_info()["entries"] == 0 and len(replay._RECORDINGS) == 0
+    assert torch.equal((x + 1).cpu(), torch.full((5, 64), 2.0, dtype=torch.float16))
+
+
+def test_a_recording_keeps_no_memory_of_its_first_run() -> None:
+    x = torch.ones(7, 64, dtype=torch.float16).to("spyre")
+    (x * 5).cpu()
+    assert len(replay._RECORDINGS)
+    for program in replay._RECORDINGS.keys():
+        recording = replay._RECORDINGS.get(program)
+        for step in recording.steps:
+            assert all(step.operands[i] is None for i, _ in step.memory_slots)
+    assert not any(isinstance(v, np.ndarray) and v.size > 64 * 7
+                   for program in replay._RECORDINGS.keys()
+                   for step in replay._RECORDINGS.get(program).steps
+                   for v in step.operands)  # fmt: skip
+
+
+RSS_SCRIPT = textwrap.dedent("""
+    import gc, os, warnings
+    warnings.simplefilter("ignore")
+    import torch, spyre_ir
+    from spyre_ir.runtime import eager
+
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    marks = {}
+    for n in range(1, 201):  # 200 distinct shapes: 200 compiles
+        x = torch.empty(n, 128, dtype=torch.float16, device="spyre").fill_(1.0)
+        assert torch.equal((x * 3).cpu(), torch.full((n, 128), 3.0, dtype=torch.float16))
+        if n in (50, 200):
+            gc.collect()
+            marks[n] = rss()
+    info = eager.cache_info()
+    print(marks[50], marks[200], info["compiles"], info["evictions"])
+""")
+
+
+@pytest.mark.slow
+def test_rss_growth_over_200_distinct_compiles_stays_within_the_cache_setting() -> None:
+    limit_mb = 4
+    env = {**os.environ, "SPYRE_HOST_CACHE_MB": str(limit_mb)}
+    out = subprocess.run([sys.executable, "-c", RSS_SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=900, check=True)  # fmt: skip
+    at_50, at_200, compiles, evictions = (int(v) for v in out.stdout.split())
+    assert compiles == 200 and evictions > 0
+    # Both caches (eager kernels, replay recordings) are bounded by the setting; past the
+    # warm-up (imports, first code paths: the first 50 shapes) growth stays within them.
+    growth_mb = (at_200 - at_50) / 2**20
+    assert growth_mb <= 2 * limit_mb, f"RSS grew {growth_mb:.1f} MiB over 150 compiles"

@@ -1,0 +1,138 @@
+"""Devices mix as torch allows, every call; a launch that fails for want of memory does
+not send a compiled partition to CPU for good."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from spyre_ir.runtime import device
+
+device.setup()
+
+SAME_DEVICE = "Expected all tensors to be on the same device"
+
+
+def spyre_randn(*shape: int, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float16).to("spyre")
+
+
+def test_a_spyre_and_a_cpu_tensor_do_not_mix_in_eager_ops_on_any_call() -> None:
+    a = spyre_randn(3)
+    b = torch.randn(3, dtype=torch.float16)
+    for _ in range(3):  # the first call is traced and compiled, later ones hit the cache
+        with pytest.raises(RuntimeError, match=SAME_DEVICE):
+            a * b
+        with pytest.raises(RuntimeError, match=SAME_DEVICE):
+            torch.mm(a.view(1, 3), b.view(3, 1))
+
+
+def test_cpu_scalars_and_cpu_indices_mix_as_in_torch() -> None:
+    a = spyre_randn(4)
+    host = a.cpu()
+    scale = torch.tensor(2.0, dtype=torch.float16)  # a rank-0 CPU tensor is a scalar
+    for _ in range(2):
+        assert torch.equal((a * scale).cpu(), host * scale)
+        index = torch.tensor([3, 0])
+        assert torch.equal(a[index].cpu(), host[index])
+
+
+def test_compiled_code_mixing_devices_raises_on_every_call() -> None:
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, y: x * y, backend="spyre")
+    a = spyre_randn(3)
+    for _ in range(3):
+        with pytest.raises(Exception, match=SAME_DEVICE):
+            f(a, torch.randn(3, dtype=torch.float16))
+
+
+def test_an_out_of_memory_launch_runs_on_cpu_once_then_the_card_again(card, monkeypatch) -> None:
+    from spyre_ir.runtime import allocator, resident
+
+    card.delenv("SPYRE_STRICT")
+    x = spyre_randn(8, 64)
+    f = torch.compile(lambda t: torch.relu(t) * 3, backend="spyre")
+    expected = torch.relu(x.cpu()) * 3
+    torch.testing.assert_close(f(x).cpu(), expected, atol=2e-2, rtol=2e-2)
+
+    real_call = resident.CardPartition.__call__
+    launches: list[str] = []
+
+    def short_of_memory_once(self, args):
+        launches.append("card")
+        if len(launches) == 1:
+            raise allocator.SpyreOutOfMemoryError(1 << 30, 0, "test: card full")
+        return real_call(self, args)
+
+    monkeypatch.setattr(resident.CardPartition, "__call__", short_of_memory_once)
+    with pytest.warns(
+        UserWarning, match="(?s)out of memory.*tries the executor again.*running it on CPU"
+    ):
+        out = f(x)
+    torch.testing.assert_close(out.cpu(), expected, atol=2e-2, rtol=2e-2)
+    out = f(x)  # no warning (-W error): the partition ran on the card
+    assert launches == ["card", "card"]
+    torch.testing.assert_close(out.cpu(), expected, atol=2e-2, rtol=2e-2)
+
+
+def test_a_partition_that_failed_for_good_warns_on_every_cpu_call(card, monkeypatch) -> None:
+    from spyre_ir.runtime import resident
+
+    card.delenv("SPYRE_STRICT")
+    x = spyre_randn(8, 64)
+    f = torch.compile(lambda t: torch.relu(t) + 1, backend="spyre")
+
+    def broken(self, args):
+        raise ValueError("test: an executor bug")
+
+    monkeypatch.setattr(resident.CardPartition, "__call__", broken)
+    with pytest.warns(UserWarning, match="failed on the card executor .*executor bug"):
+        f(x)
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="runs on CPU .*executor bug"):
+            out = f(x)
+    torch.testing.assert_close(out.cpu(), torch.relu(x.cpu()) + 1, atol=2e-2, rtol=2e-2)
+
+
+# ------------------------------------------------------------------------ CPU fallbacks
+def test_conv2d_falls_back_to_cpu_with_a_warning_every_call() -> None:
+    import torch.nn.functional as F
+
+    from spyre_ir.runtime.eager import SpyreCpuFallbackWarning
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(1, 3, 8, 8, generator=g, dtype=torch.float16)
+    w = torch.randn(4, 3, 3, 3, generator=g, dtype=torch.float16)
+    expected = F.conv2d(x.float(), w.float(), padding=1)
+    xs, ws = x.to("spyre").requires_grad_(), w.to("spyre").requires_grad_()
+    for _ in range(2):
+        with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution\.default"):
+            out = F.conv2d(xs, ws, padding=1)
+        assert out.device.type == "spyre"
+        torch.testing.assert_close(out.cpu().float(), expected, atol=2e-2, rtol=2e-2)
+    with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution_backward\.default"):
+        out.sum().backward()
+    assert xs.grad.device.type == "spyre" and xs.grad.shape == xs.shape
+    x_ref, w_ref = x.float().requires_grad_(), w.float().requires_grad_()
+    F.conv2d(x_ref, w_ref, padding=1).sum().backward()
+    torch.testing.assert_close(ws.grad.cpu().float(), w_ref.grad, atol=5e-2, rtol=2e-2)
+
+
+def test_compiled_conv2d_runs_its_convolution_on_cpu_with_warnings() -> None:
+    import torch.nn.functional as F
+
+    from spyre_ir.runtime.eager import SpyreCpuFallbackWarning
+
+    torch._dynamo.reset()
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(1, 3, 8, 8, generator=g, dtype=torch.float16)
+    w = torch.randn(4, 3, 3, 3, generator=g, dtype=torch.float16)
+    f = torch.compile(lambda a, b: torch.relu(F.conv2d(a, b, padding=1)), backend="spyre")
+    with pytest.warns(UserWarning) as caught:
+        out = f(x.to("spyre"), w.to("spyre"))
+    assert any("aten.convolution.default is not supported" in str(c.message) for c in caught)
+    with pytest.warns(SpyreCpuFallbackWarning, match=r"aten\.convolution\.default"):
+        out = f(x.to("spyre"), w.to("spyre"))  # each call's CPU run warns again
+    expected = torch.relu(F.conv2d(x.float(), w.float(), padding=1))
+    torch.testing.assert_close(out.cpu().float(), expected, atol=2e-2, rtol=2e-2)

@@ -1,0 +1,66 @@
+"""Printing spyre tensors never raises: dynamo's messages and structured trace logs print
+tensors with a FakeTensorMode active, and fake or meta tensors have no device memory."""
+
+from __future__ import annotations
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from spyre_ir.runtime import device
+
+device.setup()
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def spyre_half(*values: float) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float16).to("spyre")
+
+
+def test_a_real_spyre_tensor_prints_its_values_inside_a_fake_mode() -> None:
+    x = spyre_half(1.5, -2.0, 0.25)
+    expected = repr(x)
+    assert "1.5000" in expected
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        assert repr(x) == expected
+    with FakeTensorMode():  # strict: a real input to a fake op would be an error
+        assert str(x) == expected
+
+
+def test_fake_and_meta_spyre_tensors_print_without_values() -> None:
+    x = spyre_half(1.0, 2.0).requires_grad_()
+    fake = FakeTensorMode().from_tensor(x)
+    assert one_line(repr(fake)) == (
+        "FakeTensor(..., device='spyre:0', size=(2,), dtype=torch.float16, requires_grad=True)"
+    )
+    with FakeTensorMode():
+        made = torch.empty(3, 4, device="spyre")
+        assert str(made) == "FakeTensor(..., device='spyre:0', size=(3, 4))"
+    assert one_line(repr(x.to("meta"))) == (
+        "tensor(..., device='meta', size=(2,), dtype=torch.float16, grad_fn=<ToCopyBackward0>)"
+    )
+
+
+def test_a_spyre_tensor_without_device_memory_prints_dots() -> None:
+    # A storage not made by the device's allocator (torch's own C++ could make one):
+    # there are no bytes to read, so the values print as "...", never an error.
+    storage = torch._C._construct_storage_from_data_pointer(1 << 44, torch.device("spyre", 0), 8)
+    t = torch.empty(0, dtype=torch.float16, device="spyre").set_(storage, 0, (4,), (1,))
+    assert repr(t) == "tensor(..., device='spyre:0', dtype=torch.float16)"
+
+
+def test_compiled_code_printing_its_inputs_inside_dynamo() -> None:
+    # dynamo traces a print of a spyre input with its fake mode active (a graph break)
+    x = spyre_half(3.0, 0.0)
+    seen: list[str] = []
+
+    def f(a: torch.Tensor) -> torch.Tensor:
+        seen.append(repr(a))
+        return a * 2
+
+    torch._dynamo.reset()
+    out = torch.compile(f, backend="spyre")(x)
+    assert torch.equal(out.cpu(), torch.tensor([6.0, 0.0], dtype=torch.float16))
+    assert seen and all("device='spyre:0'" in s for s in seen)
