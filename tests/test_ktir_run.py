@@ -29,6 +29,8 @@ CASES = {
     "row_min_shift.mlir": "",
     "sharded_matvec.mlir": "",
     "strided_sum.mlir": "",
+    "window_gather.mlir": "off=5",
+    "clamp_bits.mlir": "",
 }
 
 
@@ -114,6 +116,13 @@ def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
         kernel("paged_gather.mlir"), {0: pages, 1: table, 2: np.zeros((8, 64, 128), np.float16)}, {}
     )
     np.testing.assert_array_equal(got[2], pages[table])
+    blocks, ids = f16(12, 16, 4, 64), np.array([[11, 0, 4, 4]], np.int32)
+    got = run_kernel(
+        kernel("window_gather.mlir"),
+        {0: blocks, 1: ids, 2: np.zeros((4, 8, 4, 64), np.float16)},
+        {3: 5},
+    )
+    np.testing.assert_array_equal(got[2], blocks[ids[0], 5:13])
 
 
 def test_interpreter_generic_against_numpy():
@@ -121,6 +130,23 @@ def test_interpreter_generic_against_numpy():
     out = run_kernel(kernel("generic_gelu.mlir"), {0: x, 1: b, 2: np.zeros_like(x)}, {})
     xf = x.astype(np.float32)
     np.testing.assert_allclose(out[2], xf / (1 + np.exp(-1.702 * xf)) + b, atol=2e-2)
+
+
+def test_interpreter_bitcast_and_linalg_index_against_numpy():
+    x = f16(512)
+    out = run_kernel(kernel("clamp_bits.mlir"), {0: x, 1: np.zeros_like(x)}, {})
+    np.testing.assert_array_equal(out[1], np.maximum(x, -1))
+    x = np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32)
+    out = run_kernel(kernel("causal_rows.mlir"), {0: x, 1: np.zeros_like(x)}, {2: 3})
+    rows, cols = np.arange(16)[:, None], np.arange(64)[None]
+    np.testing.assert_array_equal(out[1], np.where(cols <= rows + 3, x, -np.inf))
+
+
+def test_linalg_index_is_a_located_lowering_error(capsys):
+    status, out, err = run(capsys, str(KERNELS / "causal_rows.mlir"), "--scalars", "shift=3")
+    assert status == 1
+    assert "causal_rows.mlir:31:9: error: 'linalg.index' is not supported" in err
+    assert "Traceback" not in err
 
 
 def test_missing_scalar_is_named(capsys):

@@ -208,6 +208,7 @@ class Interpreter:
         self.grid = tuple(grid)
         self.tiles = int(np.prod(self.grid))
         self.env: dict[SSAValue, object] = {}
+        self.body_shape: tuple[int, ...] | None = None  # the enclosing linalg.generic's
         self.mask: np.ndarray = np.ones(1, bool)
 
     # ------------------------------------------------------------ plumbing

@@ -174,6 +174,20 @@ def constant(it: Interpreter, op: arith.ConstantOp) -> list:
     raise KeyError(op.name)
 
 
+def bitcast(it: Interpreter, op: arith.BitcastOp) -> list:
+    """The same bits read as the result type (`0xFF800000 : i32` to f32 is -inf)."""
+    bits = np.asarray(it.get(op.input)).astype(dtype_of(op.input.type))
+    return [bits.view(dtype_of(op.result.type))]
+
+
+def index(it: Interpreter, op: linalg.IndexOp) -> list:
+    """The position along a dim of the enclosing generic's iteration space."""
+    shape = it.body_shape
+    d = op.dim.value.data
+    along = [1, *(n if k == d else 1 for k, n in enumerate(shape))]
+    return [np.arange(shape[d], dtype=np.int64).reshape(along)]
+
+
 def splat(it: Interpreter, op: tensor.SplatOp) -> list:
     v = np.asarray(it.get(op.input))
     shape = tuple(op.result.type.get_shape())
@@ -304,8 +318,22 @@ def generic(it: Interpreter, op: linalg.GenericOp) -> list:
         arr = np.transpose(arr, (0, *(1 + order)))
         expand = [slice(None)] + [slice(None) if d in dims else None for d in range(len(kinds))]
         args.append(arr[tuple(expand)])
-    results = it.run_block(op.body.block, args)
     n = max(a.shape[0] for a in args)
+    # Per-tile scalars from outside the body meet its elements along the tile dim.
+    outer: dict = {}
+    for inner in op.body.walk():
+        for v in inner.operands:
+            x = it.env.get(v)
+            if not isinstance(v.type, TensorType) and isinstance(x, np.ndarray) and x.ndim == 1:
+                outer.setdefault(v, x)
+    for v, x in outer.items():
+        it.env[v] = x.reshape((x.shape[0], *(1,) * len(kinds)))
+    enclosing, it.body_shape = it.body_shape, out_shape
+    try:
+        results = it.run_block(op.body.block, args)
+    finally:
+        it.env.update(outer)
+        it.body_shape = enclosing
     return [
         np.broadcast_to(np.asarray(r), (n, *out_shape)).astype(dtype_of(o.type)).copy()
         for r, o in zip(results, op.outputs)
@@ -365,6 +393,8 @@ def _unsupported(op: Operation, what: str):
 
 TENSOR_HANDLERS: dict[type, Callable] = {
     arith.ConstantOp: constant,
+    arith.BitcastOp: bitcast,
+    linalg.IndexOp: index,
     tensor.SplatOp: splat,
     tensor.ExtractOp: extract,
     tensor.EmptyOp: empty,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr
 
@@ -204,7 +205,9 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
 
 def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) -> IndirectRows:
     """Rows of the base picked by an index view: dim 0 indirect through a box of the
-    index view over the first variables, the other dims the remaining variables whole."""
+    index view over the first variables, each other dim one remaining variable plus an
+    offset of the captured values. Dims after the indirect one that are not whole make
+    a window of the rows (the last dim must be whole: the window is whole sticks)."""
     kinds = op.kinds()
     maps = [m.data for m in op.per_dim_subscript_maps.data]
     table = lw.get(op.base)
@@ -212,33 +215,108 @@ def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) ->
     n_captured = len(op.captured_variables)
     unsupported = LoweringError(
         f"'{op.name}': only row gathers (an indirect first subscript over leading "
-        "variables, the other dims whole) are supported",
+        "variables, each other dim one variable plus captured values, the last dim "
+        "whole) are supported",
         op,
     )
     if not kinds[0] or any(kinds[1:]) or not isinstance(table, View):
         raise unsupported
-    index_dims = len(maps[0].results)
+    if not all(affine_linear(r) for m in maps for r in m.results):
+        raise unsupported
     variables = list(range(n_captured, n_captured + len(space)))
-    for k, m in enumerate(maps[1:], start=1):
-        d = variables[index_dims + k - 1] if index_dims + k - 1 < len(variables) else None
-        r = m.results[0]
-        if d is None or not (isinstance(r, AffineDimExpr) and r.position == d):
-            raise unsupported
-        if space[d - n_captured] != (0, table.shape[k] - 1):
-            raise unsupported
-    index_view = lw.get(op.indirect_memrefs[0])
     captured = [lw.index(v, op) for v in op.captured_variables]
-    zero = lw.index_constant(0)
-    offsets = []
-    for j, expr in enumerate(maps[0].results):
-        var = variables[j]
-        lo = space[var - n_captured][0]
-        at = [*captured, *([zero] * len(space))]
-        at[var] = lw.index_constant(lo)
-        offsets.append(affine_value(lw, expr, at, op))
-    box_shape = tuple(hi - lo + 1 for lo, hi in space[:index_dims])
-    index_box = Box(index_view, offsets, box_shape)
-    return IndirectRows(table, index_box, tuple(op.result.type.get_shape()))
+    at_lo = [*captured, *(lw.index_constant(lo) for lo, _ in space)]
+    n_dims = n_captured + len(space)
+    # Each index-view subscript uses at most one variable (a leading one, once).
+    index_vars, box_shape = [], []
+    for expr in maps[0].results:
+        cd, _, _ = linear_form(expr, n_dims, 0)
+        used = [v for v in variables if cd[v]]
+        if len(used) > 1 or (used and cd[used[0]] != 1):
+            raise unsupported
+        index_vars += used
+        lo, hi = space[used[0] - n_captured] if used else (0, 0)
+        box_shape.append(hi - lo + 1)
+    if index_vars != variables[: len(index_vars)]:
+        raise unsupported
+    rest = variables[len(index_vars) :]
+    if len(rest) != len(maps) - 1:
+        raise unsupported
+    window, whole = [], True
+    for k, (m, d) in enumerate(zip(maps[1:], rest), start=1):
+        r = m.results[0]
+        cd, _, _ = linear_form(r, n_dims, 0)
+        if cd[d] != 1 or any(cd[v] for v in variables if v != d):
+            raise unsupported
+        lo, hi = space[d - n_captured]
+        start = Index(affine_value(lw, r, at_lo, op), uniform=all(c.uniform for c in captured))
+        if not isinstance(r, AffineDimExpr) or (lo, hi) != (0, table.shape[k] - 1):
+            whole = False
+        window.append((start, hi - lo + 1))
+    if not whole and (window[-1][1] != table.shape[-1] or table.padded):
+        raise unsupported
+    index_view = lw.get(op.indirect_memrefs[0])
+    offsets = [affine_value(lw, expr, at_lo, op) for expr in maps[0].results]
+    index_box = Box(index_view, offsets, tuple(box_shape))
+    shape = tuple(op.result.type.get_shape())
+    return IndirectRows(table, index_box, shape, None if whole else tuple(window[:-1]))
+
+
+def affine_linear(expr: AffineExpr) -> bool:
+    """Whether `expr` is made of additions and multiplications only."""
+    from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind
+
+    if not isinstance(expr, AffineBinaryOpExpr):
+        return True
+    if expr.kind not in (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul):
+        return False
+    return affine_linear(expr.lhs) and affine_linear(expr.rhs)
+
+
+def row_window(lw: KernelLowering, tile: IndirectRows, rows: Buf) -> Buf:
+    """The window of gathered whole rows: the rows flattened to sticks, the window's
+    sticks picked by an LX gather whose positions are a sum of iotas (one per dim,
+    started at the window's position in it)."""
+    table_shape = tile.table.shape
+    n = 1
+    for e in tile.index_box.shape:
+        n *= e
+    inner = table_shape[1:-1]
+    sticks = n
+    for e in inner:
+        sticks *= e
+    flat = lw.alloc((sticks, table_shape[-1]), rows.element)
+    lw.emit(D.ComputeOp("spyre.reshape", [rows.value], [flat]))
+    assert tile.window is not None
+    pick_shape = (n, *(e for _, e in tile.window))
+    strides = [1] * len(pick_shape)
+    for d in range(len(pick_shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * (inner[d] if d < len(inner) else 1)
+    zero = lw.index_constant(0).value
+    position = None
+    for d, stride in enumerate(strides):
+        part = lw.alloc(pick_shape, IntegerType(32))
+        at = [zero] * len(pick_shape)
+        if d:
+            at[d] = tile.window[d - 1][0].value
+        attrs = {
+            "dim": IntegerAttr(d, 64),
+            "start": IntegerAttr(0, 64),
+            "step": IntegerAttr(stride, 64),
+        }
+        lw.emit(D.ComputeOp("spyre.iota", [], [part], attrs, offsets=at))
+        if position is not None:
+            total = lw.alloc(pick_shape, IntegerType(32))
+            lw.emit(D.ComputeOp("spyre.add", [position, part], [total]))
+            part = total
+        position = part
+    picked = lw.alloc((*pick_shape, table_shape[-1]), rows.element)
+    lw.emit(D.ComputeOp("spyre.gather", [flat, position], [picked]))
+    if (*pick_shape, table_shape[-1]) == tile.shape:
+        return Buf(picked, tile.shape)
+    dest = lw.alloc(tile.shape, rows.element)
+    lw.emit(D.ComputeOp("spyre.reshape", [picked], [dest]))
+    return Buf(dest, tile.shape)
 
 
 def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
@@ -254,8 +332,15 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
             lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
         else:
             lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
+        rows_shape = (*ib.shape, *tile.table.shape[1:])
+        rows = lw.alloc(rows_shape, element)
+        lw.emit(D.GatherOp(tile.table.memory, indices, rows))
+        if tile.window:
+            return row_window(lw, tile, Buf(rows, rows_shape))
+        if rows_shape == tile.shape:
+            return Buf(rows, tile.shape)
         dest = lw.alloc(tile.shape, element)
-        lw.emit(D.GatherOp(tile.table.memory, indices, dest))
+        lw.emit(D.ComputeOp("spyre.reshape", [rows], [dest]))
         return Buf(dest, tile.shape)
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)

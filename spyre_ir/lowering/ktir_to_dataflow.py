@@ -57,6 +57,7 @@ from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import unit_for
+from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.layout import default_layout
 from spyre_ir.lowering import ktir_memory
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
@@ -287,6 +288,8 @@ class KernelLowering:
             )
         elif name in ("arith.sitofp", "arith.uitofp"):
             result = self.int_to_float(op)
+        elif isinstance(op, arith.BitcastOp):
+            result = self.bitcast_constant(op)
         elif isinstance(op, scf.ForOp):
             self.lower_for(op)
             return
@@ -331,6 +334,17 @@ class KernelLowering:
                 raise LoweringError("a non-splat dense tensor constant is not supported", op)
             return Lazy(Scalar(float(values[0]), t.element_type), shape_of(t), t.element_type)
         raise LoweringError(f"constant {value} of type {t} is not supported", op)
+
+    def bitcast_constant(self, op: arith.BitcastOp) -> Scalar:
+        """An integer constant's bits read as a float (how kernels write -inf)."""
+        x = self.env.get(op.input)
+        t = op.result.type
+        if not (isinstance(x, Index) and x.const is not None and isinstance(t, AnyFloat)):
+            raise LoweringError(
+                f"'{op.name}' other than of an integer constant to a float is not supported", op
+            )
+        bits = np.array(x.const).astype(dtype_of(op.input.type))
+        return Scalar(float(bits.view(dtype_of(t))), t)
 
     def tile_ids(self, op: ktdp.GetComputeTileIdOp) -> None:
         dims = op.grid_dims(list(self.grid))

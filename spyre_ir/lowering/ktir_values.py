@@ -98,11 +98,14 @@ class Box:
 
 @dataclass
 class IndirectRows:
-    """An indirect access tile gathering rows: the index view's box and the table."""
+    """An indirect access tile gathering rows: the index view's box and the table.
+    `window`, when the dims after the indirect one are not all whole: per such dim
+    (all but the last, which is whole) its first position in the row and its extent."""
 
     table: View
     index_box: Box
     shape: tuple[int, ...]
+    window: tuple[tuple[Index, int], ...] | None = None
 
 
 @dataclass

@@ -135,3 +135,14 @@ func.func @k(%m: memref<64xf16>) attributes {grid = [1]} {
   %t = ktdp.get_compute_tile_id : index
   return
 }
+
+// -----
+
+func.func @k(%t_ptr: index, %i_ptr: index) attributes {grid = [1]} {
+  %t = ktdp.construct_memory_view %t_ptr, sizes: [8, 16, 64], strides: [1024, 64, 1] {coordinate_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 15 >= 0, d2 >= 0, -d2 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x16x64xf16>
+  %i = ktdp.construct_memory_view %i_ptr, sizes: [2], strides: [1] {coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 1 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2xi32>
+  // expected-error @+1 {{only row gathers (an indirect first subscript over leading variables, each other dim one variable plus captured values, the last dim whole) are supported}}
+  %g = ktdp.construct_indirect_access_tile intermediate_variables(%p, %s, %f) %t[ind(%i[%p]), (%s), (%f)] {variables_space_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 3 >= 0, d2 >= 0, -d2 + 31 >= 0)>, variables_space_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>} : memref<8x16x64xf16>, memref<2xi32> -> !ktdp.access_tile<2x4x32xindex>
+  %x = ktdp.load %g : !ktdp.access_tile<2x4x32xindex> -> tensor<2x4x32xf16>
+  return
+}
