@@ -60,8 +60,9 @@ def lpddr_seconds(
 ) -> float:
     """LPDDR5 time of a kernel reading `read_bytes` and writing `write_bytes` from the
     card's memory (multicast boxes counted once) while its busiest core moves
-    `core_bytes`: the shared bus at the sustained rates of each direction, or the
-    core's own limit on requests in flight (spyre_ir/sim/lpddr.py, `move_cycles`)."""
+    `core_bytes` in its busier direction: the shared bus at the sustained rates of each
+    direction, or the core's own channel, limited by its requests in flight
+    (spyre_ir/sim/lpddr.py, `move_cycles`)."""
     shared = (read_bytes / config.sustained_read_bandwidth
               + write_bytes / config.sustained_write_bandwidth)  # fmt: skip
     own = core_bytes / (config.lpddr_core_bytes_per_cycle * config.clock_hz)
@@ -69,10 +70,25 @@ def lpddr_seconds(
 
 
 def ring_allreduce_seconds(bytes_per_core: float, group: int, config: SpyreConfig) -> float:
-    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link."""
+    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link, and reduces
+    (`allreduce_reduction_cycles`)."""
     if group <= 1:
         return 0.0
-    return 2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth
+    return (2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth
+            + allreduce_reduction_cycles(bytes_per_core, group, config) / config.clock_hz)  # fmt: skip
+
+
+def allreduce_reduction_cycles(nbytes: float, group: int, config: SpyreConfig) -> float:
+    """The reduction of an all-reduce of an `nbytes` buffer over `group` cores:
+    ceil(log2(g)) rounds, each adding a partner's share of the buffer into the core's,
+
+        ceil(log2(g)) * nbytes / g * allreduce_round_cycles_per_byte
+
+    (CALIBRATED on the card's split-K matmuls, hardware.py). Zero for a group of one."""
+    if group <= 1:
+        return 0.0
+    rounds = math.ceil(math.log2(group))
+    return rounds * nbytes / group * config.allreduce_round_cycles_per_byte
 
 
 def ring_allgather_seconds(full_bytes: float, group: int, config: SpyreConfig) -> float:
@@ -254,11 +270,8 @@ def plan_matmul(
                                 ) if config.lpddr_multicast else 1  # fmt: skip
                     a_cohort = sn if config.lpddr_multicast and not share else 1
                     ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
-                                        used * c_bytes, a_bytes + b_bytes + c_bytes,
+                                        used * c_bytes, max(a_bytes + b_bytes, c_bytes),
                                         config)  # fmt: skip
-                    ddr += ((b_cohort - 1) * b_bytes + (a_cohort - 1) * a_bytes) * (
-                        config.multicast_member_cycles_per_byte / config.clock_hz
-                    )
                     # Two slots keep two steps' loads in flight: step k + 2's load starts
                     # once step k's matmul has freed its slot, so two steps take at least
                     # a matmul, the LPDDR5 latency and a step's transfer (short streams
@@ -497,12 +510,14 @@ def ring_allreduce_cycles(nbytes: float, group: int, config: SpyreConfig, stride
             + 2 (g - 1) * stride * ring_hop_latency_cycles
 
     (reduce-scatter then all-gather: 2 (g - 1) steps of nbytes / g, each crossing
-    `stride` hops). Zero for a group of one."""
+    `stride` hops), plus the reduction's adds (`allreduce_reduction_cycles`). Zero for
+    a group of one."""
     if group <= 1:
         return 0.0
     steps = 2 * (group - 1)
     return (steps / group * nbytes / config.ring_bytes_per_cycle
-            + steps * stride * config.ring_hop_latency_cycles)  # fmt: skip
+            + steps * stride * config.ring_hop_latency_cycles
+            + allreduce_reduction_cycles(nbytes, group, config))  # fmt: skip
 
 
 def ring_allgather_cycles(

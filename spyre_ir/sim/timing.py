@@ -156,7 +156,7 @@ TIMINGS: dict[type, Callable[[object, Operation], Timer]] = {
 
 def _static(
     program,
-    cycles: float,
+    cycles: float | tuple[float, float, int],
     latency: float,
     info: Info,
     reads: tuple[int, ...] = (),
@@ -167,8 +167,10 @@ def _static(
 ) -> Timer:
     """A timer whose duration and counts do not depend on the operands; `reads` and
     `writes` index the operands that are LX buffers an LS instruction reads and
-    writes."""
-    cycles = float(cycles)
+    writes. LPDDR5 moves' `cycles` are (bus, channel, which channel), see
+    spyre_ir/sim/lpddr.py."""
+    if not isinstance(cycles, tuple):
+        cycles = float(cycles)
     if not reads and not writes:
         event = (INSTR, cycles, latency, info, (), ())
 
