@@ -54,7 +54,7 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
 from spyre_ir.passes.partition_cores import to_attr
-from spyre_ir.passes.tile import BodyBuilder, new_kernel, transposed_load
+from spyre_ir.passes.tile_kernel import BodyBuilder, new_kernel, transposed_load
 
 F32 = Float32Type()
 I64 = IntegerType(64)

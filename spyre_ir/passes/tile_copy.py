@@ -69,7 +69,7 @@ def box_plan(shape: Sequence[int], elem: int, budget: int, per_stick: int, cores
 def tile_copy_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
     """The copy kernel of a "copy" group (see the module docstring)."""
     from spyre_ir.passes.partition_cores import to_attr
-    from spyre_ir.passes.tile import box_offsets, new_kernel, split_index
+    from spyre_ir.passes.tile_kernel import box_offsets, new_kernel, split_index
 
     ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
     if len(ops) != 1 or not isinstance(ops[0], COPY_OPS):

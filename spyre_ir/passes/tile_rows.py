@@ -1,0 +1,164 @@
+"""spyre-tile's rows and gather kernels: each core walks tiles of `t` rows of the
+innermost row dim, loads every input box, runs the group's ops on the tile and stores
+the results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from spyre_ir import cost_model
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.hardware import card_of
+from spyre_ir.passes import row_model
+from spyre_ir.passes.partition_cores import (
+    to_attr,
+)
+from spyre_ir.passes.tile_kernel import (
+    box_offsets,
+    elem_bytes,
+    new_kernel,
+    split_index,
+)
+from spyre_ir.shape_rules import numel
+
+
+def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+    """Rows and gather kernels: tiles of `t` rows of the innermost row dim."""
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    p = plan["row_dims"]
+    if plan["kind"] == "rows":
+        analysis = row_model.analyse(ops, list(yielded.values), p)
+    else:
+        analysis = gather_analysis(ops, yielded, p)
+    rows = analysis.rows
+    unit = [1] * p
+    values = [*group.body.block.args, *(r for op in ops for r in op.results)]
+    table = {op.table for op in ops if isinstance(op, spyre.GatherOp)}
+    row_bytes = sum(
+        numel(analysis.tile_shape(v, unit)) * elem_bytes(v) for v in values if v not in table
+    )
+    inner = rows[-1] if p else 1
+    outer = rows[:-1] if p else ()
+    try:
+        t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
+                                       plan["cores"], lx_bytes or card_of(group).lx_bytes)  # fmt: skip
+    except ValueError as e:
+        raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
+    chunks = cost_model.ceil_div(inner, t)
+    # The plan records what the kernel really uses (fewer cores when there are fewer
+    # tiles than cores).
+    plan_attr = to_attr({**plan, "cores": cores})
+    shell = new_kernel(group, cores, lx_bytes, plan_attr)
+    b = shell.body
+    extents = [1] * (p - 1) + [t] if p else []
+
+    def is_row_dependent(v: SSAValue) -> bool:
+        return any(a is not None for a in analysis.axes.get(v, ()))
+
+    buffers: dict[SSAValue, SSAValue] = {}
+    for v in values:
+        if v in table:
+            continue
+        if isinstance(v.owner, spyre.RestickifyOp):
+            # A layout change happens between LPDDR5 and LX: in LX the tile is the same.
+            buffers[v] = buffers[v.owner.input]
+            continue
+        buffers[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
+    # Resident inputs and constants: once per core, before the loop.
+    for arg in group.body.block.args:
+        if arg not in table and not is_row_dependent(arg):
+            zeros = [b.const(0)] * len(spyre.shape_of(arg))
+            b.emit(dataflow.LoadOp(shell.memory[arg], zeros, buffers[arg]))
+    hoisted = [op for op in ops if not op.operands and not is_row_dependent(op.results[0])
+               and not isinstance(op, spyre.IotaOp)]  # fmt: skip
+    for op in hoisted:
+        b.compute(op, [], [buffers[op.results[0]]])
+
+    item_iv, lb = b.loop(per_core)
+    item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
+    # Without outer row dims the chunk is the item itself: not wrapped, so items past
+    # the end fall outside the tensor instead of repeating a tile.
+    chunk = lb.rem(item, chunks) if outer else item
+    row_offsets = [*split_index(lb, lb.div(item, chunks), outer), lb.mul(chunk, t)] if p else []
+    for arg in group.body.block.args:
+        if arg in table or not is_row_dependent(arg):
+            continue
+        offsets = box_offsets(lb, arg, analysis.axes[arg], row_offsets)
+        lb.emit(dataflow.LoadOp(shell.memory[arg], offsets, buffers[arg]))
+    for op in ops:
+        if op in hoisted or isinstance(op, spyre.RestickifyOp):
+            continue
+        outs = [buffers[r] for r in op.results]
+        if isinstance(op, spyre.GatherOp):
+            lb.emit(dataflow.GatherOp(shell.memory[op.table], buffers[op.indices], outs[0]))
+            continue
+        offsets: list[SSAValue] = []
+        if isinstance(op, spyre.SliceOp):
+            lb.compute_named(op.name, [buffers[op.input]], outs,
+                             slice_on_tile(op, analysis, extents))  # fmt: skip
+            continue
+        if isinstance(op, spyre.IotaOp):
+            offsets = box_offsets(lb, op.results[0], analysis.axes.get(op.results[0], ()),
+                                  row_offsets)  # fmt: skip
+        lb.compute(op, [buffers[o] for o in op.operands], outs, offsets)
+    for value in yielded.values:
+        offsets = box_offsets(lb, value, analysis.axes[value], row_offsets)
+        lb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
+    return shell.kernel
+
+
+def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: int,
+              inner: int, row_bytes: int, cores: int, lx_bytes: int) -> tuple[int, int, int]:  # fmt: skip
+    """(t, cores, tiles per core) of a rows kernel. Inputs read across their stick dim
+    need tiles of whole sticks; outputs written across theirs get whole sticks too when
+    such tiles fit half of LX (an output with wider sticks, an i1 mask of i64 indices,
+    would otherwise be written in part-sticks: masked stores, each moving whole sticks)."""
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+
+    def stick_of(values: Sequence[SSAValue]) -> int:
+        return max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                    for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
+
+    inputs = stick_of(group.body.block.args)
+    moved = max(inputs, stick_of(yielded.values))
+    if moved > inputs and min(inner, moved) * row_bytes <= lx_bytes // 2:
+        return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, moved)
+    return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, inputs)
+
+
+def slice_on_tile(op: spyre.SliceOp, analysis: row_model.RowAnalysis,
+                  extents: Sequence[int]) -> dict[str, Attribute]:  # fmt: skip
+    """A slice's bounds on a tile: row axes are never sliced, so they span the tile."""
+    stops = list(spyre.ints(op.stops))
+    tile = analysis.tile_shape(op.input, extents)
+    for axis in analysis.axes.get(op.input, ()):
+        if axis is not None:
+            stops[axis] = tile[axis]
+    props = dict(op.properties)
+    props["stops"] = dataflow.dense(stops)
+    return props
+
+
+def gather_analysis(ops: Sequence[Operation], yielded: dataflow.YieldOp,
+                    p: int) -> row_model.RowAnalysis:  # fmt: skip
+    """Row axes for a gather group: the index positions are the rows; the table is
+    read from LPDDR5 by row, so it has none."""
+    gather = next(op for op in ops if isinstance(op, spyre.GatherOp))
+    epilogue = [op for op in ops if op is not gather]
+    outputs = list(yielded.values)
+    analysis = (
+        row_model.analyse(epilogue, outputs, p)
+        if epilogue
+        else row_model.RowAnalysis(
+            p, spyre.shape_of(gather.result)[:p], {gather.result: tuple(range(p))}
+        )
+    )
+    analysis.axes.setdefault(gather.result, tuple(range(p)))
+    analysis.axes[gather.indices] = tuple(range(p))
+    return analysis
