@@ -235,11 +235,13 @@ class SpyreConfig:
     """CALIBRATED: cycles an all-reduce (the partial sums of a split-K group) spends per
     byte of each core's share of its buffer (buffer / group) in each of its
     ceil(log2(group)) rounds of reduction - receiving a partner's partial share and
-    adding it - on top of the ring's transfer time. The card's split-K is far slower
-    than its ring's bandwidth allows and grows with the output a core holds, slowly with
-    the group. Fitted to matmul_splits.csv under 1x4x4x2: 1x512x4096x4096 (547.7 us,
-    215 us above the model without it) and 1x512x12800x4096 (1695.7 us, 544 above): 0.82
-    cycles per byte of fp32 partial sums. Held out: every other split-K row."""
+    adding it, the load/store unit busy meanwhile - on top of the ring's transfer time.
+    The card's split-K is far slower than its ring's bandwidth allows, grows with the
+    output a core holds and slowly with the group, and is not hidden by other tiles
+    (1x8x2x2 costs what 1x4x4x2 does). Fitted to matmul_splits.csv under 1x4x4x2:
+    1x512x4096x4096 (547.7 us, 215 us above the model without it) and 1x512x12800x4096
+    (1695.7 us, 544 above): 0.82 cycles per byte of fp32 partial sums. Held out: every
+    other split-K row."""
 
     # Derived values: computed, never typed in.
 

@@ -153,7 +153,7 @@ class Scheduler:
     @staticmethod
     def _ls_instruction(
         unit: Unit,
-        cycles: float | tuple[float, float, int],
+        cycles: float | tuple,
         latency: float,
         resource: int,
         reads: tuple[tuple, ...],
@@ -173,18 +173,25 @@ class Scheduler:
         meanwhile. An LPDDR5 move's `cycles` are (bus, channel, which channel)
         (spyre_ir/sim/lpddr.py): it waits for the card's bus and its channel, holds
         the bus for `bus` cycles and its channel until it ends, max(bus, channel)
-        cycles later - so a store can take the bus while a load still streams in. `reads` / `writes`: (address space, first byte, end byte) of each LX
+        cycles later - so a store can take the bus while a load still streams in. An
+        all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
+        and the unit, which adds the partial sums as they arrive, issues nothing until
+        the reduction is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
         operand (`_region`); accesses depend on each other when their bytes overlap."""
         issued = unit.clock + issue
         unit.busy[LS] += issue
         start = issued
         bus = channel = -1
+        holds = False
         if resource == LPDDR:
             bus, own, channel = cycles
             free = unit.channels[channel]
             if free > start:
                 start = free
             cycles = bus if bus > own else own
+        elif type(cycles) is tuple:  # an all-reduce whose reduction holds the unit
+            cycles = cycles[0] + cycles[1]
+            holds = True
         if resource != LS:
             free = unit.ports[resource]
             if free > start:
@@ -209,7 +216,7 @@ class Scheduler:
             unit.ports[LPDDR] = start + bus
             unit.channels[channel] = end
         else:
-            unit.clock = issued
+            unit.clock = end if holds else issued
             unit.ports[resource] = end
         landed = end + latency
         for space, lo, hi in reads:
