@@ -34,7 +34,9 @@ from spyre_ir.passes.tile_kernel import (
 )
 
 
-def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_matmul_group(
+    group: dataflow.GroupOp, plan: dataflow.MatmulPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
     tile before the store."""
@@ -47,7 +49,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     batch, m, n, k = matmul_dims(mm)
     out_shape = spyre.shape_of(mm.result)
     elem = elem_bytes(mm.lhs)
-    sm, sn, sk = plan["split"]
+    sm, sn, sk = plan.split_mnk
     # Transposes folded into the matmul: their operand is read through `perm` loads.
     folded = {v: v.owner for v in (mm.lhs, mm.rhs) if v.owner in ops and swaps_last_two(v.owner)}
     # Restickifies folded into it (spyre-fuse): its tile loads read their input's bytes.
@@ -56,7 +58,7 @@ def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dat
     epilogue = [op for op in ops if op is not mm and op not in folded.values()
                 and not any(r in resticked for r in op.results)]  # fmt: skip
     try:
-        mp = cost_model.plan_matmul(batch, m, n, k, elem, card_of(group), plan["cores"],
+        mp = cost_model.plan_matmul(batch, m, n, k, elem, card_of(group), plan.cores.data,
                                     2 * elem * len(epilogue), (sm, sn, sk), lx_bytes,
                                     len(spyre.shape_of(mm.rhs)) > 2)  # fmt: skip
     except ValueError as e:
