@@ -60,8 +60,9 @@ def lpddr_seconds(
 ) -> float:
     """LPDDR5 time of a kernel reading `read_bytes` and writing `write_bytes` from the
     card's memory (multicast boxes counted once) while its busiest core moves
-    `core_bytes`: the shared bus at the sustained rates of each direction, or the
-    core's own limit on requests in flight (spyre_ir/sim/lpddr.py, `move_cycles`)."""
+    `core_bytes` in its busier direction: the shared bus at the sustained rates of each
+    direction, or the core's own channel, limited by its requests in flight
+    (spyre_ir/sim/lpddr.py, `move_cycles`)."""
     shared = (read_bytes / config.sustained_read_bandwidth
               + write_bytes / config.sustained_write_bandwidth)  # fmt: skip
     own = core_bytes / (config.lpddr_core_bytes_per_cycle * config.clock_hz)
@@ -69,10 +70,26 @@ def lpddr_seconds(
 
 
 def ring_allreduce_seconds(bytes_per_core: float, group: int, config: SpyreConfig) -> float:
-    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link."""
+    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link (its
+    reduction, `allreduce_reduction_cycles`, comes on top and holds the LS unit)."""
     if group <= 1:
         return 0.0
     return 2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth
+
+
+def allreduce_reduction_cycles(nbytes: float, group: int, config: SpyreConfig) -> float:
+    """The reduction of an all-reduce of an `nbytes` buffer over `group` cores:
+    ceil(log2(g)) rounds, each adding a partner's share of the buffer into the core's,
+
+        ceil(log2(g)) * nbytes / g * allreduce_round_cycles_per_byte
+
+    (CALIBRATED on the card's split-K matmuls, hardware.py). The load/store unit adds
+    the partner's share as it arrives and issues nothing meanwhile, so the reduction
+    does not overlap the unit's next moves. Zero for a group of one."""
+    if group <= 1:
+        return 0.0
+    rounds = math.ceil(math.log2(group))
+    return rounds * nbytes / group * config.allreduce_round_cycles_per_byte
 
 
 def ring_allgather_seconds(full_bytes: float, group: int, config: SpyreConfig) -> float:
@@ -120,10 +137,15 @@ class MatmulPlan:
         return max(self.pe_s, self.ddr_s, self.ring_s) + self.reduce_s
 
     @property
-    def rank(self) -> tuple[float, float, int]:
-        """Lowest estimate first; among equals, less total work, then more cores (a
-        tie means the bound is shared, and more cores leave more headroom)."""
-        return (round(self.estimate_s, 12), round(self.pe_s + self.ddr_s, 12), -self.cores)
+    def rank(self) -> tuple[float, float, int, int]:
+        """Lowest estimate first; among equals, less total work, then the narrower
+        widest cohort (on the card the splits of one matmul at the same traffic get
+        slower as the cores sharing an operand grow: matmul_splits.csv, 1x512x4096x4096
+        under 1x4x8x1 317 us, 1x8x4x1 376, 1x16x2x1 434, 1x2x16x1 551, 1x1x32x1 614,
+        1x32x1x1 803), then more cores (a tie means the bound is shared, and more cores
+        leave more headroom)."""
+        return (round(self.estimate_s, 12), round(self.pe_s + self.ddr_s, 12),
+                max(self.split_m, self.split_n), -self.cores)  # fmt: skip
 
 
 def matmul_lx_bytes(
@@ -237,6 +259,10 @@ def plan_matmul(
                     used = sm * sn * sk
                     gather = ring_allgather_seconds(tm * tk * elem, sn, config) if share else 0.0
                     reduce = ring_allreduce_seconds(tm * tn * 4, sk, config)
+                    # Its reduction holds the LS unit: never hidden behind other tiles.
+                    reduction = (
+                        allreduce_reduction_cycles(tm * tn * 4, sk, config) / config.clock_hz
+                    )
                     tiles = m_tiles * n_tiles
                     # An output tile's all-reduce overlaps the next tile of its M tile
                     # (the accumulator alternates between two slots); the last does not.
@@ -254,11 +280,8 @@ def plan_matmul(
                                 ) if config.lpddr_multicast else 1  # fmt: skip
                     a_cohort = sn if config.lpddr_multicast and not share else 1
                     ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
-                                        used * c_bytes, a_bytes + b_bytes + c_bytes,
+                                        used * c_bytes, max(a_bytes + b_bytes, c_bytes),
                                         config)  # fmt: skip
-                    ddr += ((b_cohort - 1) * b_bytes + (a_cohort - 1) * a_bytes) * (
-                        config.multicast_member_cycles_per_byte / config.clock_hz
-                    )
                     # Two slots keep two steps' loads in flight: step k + 2's load starts
                     # once step k's matmul has freed its slot, so two steps take at least
                     # a matmul, the LPDDR5 latency and a step's transfer (short streams
@@ -277,7 +300,7 @@ def plan_matmul(
                         # all-reduce, so two tiles take at least one tile's B load
                         # plus that chain.
                         b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
-                        ddr = max(ddr, tiles * (b_tile + last_step + reduce) / 2)
+                        ddr = max(ddr, tiles * (b_tile + last_step + reduce + reduction) / 2)
                     pe = pe_seconds(flops, pe_rows, tn, config)
                     if blocks > 1 and corelets_sharing(tn, config) == 1:
                         pe /= config.corelets_per_core  # the row blocks take turns
@@ -299,7 +322,7 @@ def plan_matmul(
                         pe,
                         ddr,
                         a_loads * gather + hidden * reduce,
-                        last_step / blocks + (tiles - hidden) * reduce,
+                        last_step / blocks + (tiles - hidden) * reduce + tiles * reduction,
                         blocks,
                     )  # fmt: skip
                     rank = plan.rank
@@ -497,12 +520,14 @@ def ring_allreduce_cycles(nbytes: float, group: int, config: SpyreConfig, stride
             + 2 (g - 1) * stride * ring_hop_latency_cycles
 
     (reduce-scatter then all-gather: 2 (g - 1) steps of nbytes / g, each crossing
-    `stride` hops). Zero for a group of one."""
+    `stride` hops), plus the reduction's adds (`allreduce_reduction_cycles`). Zero for
+    a group of one."""
     if group <= 1:
         return 0.0
     steps = 2 * (group - 1)
     return (steps / group * nbytes / config.ring_bytes_per_cycle
-            + steps * stride * config.ring_hop_latency_cycles)  # fmt: skip
+            + steps * stride * config.ring_hop_latency_cycles
+            + allreduce_reduction_cycles(nbytes, group, config))  # fmt: skip
 
 
 def ring_allgather_cycles(

@@ -152,17 +152,19 @@ class SpyreConfig:
     """MODEL ASSUMPTION: SFP passes (cycles per `sfp_lanes` elements) of a simple
     function: add, mul, cast, compare, select, floor, ceil ..."""
 
-    sfp_cost_special: int = 10
+    sfp_cost_special: int = 5
     """CALIBRATED: SFP passes of a special function (exp, log, tanh, sigmoid, erf, sin,
     cos, pow, sqrt, rsqrt, reciprocal, div): a table lookup plus a polynomial. Fitted to
-    elementwise_cores.csv gelu 4096x4096 on 1 core (1326.2 us: 11 passes of 128
-    elements per cycle at 1.1 GHz, gelu being a special and a simple pass)."""
+    elementwise_cores.csv gelu 4096x4096 on 1 core (1326.2 us: 5.6 passes of one
+    corelet's 64 lanes at 1.1 GHz - the compiler puts an elementwise kernel's tiles on
+    one corelet - gelu being a special and a simple pass; 5 gives 1430 us)."""
 
-    sfp_cost_reduction: int = 17
+    sfp_cost_reduction: int = 8
     """CALIBRATED: SFP passes of a reduction (sum, mean, max, min, argmax, cumsum; var
     takes two): across a stick the lanes are folded step by step. Fitted to
-    elementwise_cores.csv mean_rows 2048x8192 on 1 core (1985.0 us: 16.7 passes of 128
-    elements per cycle at 1.1 GHz)."""
+    elementwise_cores.csv mean_rows 2048x8192 on 1 core (1985.0 us: 8.3 passes of one
+    corelet's 64 lanes at 1.1 GHz; 8 gives 1906 us). Held out: the same on 2 and 4
+    cores (1025.8, 551.1 us)."""
 
     sfp_cost_softmax: int = 5
     """MODEL ASSUMPTION: SFP passes of a softmax: a max pass, an exp-and-sum pass (a
@@ -212,11 +214,16 @@ class SpyreConfig:
     `lpddr_read_efficiency` leave 443 us for the writes, 75.7 GB/s); it then predicts
     elementwise_cores.csv add on 32 cores (2 reads, 1 write: 879 us, measured 875.9)."""
 
-    lpddr_core_bytes_in_flight: int = 33_600
-    """CALIBRATED: bytes one core's load/store unit keeps in flight to LPDDR5 (its
-    request queue), so one core streams at most this over `lpddr_latency_s` (67.2 GB/s)
-    and cannot fill the card's bandwidth. Fitted to elementwise_cores.csv add 4096x4096
-    on 1 core (1498.9 us for 100.7 MB moved: 67.2 GB/s)."""
+    lpddr_core_bytes_in_flight: int = 22_400
+    """CALIBRATED: bytes one core keeps in flight to LPDDR5 in each direction (its read
+    and its write channel each), so one core reads at most this over `lpddr_latency_s`
+    (44.8 GB/s) while it writes at the same rate, and cannot fill the card's bandwidth;
+    every core of a multicast cohort takes its copy in through its own read channel.
+    Fitted to elementwise_cores.csv add 4096x4096 on 1 core (1498.9 us for 67.1 MB read
+    while 33.6 MB are written: 44.8 GB/s in). Held out: the rows whose cores each take a
+    whole operand in (matmul_splits.csv under 1x32x1x1: 1x512x4096x4096 33.6 MB per core
+    in 802.74 us, 1x64x4096x12800 104.9 MB in 2561.28 us, 1x64x1024x4096 8.4 MB in
+    211.06 us: 41-42 GB/s each, and the 1x16x2x1 rows)."""
 
     lpddr_multicast: bool = True
     """The card multicasts a box that several cores load at once (the cores of a cohort
@@ -224,12 +231,17 @@ class SpyreConfig:
     real-card; matmul_splits.csv: the M and N splits of one shape move the same bytes
     from LPDDR5). False: every core's load is its own read (the uncalibrated card)."""
 
-    multicast_member_cycles_per_byte: float = 2e-4
-    """CALIBRATED: cycles per byte a multicast load spends for each member of its
-    cohort past the first (delivering the copies over the ring): wide cohorts are slow.
-    Fitted to matmul_splits.csv 1x512x4096x4096 under 1x32x1x1 (802.74 us against
-    317.36 for 1x4x8x1 at the same LPDDR5 traffic: about 190 us for 31 extra copies of
-    the 33.5 MB of B each core takes)."""
+    allreduce_round_cycles_per_byte: float = 0.8
+    """CALIBRATED: cycles an all-reduce (the partial sums of a split-K group) spends per
+    byte of each core's share of its buffer (buffer / group) in each of its
+    ceil(log2(group)) rounds of reduction - receiving a partner's partial share and
+    adding it, the load/store unit busy meanwhile - on top of the ring's transfer time.
+    The card's split-K is far slower than its ring's bandwidth allows, grows with the
+    output a core holds and slowly with the group, and is not hidden by other tiles
+    (1x8x2x2 costs what 1x4x4x2 does). Fitted to matmul_splits.csv under 1x4x4x2:
+    1x512x4096x4096 (547.7 us, 215 us above the model without it) and 1x512x12800x4096
+    (1695.7 us, 544 above): 0.82 cycles per byte of fp32 partial sums. Held out: every
+    other split-K row."""
 
     # Derived values: computed, never typed in.
 
@@ -296,8 +308,8 @@ class SpyreConfig:
 
     @property
     def lpddr_core_bytes_per_cycle(self) -> float:
-        """What one core's load/store unit streams at most: its bytes in flight over the
-        LPDDR5 latency (61.1 B per cycle, 67.2 GB/s, for the default card)."""
+        """What one core streams at most in each direction: its bytes in flight over
+        the LPDDR5 latency (40.7 B per cycle, 44.8 GB/s, for the default card)."""
         return self.lpddr_core_bytes_in_flight / self.lpddr_latency_cycles
 
     @property
@@ -322,9 +334,8 @@ class SpyreConfig:
         """Reject configurations no card can have."""
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool):
-                continue
-            if f.name == "multicast_member_cycles_per_byte" and value == 0:
+            if isinstance(value, bool) or (f.name == "allreduce_round_cycles_per_byte"
+                                           and value == 0):  # fmt: skip
                 continue
             if value <= 0:
                 raise ValueError(f"hardware field '{f.name}' must be positive")
@@ -349,13 +360,14 @@ UNCALIBRATED_CONFIG = SpyreConfig(
     lpddr_write_efficiency=1.0,
     lpddr_core_bytes_in_flight=10**15,
     lpddr_multicast=False,
-    multicast_member_cycles_per_byte=0.0,
+    allreduce_round_cycles_per_byte=0.0,
     sfp_cost_special=3,
     sfp_cost_reduction=1,
 )
 """The card before calibration, for comparison (bench/fidelity.py): the 1.5 GHz clock
 derived from torch-spyre's 98.304 TFLOP/s, its 204.8 GB/s, the PE array and LPDDR5 at
-their peaks, no per-core limit on requests in flight, no multicast."""
+their peaks, no per-core limit on requests in flight, no multicast, an all-reduce at
+the ring's bandwidth."""
 
 
 # ---------------------------------------------------------------- the module's card

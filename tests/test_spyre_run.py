@@ -557,7 +557,7 @@ func.func @main(%x: tensor<4096x1024xf16>, %y: tensor<4096x1024xf16>) -> tensor<
 def test_card_changes_plans_and_timing_together(tmp_path, capsys):
     # A bandwidth-bound add (16 MiB read, 8 MiB written) on a card with half the LPDDR5
     # bandwidth: the same plan takes twice as long (the bus is the bound, and the core
-    # limit, 67.2 GB/s per core, is far from it on 32 cores).
+    # limit, 44.8 GB/s per core and direction, is far from it on 32 cores).
     path = tmp_path / "add.mlir"
     path.write_text(ADD)
     card = tmp_path / "half.json"

@@ -32,9 +32,10 @@ one after another), so `simulated_us` is the sum over programs. Within a program
   tokens mean pushes and pops do not match, also an error.
 * The load/store unit issues its instructions in order, `ls_issue_cycles` each, to one
   of two ports that work concurrently: the LPDDR5 port (`ls.load`, `ls.store`,
-  `ls.gather`: the card's shared bandwidth) and the ring port (`ls.ring_allreduce`,
-  `ls.ring_allgather`: the ring's own links). Each port runs its instructions one at a
-  time in issue order; an LX rearrangement (`ls.compute`) runs on the unit itself,
+  `ls.gather`: the card's shared bus, and the core's own read or write channel - a
+  store takes the bus while a load still streams in, `spyre_ir.sim.lpddr`) and the ring
+  port (`ls.ring_allreduce`, `ls.ring_allgather`: the ring's own links). Each port (and
+  channel) runs its instructions one at a time in issue order; an LX rearrangement (`ls.compute`) runs on the unit itself,
   which issues nothing meanwhile. An instruction starts once it is issued, its port is
   free, and the earlier LS instructions touching the same LX bytes allow it: it reads
   bytes only after an earlier write of them has landed (the all-gather of an A slice

@@ -115,35 +115,41 @@ def box_moves(
     return BoxMoves(largest, total, unique, int(counts.max()), int((spans - lows).max()))
 
 
+READ, WRITE = 0, 1
+"""A core's two LPDDR5 channels: requests out and data in (loads, gathers), data out
+(stores). They stream concurrently; the card's bus they share does not."""
+
+
 def move_cycles(
     boxes: BoxMoves, nominal: int, load: bool, cores: int, config: SpyreConfig
-) -> float:
-    """Cycles of one core's LPDDR5 port for a move of `boxes` (never less than the
+) -> tuple[float, float, int]:
+    """(bus cycles, channel cycles, channel) of one move of `boxes` (never less than the
     `nominal` tile clipped to the tensor), all the program's cores moving at once:
 
-        max(card bytes / (lpddr_bytes_per_cycle x efficiency of the direction),
-            the core's bytes / lpddr_core_bytes_per_cycle)
-          + (cohort - 1) x the core's bytes x multicast_member_cycles_per_byte
+        bus     = card bytes / (lpddr_bytes_per_cycle x efficiency of the direction)
+        channel = the core's bytes / lpddr_core_bytes_per_cycle
 
-    Card bytes: the core's bytes times the cores, or with multicast the distinct boxes'
-    bytes only (a box several cores load is read once). Reads sustain
-    `lpddr_read_efficiency` of the bandwidth, writes `lpddr_write_efficiency` (the bus
-    turning around between reads and writes); one core streams at most its bytes in
-    flight per latency."""
+    The bus is the card's LPDDR5, shared by all cores and both directions (reads
+    sustain `lpddr_read_efficiency`, writes `lpddr_write_efficiency`: the bus turning
+    around between them). Card bytes are the core's bytes times the cores, or with
+    multicast the distinct boxes' bytes only (a box several cores load is read once).
+    The channel is the core's own: its requests in flight over the latency bound what
+    one core streams in each direction, and every member of a multicast cohort takes
+    its copy in through its own channel, so a box shared by many cores costs each of
+    them its bytes (scheduler: a move holds the bus for `bus` and its channel for
+    max(bus, channel))."""
     most = max(nominal, boxes.largest) * config.stick_bytes
     if config.lpddr_multicast and load:
         card = max(boxes.unique * config.stick_bytes, most)
-        extra = (boxes.cohort - 1) * most * config.multicast_member_cycles_per_byte
     else:
-        card, extra = most * cores, 0.0
+        card = most * cores
     efficiency = config.lpddr_read_efficiency if load else config.lpddr_write_efficiency
-    shared = card / (config.lpddr_bytes_per_cycle * efficiency)
-    own = most / config.lpddr_core_bytes_per_cycle
-    return max(shared, own) + extra
+    bus = card / (config.lpddr_bytes_per_cycle * efficiency)
+    return bus, most / config.lpddr_core_bytes_per_cycle, READ if load else WRITE
 
 
-def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> float:
-    """Cycles of one core's LPDDR5 port for a gather of `rows` rows (`nbytes`): reads
-    of the card's shared bandwidth, or of the core's own limit."""
-    shared = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
-    return max(shared, nbytes / config.lpddr_core_bytes_per_cycle)
+def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tuple:
+    """(bus cycles, channel cycles, channel) of a gather of `rows` rows (`nbytes`):
+    reads of the card's shared bandwidth and of the core's read channel."""
+    bus = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
+    return bus, nbytes / config.lpddr_core_bytes_per_cycle, READ

@@ -52,7 +52,7 @@ class Unit:
     """One unit's instruction stream and clock (cycles)."""
 
     __slots__ = ("name", "index", "gen", "op", "path", "clock", "ready", "drained", "busy",
-                 "ports", "blocked", "done", "events")  # fmt: skip
+                 "ports", "channels", "blocked", "done", "events")  # fmt: skip
 
     def __init__(self, name: str, index: int, gen: Iterator, op: core.UnitOp, path: list):
         self.name, self.index, self.gen, self.op, self.path = name, index, gen, op, path
@@ -60,7 +60,8 @@ class Unit:
         self.ready = 0.0  # when its instructions so far are done: results in LX, LX read out
         self.drained = 0.0  # when its stores so far have reached LPDDR5
         self.busy = [0.0] * len(RESOURCES)
-        self.ports = [0.0] * len(RESOURCES)  # LS: when the LPDDR5 / ring port is free
+        self.ports = [0.0] * len(RESOURCES)  # LS: when the LPDDR5 bus / ring port is free
+        self.channels = [0.0, 0.0]  # LS: when its LPDDR5 read / write channel is free
         self.blocked: tuple | None = None  # the (code, queue, op) it waits on
         self.done = False
         self.events: list[tuple] = []  # (info, start, cycles) when tracing
@@ -115,7 +116,7 @@ class Scheduler:
                         start = unit.clock
                         unit.clock = start + cycles
                     else:
-                        start = self._ls_instruction(
+                        start, cycles = self._ls_instruction(
                             unit, cycles, latency, resource, reads, writes, issue, regions
                         )
                     unit.busy[resource] += cycles
@@ -152,15 +153,16 @@ class Scheduler:
     @staticmethod
     def _ls_instruction(
         unit: Unit,
-        cycles: float,
+        cycles: float | tuple,
         latency: float,
         resource: int,
         reads: tuple[tuple, ...],
         writes: tuple[tuple, ...],
         issue: float,
         regions: dict[object, dict[tuple[int, int], list[float]]],
-    ) -> float:
-        """Issue an LS instruction and time it on its port; returns its start.
+    ) -> tuple[float, float]:
+        """Issue an LS instruction and time it on its port; returns its start and the
+        cycles it runs.
 
         The unit issues in order, `issue` cycles each. A move (LPDDR5) or collective
         (ring) then waits for its port (each port runs its instructions in order) and for
@@ -168,11 +170,28 @@ class Scheduler:
         writes must have landed (write after write) and been read out by earlier LS
         readers (write after read). Ports run concurrently; the unit goes on issuing. A
         rearrangement (LX -> LX) runs on the unit itself, which issues nothing
-        meanwhile. `reads` / `writes`: (address space, first byte, end byte) of each LX
+        meanwhile. An LPDDR5 move's `cycles` are (bus, channel, which channel)
+        (spyre_ir/sim/lpddr.py): it waits for the card's bus and its channel, holds
+        the bus for `bus` cycles and its channel until it ends, max(bus, channel)
+        cycles later - so a store can take the bus while a load still streams in. An
+        all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
+        and the unit, which adds the partial sums as they arrive, issues nothing until
+        the reduction is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
         operand (`_region`); accesses depend on each other when their bytes overlap."""
         issued = unit.clock + issue
         unit.busy[LS] += issue
         start = issued
+        bus = channel = -1
+        holds = False
+        if resource == LPDDR:
+            bus, own, channel = cycles
+            free = unit.channels[channel]
+            if free > start:
+                start = free
+            cycles = bus if bus > own else own
+        elif type(cycles) is tuple:  # an all-reduce whose reduction holds the unit
+            cycles = cycles[0] + cycles[1]
+            holds = True
         if resource != LS:
             free = unit.ports[resource]
             if free > start:
@@ -192,8 +211,12 @@ class Scheduler:
         end = start + cycles
         if resource == LS:
             unit.clock = end
-        else:
+        elif resource == LPDDR:
             unit.clock = issued
+            unit.ports[LPDDR] = start + bus
+            unit.channels[channel] = end
+        else:
+            unit.clock = end if holds else issued
             unit.ports[resource] = end
         landed = end + latency
         for space, lo, hi in reads:
@@ -210,7 +233,7 @@ class Scheduler:
                 unit.ready = end
             if landed > unit.drained:
                 unit.drained = landed
-        return start
+        return start, cycles
 
     @staticmethod
     def _push(queue: Queue, unit: Unit) -> Unit | None:

@@ -77,11 +77,14 @@ def time_gather(program, op: ls.GatherOp) -> Timer:
 
 
 def time_allreduce(program, op: ls.RingAllreduceOp) -> Timer:
-    """`ls.ring_allreduce`: the ring port (cost_model.ring_allreduce_cycles)."""
+    """`ls.ring_allreduce`: the ring port (cost_model.ring_allreduce_cycles), its
+    reduction (cost_model.allreduce_reduction_cycles) holding the LS unit too."""
     t = op.buffer.type
     assert isinstance(t, D.LxType)
     g, stride = op.group_size.value.data, op.stride_value
-    cycles = cm.ring_allreduce_cycles(t.nbytes, g, program.config, stride)
+    total = cm.ring_allreduce_cycles(t.nbytes, g, program.config, stride)
+    reduction = cm.allreduce_reduction_cycles(t.nbytes, g, program.config)
+    cycles = (total - reduction, reduction) if reduction else total
     info = Info(op.name, RING, {"bytes": t.nbytes, "group": g})
     sent = cm.ring_bytes_sent(t.nbytes, g, True) * program.cores
     return _static(program, cycles, 0.0, info, (0,), (0,), ring=sent)
@@ -156,7 +159,7 @@ TIMINGS: dict[type, Callable[[object, Operation], Timer]] = {
 
 def _static(
     program,
-    cycles: float,
+    cycles: float | tuple,
     latency: float,
     info: Info,
     reads: tuple[int, ...] = (),
@@ -167,8 +170,10 @@ def _static(
 ) -> Timer:
     """A timer whose duration and counts do not depend on the operands; `reads` and
     `writes` index the operands that are LX buffers an LS instruction reads and
-    writes."""
-    cycles = float(cycles)
+    writes. LPDDR5 moves' `cycles` are (bus, channel, which channel), see
+    spyre_ir/sim/lpddr.py; an all-reduce's (transfer, reduction)."""
+    if not isinstance(cycles, tuple):
+        cycles = float(cycles)
     if not reads and not writes:
         event = (INSTR, cycles, latency, info, (), ())
 

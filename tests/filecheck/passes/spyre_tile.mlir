@@ -1,5 +1,8 @@
-// RUN: spyre-opt %s -p spyre-fuse,spyre-partition-cores,spyre-tile --split-input-file | filecheck %s
-// RUN: spyre-opt %s -p 'spyre-fuse,spyre-partition-cores,spyre-tile{lx-bytes=65536}' --split-input-file | filecheck %s --check-prefix=SMALL
+// RUN: spyre-opt %s -p spyre-fuse,spyre-partition-cores,spyre-tile --split-input-file --card %S/bandwidth_allreduce_card.json | filecheck %s
+// RUN: spyre-opt %s -p 'spyre-fuse,spyre-partition-cores,spyre-tile{lx-bytes=65536}' --split-input-file --card %S/bandwidth_allreduce_card.json | filecheck %s --check-prefix=SMALL
+// The card of this file costs an all-reduce by the ring's bandwidth alone: the calibrated
+// split-K reduction (hardware.py) would steer the planner off the stacked split-K tiles
+// that @split_k checks.
 
 // A row kernel: the core id picks its tiles, each tile is loaded, computed on the
 // SFP and stored; the weight that broadcasts over the rows is loaded once per core.
