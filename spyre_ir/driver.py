@@ -53,6 +53,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-lower-scatter",
         "spyre-fuse-attention",
         "spyre-fold-broadcast-matmul",
+        "spyre-sink-matmul-reshapes",
         "spyre-stickify",
         "spyre-fuse",
         "spyre-partition-cores",

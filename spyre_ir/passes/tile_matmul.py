@@ -117,10 +117,11 @@ class Epilogue:
             self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
                                                   {mm.result: tuple(range(rank))})  # fmt: skip
         self.analysis.axes.setdefault(mm.result, tuple(range(rank)))
-        self.inputs = [operand for op in self.ops if not isinstance(op, spyre.RestickifyOp)
-                       for operand in op.operands
-                       if operand in memory and operand is not mm.result]  # fmt: skip
-        """The epilogue's operands loaded from LPDDR5 (a bias, a residual)."""
+        self.inputs = list(dict.fromkeys(
+            operand for op in self.ops for operand in op.operands
+            if operand in memory and operand is not mm.result))  # fmt: skip
+        """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
+        a restickify, whose result shares its tile: the load changes the layout)."""
         self.extents = [1] * (rank - 2) + [tiling.rows_per_block, tiling.th]
         values = list(dict.fromkeys([mm.result, *(o for op in self.ops for o in op.operands),
                                      *(r for op in self.ops for r in op.results)]))  # fmt: skip
