@@ -17,6 +17,14 @@ Targets (issue 17): spyre-run < 2 s wall on each `ktir` row; `ktir-l1-division`
 within 10 % of `l1` in simulated time.
 
     python bench/ktir.py [--json out.json] [--only softmax|layernorm|matmul]
+
+`--public DIR` instead runs every `*.mlir` file of DIR (the public example kernels,
+fetched by the user: their code is not ours to ship) through `spyre-opt` (parse and
+print), `spyre-opt -p ktir-to-units` (lower) and `spyre-run FILE --check` (simulate and
+compare with the reference interpreter), and prints per file each step's status, the
+check's largest error and the simulated time; a step that fails shows the first line
+of its error. Scalar arguments come from a sidecar `NAME.scalars` file next to the
+kernel (`K=2048,BM=32`), as spyre-run's `--scalars` takes them.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -343,11 +352,81 @@ def cases(only: str | None) -> list[tuple[str, list[tuple[str, str, str]]]]:
     return out
 
 
+def first_error(stderr: str) -> str:
+    """The first diagnostic line of a failed step, without the directory."""
+    lines = [line for line in stderr.splitlines() if "error" in line.lower()]
+    line = (lines or stderr.splitlines() or ["(no output)"])[0]
+    return line.split("/")[-1] if line.startswith("/") else line
+
+
+def public_row(path: Path) -> dict:
+    """Parse, lower and check one KTIR file in fresh processes."""
+    sidecar = path.with_suffix(".scalars")
+    scalars = sidecar.read_text().strip() if sidecar.exists() else ""
+    opt = [str(BIN / "spyre-opt"), str(path)]
+    row: dict = {"file": path.name}
+    steps = {
+        "parse": opt,
+        "lower": opt
+        + ["-p", f'ktir-to-units{{scalars="{scalars}"}}' if scalars else "ktir-to-units"],
+    }
+    for step, argv in steps.items():
+        done = subprocess.run(argv, capture_output=True, text=True)
+        row[step] = "ok" if done.returncode == 0 else "FAIL"
+        if done.returncode != 0:
+            row["error"] = first_error(done.stderr)
+            return row
+    argv = [str(BIN / "spyre-run"), str(path), "--check", "--seed", "0", "--report", "json"]
+    if scalars:
+        argv += ["--scalars", scalars]
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True)
+    row["wall_s"] = time.perf_counter() - start
+    errors = [float(e) for e in re.findall(r"max abs error ([0-9.eE+-]+|inf|nan)", done.stderr)]
+    row["max_error"] = max(errors) if errors else None
+    if done.returncode != 0:
+        row["check"] = "MISMATCH" if "MISMATCH" in done.stderr else "FAIL"
+        row["error"] = first_error(done.stderr)
+        return row
+    row["check"] = "ok"
+    row["simulated_us"] = json.loads(done.stdout)["simulated_us"]
+    return row
+
+
+def run_public(directory: Path, json_out: str | None) -> int:
+    files = sorted(directory.glob("*.mlir"))
+    if not files:
+        raise SystemExit(f"{directory}: no .mlir files")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
+    print(
+        f"{'file':44} {'parse':>5} {'lower':>5} {'check':>8} {'max err':>9} {'sim us':>9} {'wall s':>6}"
+    )
+    rows = []
+    for path in files:
+        r = public_row(path)
+        rows.append(r)
+        err = f"{r['max_error']:.2e}" if r.get("max_error") is not None else "-"
+        sim = f"{r['simulated_us']:.2f}" if "simulated_us" in r else "-"
+        wall = f"{r['wall_s']:.2f}" if "wall_s" in r else "-"
+        print(f"{r['file']:44} {r.get('parse', '-'):>5} {r.get('lower', '-'):>5} "
+              f"{r.get('check', '-'):>8} {err:>9} {sim:>9} {wall:>6}")  # fmt: skip
+        if "error" in r:
+            print(f"    {r['error']}")
+    passed = sum(r.get("check") == "ok" for r in rows)
+    print(f"{passed} of {len(rows)} files parse, lower and match the reference on the card")
+    if json_out:
+        Path(json_out).write_text(json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT.json")
     parser.add_argument("--only", choices=("softmax", "layernorm", "matmul"))
+    parser.add_argument("--public", metavar="DIR", type=Path)
     args = parser.parse_args()
+    if args.public is not None:
+        return run_public(args.public, args.json)
     results = []
     print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus (wall times "

@@ -235,7 +235,7 @@ def kernel_labels(module: object) -> dict[str, str]:
     for program in module.walk():
         if not isinstance(program, core.ProgramOp):
             continue
-        if program.plan is not None and program.plan.data["kind"].data == "copy":
+        if program.plan is not None and program.plan.kind == "copy":
             labels[program.sym_name.data] = "copy"
             continue
         kinds = []

@@ -61,6 +61,12 @@ def _ktdp() -> Dialect:
     return Ktdp
 
 
+def _scf() -> Dialect:
+    from spyre_ir.dialects.ktir_scf import Scf  # xDSL's, parsing `-> T` as MLIR does
+
+    return Scf
+
+
 def _upstream(name: str) -> Callable[[], Dialect]:
     """The upstream dialects of KTIR kernels, loaded only when a file uses them."""
 
@@ -81,6 +87,7 @@ DIALECTS: dict[str, Callable[[], Dialect]] = {
     "sfp": _sfp,
     "recipe": _recipe,
     "ktdp": _ktdp,
+    "scf": _scf,
     **{name: _upstream(name) for name in ("linalg", "tensor", "math", "memref", "affine")},
 }
 
@@ -234,10 +241,9 @@ def make_context() -> Context:
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
-    from xdsl.dialects.scf import Scf
 
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Scf):
+    for dialect in (Builtin, Func, Arith):
         ctx.load_dialect(dialect)
     for name, factory in DIALECTS.items():
         ctx.register_dialect(name, factory)

@@ -75,7 +75,7 @@ def test_copy_kernel_matches_l1_at_l2_and_l3(name: str) -> None:
     text, lx_bytes = CASES[name]
     module, args, want = lowered(text, lx_bytes)
     kernels = [k for k in module.walk() if isinstance(k, dataflow.KernelOp)]
-    assert [k.plan.data["kind"].data for k in kernels] == ["copy"]
+    assert [k.plan.kind for k in kernels] == ["copy"]
     assert kernels[0].cores.value.data > 1, "a copy is split over the cores"
     for got, w in zip(l2.run_module(module, args, check_races=True), want):
         np.testing.assert_array_equal(got, w)
@@ -91,7 +91,7 @@ def test_copy_kernel_matches_l1_at_l2_and_l3(name: str) -> None:
 def test_rows_that_fit_stay_row_kernels() -> None:
     """A concat along the last dim of small rows is still a row kernel, not a copy."""
     module, _, _ = lowered(concat([(64, 128), (64, 64)], 1), None)
-    kinds = [k.plan.data["kind"].data for k in module.walk() if isinstance(k, dataflow.KernelOp)]
+    kinds = [k.plan.kind for k in module.walk() if isinstance(k, dataflow.KernelOp)]
     assert kinds == ["rows"]
 
 

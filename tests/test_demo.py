@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from spyre_ir import cost_model
 from spyre_ir.tools import demo
 from spyre_ir.tools.demo_trace import (
     TraceError,
@@ -127,6 +128,13 @@ def test_generation_matches_eager_and_keeps_the_weights_on_the_card(small_demo) 
     step_in = _number(r"per decode step: ([0-9,]+) in", out)
     assert gen.steps[0].h2d_bytes >= gen.weights_bytes > 10 * step_in > 0
     assert all(s.h2d_bytes < gen.weights_bytes / 10 for s in gen.decode)
+    # a decode step's card clock is its compute plus one transfer each way (token and
+    # positions in, logits and the new cache rows out), nothing else
+    config = demo.DEFAULT_CONFIG
+    for s in gen.steady:
+        link = cost_model.host_transfer_s(s.h2d_bytes, config)
+        link += cost_model.host_transfer_s(s.d2h_bytes, config)
+        assert s.sim_us - s.compute_us == pytest.approx(1e6 * link, abs=0.01), s
     wall = _number(r"host wall time per token: ([0-9,.]+) ms", out)
     eager = _number(r"eager CPU ([0-9,.]+) ms", out)
     assert wall > 0 and eager > 0

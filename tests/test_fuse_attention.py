@@ -73,7 +73,7 @@ def fused_matches(fn, args: list[torch.Tensor], **options) -> list[dataflow.Kern
 
 
 def attention_kernels(kernels: list[dataflow.KernelOp]) -> list[dataflow.KernelOp]:
-    return [k for k in kernels if k.plan is not None and k.plan.data["kind"].data == "attention"]
+    return [k for k in kernels if k.plan is not None and k.plan.kind == "attention"]
 
 
 def attention_module(args: list[torch.Tensor], causal: bool):
@@ -117,7 +117,7 @@ def test_one_key(s: int, mask_kind: str) -> None:
 def test_prefill_lengths(t: int, mask_kind: str) -> None:
     kernels = fused_matches(gqa_attention(mask_kind), inputs(2, t, t, mask_kind))
     (kernel,) = attention_kernels(kernels)
-    assert not [k for k in kernels if k.plan.data["kind"].data == "matmul"]
+    assert not [k for k in kernels if k.plan.kind == "matmul"]
 
 
 @pytest.mark.parametrize("t", [17, 64, 129, 512, 4097])
@@ -127,7 +127,7 @@ def test_decode_lengths(t: int, mask_kind: str) -> None:
     129 keys on)."""
     kernels = fused_matches(gqa_attention(mask_kind), inputs(2, 1, t, mask_kind))
     (kernel,) = attention_kernels(kernels)
-    split = kernel.plan.data["split_kv"].value.data
+    split = kernel.plan.split_kv.data
     assert (split > 1) == (t > 128)
 
 
@@ -144,7 +144,7 @@ def test_off_switch_keeps_the_unfused_kernels() -> None:
     kernels = fused_matches(gqa_attention("causal"), inputs(1, 64, 64, "causal"),
                             fuse_attention=False)  # fmt: skip
     assert not attention_kernels(kernels)
-    assert len([k for k in kernels if k.plan.data["kind"].data == "matmul"]) == 2
+    assert len([k for k in kernels if k.plan.kind == "matmul"]) == 2
 
 
 DECODE = """
@@ -171,7 +171,7 @@ def test_split_kv_decode_on_the_simulator() -> None:
     assert (masked[0] == 0).all()
     lower_to_units(module)
     (program,) = [op for op in module.walk() if op.name == "core.program"]
-    assert program.plan.data["split_kv"].value.data > 1
+    assert program.plan.split_kv.data > 1
     got = simulate(module, [*args, keep])
     np.testing.assert_allclose(got.outputs[0].astype(np.float64), want[0], rtol=TOL, atol=TOL)
     assert (simulate(module, [*args, np.zeros_like(keep)]).outputs[0] == 0).all()

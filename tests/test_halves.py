@@ -3,6 +3,9 @@ bit for bit (NaN payloads aside), for every half and for float32 values of every
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -79,3 +82,18 @@ def test_conversions_leave_torch_threads_alone() -> None:
     out = halves.converted(np.ones(LARGE, np.float16), np.float32)
     assert torch.get_num_threads() == before
     np.testing.assert_array_equal(out, 1.0)
+
+
+def test_large_conversions_never_import_torch() -> None:
+    # A command-line run (spyre-run) must not pay torch's seconds-long import for a
+    # conversion numpy does in milliseconds: torch is used only when already imported.
+    code = (
+        "import sys, numpy as np\n"
+        "from spyre_ir.interp.halves import converted, round_to_f16\n"
+        "x = np.linspace(-3, 3, 1 << 17, dtype=np.float32)\n"
+        "h = converted(x, np.float16)\n"
+        "assert np.array_equal(converted(h, np.float32), x.astype(np.float16).astype(np.float32))\n"
+        "round_to_f16(x)\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -556,7 +556,7 @@ def test_group_and_kernel_at_function_level():
     t, m = lx((4, 64), "f32"), ddr((16, 64), "f32")
     text = f"""
 func.func @main(%x: tensor<16x64xf32>, %y: tensor<1024xf32>) -> (tensor<16x64xf32>, tensor<16x64xf32>) {{
-  %g = dataflow.group @g0 (%x) {{plan = {{kind = "rows", row_dims = 1, cores = 4}}}} : (tensor<16x64xf32>) -> tensor<16x64xf32> {{
+  %g = dataflow.group @g0 (%x) {{plan = #dataflow.rows_plan<row_dims = 1, cores = 4>}} : (tensor<16x64xf32>) -> tensor<16x64xf32> {{
   ^bb0(%a: tensor<16x64xf32>):
     %e = spyre.exp %a : tensor<16x64xf32> -> tensor<16x64xf32>
     %s = spyre.sum %e dims = [1] keepdim : tensor<16x64xf32> -> tensor<16x1xf32>

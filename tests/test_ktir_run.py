@@ -24,6 +24,11 @@ CASES = {
     "paged_gather.mlir": "",
     "branchy_relu.mlir": "relu=1",
     "generic_gelu.mlir": "",
+    "block_sums.mlir": "",
+    "transpose_scale.mlir": "",
+    "row_min_shift.mlir": "",
+    "sharded_matvec.mlir": "",
+    "strided_sum.mlir": "",
 }
 
 
@@ -157,3 +162,56 @@ def test_given_inputs_give_the_results(capsys, tmp_path):
     got = np.load(tmp_path / "r.npz")["result_0"]
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, (x + y).astype(np.float32), atol=2e-2, rtol=2e-2)
+
+
+def test_interpreter_syntax_variants_in_place_and_sharded_against_numpy():
+    # Tile ids asked one grid dim at a time, a loop result type without parentheses.
+    x = f16(32, 512)
+    out = run_kernel(kernel("block_sums.mlir"), {0: x, 1: np.zeros((32, 256), np.float16)}, {})
+    blocks = x.astype(np.float32).reshape(32, 4, 2, 64)
+    np.testing.assert_allclose(out[1], blocks.sum(2).reshape(32, 256), atol=2e-3)
+    a = f16(64, 128)
+    out = run_kernel(kernel("transpose_scale.mlir"), {0: a, 1: np.zeros((128, 64), np.float16)}, {})
+    np.testing.assert_array_equal(out[1], 2 * a.T)
+    # In place, the minimum's combiner written as compare-and-select.
+    m = f16(8, 64)
+    out = run_kernel(kernel("row_min_shift.mlir"), {0: m.copy()}, {})
+    np.testing.assert_array_equal(out[0], m - m.min(1, keepdims=True))
+    # A distributed view at an element offset, a tensor combiner, a tile-0 store.
+    xv, w = f16(1, 128), f16(128, 64, seed=1)
+    out = run_kernel(
+        kernel("sharded_matvec.mlir"), {0: xv, 1: w, 2: np.zeros((1, 64), np.float16)}, {}
+    )
+    ref = xv.astype(np.float32) @ w.astype(np.float32)
+    np.testing.assert_allclose(out[2], ref, atol=0.05)
+    # Strided inter-tile groups (tiles {i, i+2, i+4, i+6}).
+    x = f16(4, 128)
+    out = run_kernel(kernel("strided_sum.mlir"), {0: x, 1: np.zeros((1, 128), np.float16)}, {})
+    np.testing.assert_allclose(out[1], x.astype(np.float32).sum(0, keepdims=True), atol=1e-2)
+
+
+def test_in_place_kernel_reading_what_it_wrote_is_refused(capsys, tmp_path):
+    text = (KERNELS / "row_min_shift.mlir").read_text()
+    again = "    %again = ktdp.load %t : !ktdp.access_tile<4x64xindex> -> tensor<4x64xf16>\n"
+    text = text.replace("    return\n", again + "    return\n")
+    path = tmp_path / "reread.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--level", "dataflow")
+    assert status == 1
+    assert "reread.mlir:30:5: error: pointer %m_ptr is loaded after it is stored" in err
+
+
+def test_views_at_absolute_addresses_are_a_located_error(capsys, tmp_path):
+    text = (KERNELS / "transpose_scale.mlir").read_text()
+    text = text.replace(
+        "    %c0 = arith.constant 0 : index\n",
+        "    %c0 = arith.constant 0 : index\n    %at = arith.constant 4096 : index\n",
+    ).replace("construct_memory_view %a_ptr,", "construct_memory_view %at,")
+    path = tmp_path / "absolute.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check", "--scalars", "a_ptr=0")
+    assert status == 1
+    assert (
+        "absolute.mlir:6:5: error: KTIR interpreter: 'ktdp.construct_memory_view' at an "
+        "address that is not a pointer argument of the kernel"
+    ) in err

@@ -43,7 +43,7 @@ def _inputs(n: int) -> list[np.ndarray]:
             rng.standard_normal((1, 2, n, 32)).astype(np.float16)]  # fmt: skip
 
 
-@pytest.mark.parametrize("n", [1, 8])
+@pytest.mark.parametrize("n", [1, 8, 64])  # 64: every position, a whole prefill
 def test_scatter_l1_matches_torch(n: int) -> None:
     cache, pos, k = _inputs(n)
     want = torch.from_numpy(cache).clone()
@@ -58,7 +58,7 @@ def test_scatter_out_of_range_is_an_interpreter_error() -> None:
         l1.run_module(_module(1), [cache, np.array([64]), k])
 
 
-@pytest.mark.parametrize("n", [1, 8])
+@pytest.mark.parametrize("n", [1, 8, 64])  # 64: every position, a whole prefill
 def test_scatter_l2_and_simulator_match_l1(n: int) -> None:
     inputs = _inputs(n)
     (want,) = l1.run_module(_module(n), inputs)

@@ -11,9 +11,8 @@ import pytest
 from test_sim_engine import differential, lower, no_double_buffer, random_args
 
 from spyre_ir import cost_model as cm
-from spyre_ir.dialects import core
+from spyre_ir.dialects import core, dataflow
 from spyre_ir.hardware import UNCALIBRATED_CONFIG
-from spyre_ir.passes.partition_cores import from_attr
 from spyre_ir.sim.engine import simulate
 
 SIMPLE = UNCALIBRATED_CONFIG
@@ -43,7 +42,8 @@ def pipelines(cores: int) -> dict[str, str]:
 def split_of(text: str, cores: int) -> list[int]:
     module = lower(text, f"spyre-to-units{{cores={cores}}}", SIMPLE)
     (program,) = [op for op in module.walk() if isinstance(op, core.ProgramOp)]
-    return from_attr(program.properties["plan"])["split"]
+    assert isinstance(program.plan, dataflow.MatmulPlanAttr)
+    return list(program.plan.split_mnk)
 
 
 # cores, m, n, k, bias, how often A is loaded (once per N tile of a core, or once when

@@ -212,3 +212,33 @@ def test_a_failed_launch_keeps_nothing(monkeypatch) -> None:
         torch.testing.assert_close(out, model(x))
     # neither the staged weights nor the results stay (earlier tests' images may go meanwhile)
     assert kept.nbytes <= before
+
+
+def test_small_inputs_and_results_cross_as_one_transfer_each_way() -> None:
+    """A decode step's few small inputs (token, positions, mask) go over the link as one
+    transfer and its results come back as one: the link's fixed cost is paid once per
+    direction, not once per tensor."""
+    from spyre_ir import cost_model
+
+    def step(cache: torch.Tensor, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
+        grown = torch.cat([cache, a * b + c], dim=1)
+        return grown, grown.sum(1), (a - c).sum(1)
+
+    compiled = torch.compile(step, backend="spyre", dynamic=False)
+    cache = models.randn(2, 8, 64, dtype=F16)
+    card = get_card()
+    for s in range(2):
+        a, b, c = (models.randn(2, 1, 64, dtype=F16, seed=20 + 3 * s + i) for i in range(3))
+        with card.timeline.recording_steps() as log:
+            grown, sums, diffs = compiled(cache, a, b, c)
+        want = step(cache, a, b, c)
+        for g, w in zip((grown, sums, diffs), want):
+            torch.testing.assert_close(g, w, atol=0.1, rtol=1e-2)
+        cache = grown
+        links = {e: [x for x in log if x.engine == e] for e in ("h2d", "d2h")}
+        assert len(links["h2d"]) == 1 and len(links["d2h"]) == 1, log
+        for (x,) in links.values():  # the fixed cost once, on all the bytes together
+            want_s = cost_model.host_transfer_s(x.nbytes, card.config)
+            assert x.end_s - x.start_s == pytest.approx(want_s)
+        if s:  # the grown cache stayed on the card: only the three new rows crossed in
+            assert links["h2d"][0].nbytes == nbytes(a, b, c)

@@ -90,6 +90,28 @@ def test_a_changed_attribute_is_recorded_anew() -> None:
     assert simulate(module, random_args(SOFTMAX)).report["simulated_us"] == base
 
 
+def test_a_frozen_module_is_replayed_without_walking_its_programs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = lower(SOFTMAX, TO_UNITS)
+    simulate(module, random_args(SOFTMAX))
+    replay.freeze(module)
+
+    def unexpected(program) -> tuple:
+        raise AssertionError("a frozen module's program was fingerprinted")
+
+    monkeypatch.setattr(replay, "_fingerprint", unexpected)
+    args = random_args(SOFTMAX, seed=4)
+    again = simulate(module, args)
+    assert replay.shared_caches(module)["loads"]  # the loads' facts, kept for the next run
+    monkeypatch.undo()
+    other = lower(SOFTMAX, TO_UNITS)
+    fresh = simulate(other, args)  # not frozen: recorded and checked, nothing shared
+    assert replay.shared_caches(other) is None
+    for got, want in zip(again.outputs, fresh.outputs):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_another_config_and_a_trace_are_recorded_anew() -> None:
     module = lower(SOFTMAX, TO_UNITS)
     args = random_args(SOFTMAX)

@@ -67,6 +67,18 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from spyre_ir.dialects.dataflow_plan import (
+    PLAN_ATTRS,
+    AttentionPlanAttr,
+    CopyPlanAttr,
+    GatherPlanAttr,
+    KtirPlanAttr,
+    MatmulPlanAttr,
+    RowPlanBase,
+    RowsPlanAttr,
+    WorkPlanAttr,
+    verify_plan,
+)
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of, unit_for
@@ -200,71 +212,6 @@ def ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
     return () if attr is None else tuple(int(v) for v in attr.get_values())
 
 
-# ---------------------------------------------------------------- work plans
-
-# The keys of each kind of plan (see docs/dataflow.md), and their types: "cores" an
-# integer within the card, "dims" one in [0, 64], "split" three positive integers
-# [m, n, k], "str" a string, "any" anything; a trailing "?": the key may be absent.
-PLAN_KEYS: dict[str, dict[str, str]] = {
-    "rows": {"kind": "str", "row_dims": "dims", "cores": "cores"},
-    "gather": {"kind": "str", "row_dims": "dims", "cores": "cores"},
-    "copy": {"kind": "str", "row_dims": "dims", "cores": "cores"},
-    "matmul": {"kind": "str", "cores": "cores", "split": "split"},
-    # A kernel lowered from KTIR (lowering/ktir_to_dataflow.py): its launch grid.
-    "ktir": {"kind": "str", "grid": "any?"},
-    # Flash attention (passes/tile_attention.py): [heads, rows, keys] per tile, and the
-    # cores each unit's keys split over (only on the kernel: the group has cores alone).
-    "attention": {"kind": "str", "cores": "cores", "tile": "any?", "split_kv": "any?"},
-}
-
-
-def plan_problem(plan: DictionaryAttr, cores_limit: int | None = None) -> str | None:
-    """Why `plan` is not a well-formed work plan (None when it is): a known `kind`, each
-    of that kind's keys present with its type and in range (cores within the card, a
-    split of positive core counts whose product is at most the cores), no other key."""
-    limit = cores_limit or DEFAULT_CONFIG.cores
-    kind = plan.data.get("kind")
-    if not isinstance(kind, StringAttr) or kind.data not in PLAN_KEYS:
-        return f"plan kind must be one of {', '.join(map(repr, PLAN_KEYS))}, got {kind}"
-    keys = PLAN_KEYS[kind.data]
-    for key in plan.data:
-        if key not in keys:
-            return f"a {kind.data!r} plan has no key {key!r} (keys: {', '.join(keys)})"
-    for key, what in keys.items():
-        value = plan.data.get(key)
-        if value is None and what.endswith("?"):
-            continue
-        if value is None:
-            return f"a {kind.data!r} plan needs {key!r}"
-        if what == "split":
-            parts = value.data if isinstance(value, ArrayAttr) else None
-            if (
-                parts is None
-                or len(parts) != 3
-                or not all(isinstance(x, IntegerAttr) and x.value.data >= 1 for x in parts)
-            ):
-                return f"plan split must be [m, n, k] of positive integers, got {value}"
-            m, n, k = (x.value.data for x in parts)  # type: ignore[union-attr]
-            if m * n * k > limit:
-                return f"plan split {[m, n, k]} needs {m * n * k} cores; the card has {limit}"
-        elif what in ("cores", "dims"):
-            if not isinstance(value, IntegerAttr):
-                return f"plan {key} must be an integer, got {value}"
-            low, high = (1, limit) if what == "cores" else (0, 64)
-            if not low <= value.value.data <= high:
-                return f"plan {key} = {value.value.data} is out of range [{low}, {high}]"
-    return None
-
-
-def verify_plan(op: Operation, plan: DictionaryAttr | None) -> None:
-    if plan is not None:
-        problem = plan_problem(plan, card_of(op).cores)
-        if problem:
-            name = getattr(op, "sym_name", None)
-            label = f" @{name.data}" if isinstance(name, StringAttr) else ""
-            raise VerifyException(f"'{op.name}'{label}: {problem}")
-
-
 # ---------------------------------------------------------------- graph-level ops
 
 
@@ -276,7 +223,7 @@ class GroupOp(IRDLOperation):
     sym_name = prop_def(SymbolNameConstraint())
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    plan = opt_prop_def(DictionaryAttr)
+    plan = opt_prop_def(WorkPlanAttr)
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), Pure())
     irdl_options = (ParsePropInAttrDict(),)
@@ -290,7 +237,7 @@ class GroupOp(IRDLOperation):
         inputs: Sequence[SSAValue],
         output_types: Sequence[Attribute],
         body: Region,
-        plan: DictionaryAttr | None = None,
+        plan: WorkPlanAttr | None = None,
     ):
         props: dict[str, Attribute] = {"sym_name": StringAttr(name)}
         if plan is not None:
@@ -338,7 +285,7 @@ class DeviceProgramBase(IRDLOperation):
     cores = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    plan = opt_prop_def(DictionaryAttr)
+    plan = opt_prop_def(WorkPlanAttr)
     lx_capacity = opt_prop_def(IntegerAttr[I64])
     lx_peak_bytes = opt_prop_def(IntegerAttr[I64])
     body = region_def("single_block")
@@ -888,7 +835,18 @@ DATAFLOW_OPS = (
     RingAllreduceOp, RingAllgatherOp,
 )  # fmt: skip
 
-Dataflow = Dialect("dataflow", list(DATAFLOW_OPS), [LxType, DdrType])
+Dataflow = Dialect("dataflow", list(DATAFLOW_OPS), [LxType, DdrType, *PLAN_ATTRS])
+
+__all__ = [
+    "AttentionPlanAttr",
+    "CopyPlanAttr",
+    "GatherPlanAttr",
+    "KtirPlanAttr",
+    "MatmulPlanAttr",
+    "RowPlanBase",
+    "RowsPlanAttr",
+    "WorkPlanAttr",
+]  # fmt: skip  (the plan attributes, re-exported with the dialect)
 
 
 def new_kernel_block(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> Block:

@@ -10,6 +10,11 @@ tiles (`construct_access_tile`, an affine integer set anchored at a base coordin
 `construct_indirect_access_tile`, with subscripts read from index views), data through
 `load` / `store` of value-semantics tensors. Tiles exchange partial results with
 `inter_tile_produce` and a delivery op (`inter_tile_consume`, `inter_tile_reduce`).
+
+This module holds tile ids, memory views, load / store, runtime arguments and the
+dialect; the access tiles are in `ktdp_access.py`, the inter-tile ops in
+`ktdp_intertile.py`, types and attributes in `ktdp_types.py`, the shared textual
+syntax in `ktdp_syntax.py`.
 """
 
 from __future__ import annotations
@@ -18,26 +23,18 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
-    AffineMapAttr,
     AffineSetAttr,
-    ArrayAttr,
-    BoolAttr,
     DenseArrayBase,
     IndexType,
+    IntegerAttr,
     MemRefType,
     TensorType,
-    i1,
-    i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import (
-    Attribute,
     Dialect,
-    Operation,
-    Region,
 )
-from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -46,19 +43,23 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from spyre_ir.dialects import ktdp_syntax as syntax
+from spyre_ir.dialects.ktdp_access import (
+    ConstructAccessTileOp,
+    ConstructIndirectAccessTileOp,
+    RegionTerminatorOp,
+)
 from spyre_ir.dialects.ktdp_intertile import (
     InterTileConsumeOp,
     InterTileProduceOp,
@@ -76,40 +77,15 @@ from spyre_ir.dialects.ktdp_types import (
     TileFutureType,
 )
 
-# ---------------------------------------------------------------- helpers
-
-
-def _set_of(attr: Attribute) -> AffineSetAttr:
-    assert isinstance(attr, AffineSetAttr)
-    return attr
-
-
-def _memref_rank(t: Attribute) -> int | None:
-    if isinstance(t, MemRefType | TensorType):
-        return len(t.get_shape())
-    return None
-
-
-def _print_attrs(printer: Printer, op: Operation, elided: Sequence[str]) -> None:
-    attrs = {**op.properties, **op.attributes}
-    printer.print_op_attributes({k: v for k, v in attrs.items() if k not in elided})
-
-
-def _segments(*sizes: int) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i32, sizes)
-
-
-def _parse_attrs(parser: Parser) -> dict[str, Attribute]:
-    return parser.parse_optional_attr_dict()
-
-
 # ---------------------------------------------------------------- tile ids and views
 
 
 @irdl_op_definition
 class GetComputeTileIdOp(IRDLOperation):
     """`%i, %j = ktdp.get_compute_tile_id : index, index`: this tile's position in
-    the grid, one index per grid dim."""
+    the grid, one index per grid dim. `ktdp.get_compute_tile_id {dim = 1} : index` is
+    one of them, grid dim 1: not in the specification, but Triton-Spyre's kernels write
+    it and ktir-cpu runs it (torch-spyre/ktir-cpu, examples/triton-ktir/indexed_add.mlir)."""
 
     name = "ktdp.get_compute_tile_id"
     results_ = var_result_def(IndexType)
@@ -119,10 +95,32 @@ class GetComputeTileIdOp(IRDLOperation):
     def __init__(self, rank: int = 1):
         super().__init__(result_types=[[IndexType()] * rank])
 
+    def grid_dims(self, grid: Sequence[int]) -> list[int] | None:
+        """The grid dims the results are, or None when they do not fit `grid`. Fewer
+        results than grid dims are the leading dims when the others are 1 (a
+        `grid = [32, 1]` kernel asking one id: the two readings, dim 0 and the linear
+        id, agree only then)."""
+        dim = self.attributes.get("dim")
+        if dim is None:
+            n = len(self.results)
+            fits = n <= len(grid) and all(d == 1 for d in grid[n:])
+            return list(range(n)) if fits else None
+        assert isinstance(dim, IntegerAttr)
+        return [dim.value.data] if dim.value.data < len(grid) else None
+
     def verify_(self) -> None:
         if not self.results:
             raise VerifyException(
                 f"'{self.name}' must return at least one index (num tile-grid dims >= 1)"
+            )
+        dim = self.attributes.get("dim")
+        if dim is None:
+            return
+        if not isinstance(dim, IntegerAttr) or dim.value.data < 0:
+            raise VerifyException(f"'{self.name}' dim must be a non-negative integer, got {dim}")
+        if len(self.results) != 1:
+            raise VerifyException(
+                f"'{self.name}' with a dim returns one index, not {len(self.results)}"
             )
 
 
@@ -162,7 +160,7 @@ class ConstructMemoryViewOp(IRDLOperation):
         parser.parse_keyword("strides")
         parser.parse_punctuation(":")
         static_strides, strides = syntax.parse_dynamic_index_list(parser)
-        attrs = _parse_attrs(parser)
+        attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         result = parser.parse_type()
         props = {
@@ -181,7 +179,7 @@ class ConstructMemoryViewOp(IRDLOperation):
             result_types=[result],
             properties={
                 **props,
-                "operandSegmentSizes": _segments(1, len(sizes), len(strides)),
+                "operandSegmentSizes": syntax.segments(1, len(sizes), len(strides)),
             },
             attributes=attrs,
         )
@@ -193,7 +191,7 @@ class ConstructMemoryViewOp(IRDLOperation):
         syntax.print_dynamic_index_list(printer, self.sizes_static(), self.sizes)
         printer.print_string(", strides: ")
         syntax.print_dynamic_index_list(printer, self.strides_static(), self.strides)
-        _print_attrs(printer, self, ("static_sizes", "static_strides", "operandSegmentSizes"))
+        syntax.print_attrs(printer, self, ("static_sizes", "static_strides", "operandSegmentSizes"))
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -217,7 +215,7 @@ class ConstructMemoryViewOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' result memref rank does not match sizes/strides length"
             )
-        if _set_of(self.coordinate_set).data.num_dims != len(sizes):
+        if syntax.set_of(self.coordinate_set).data.num_dims != len(sizes):
             raise VerifyException(f"'{self.name}' coordinate_set must have one dim per view dim")
 
 
@@ -248,337 +246,40 @@ class ConstructDistributedMemoryViewOp(IRDLOperation):
                 )
 
 
-# ---------------------------------------------------------------- access tiles
-
-
-def _verify_order(op: Operation, order: AffineMapAttr, dims: int, what: str) -> None:
-    m = order.data
-    if m.num_dims != len(m.results):
-        raise VerifyException(
-            f"'{op.name}' {what}_order must have equal number of inputs ({m.num_dims}) and "
-            f"outputs ({len(m.results)})"
-        )
-    if len(m.results) != dims:
-        raise VerifyException(
-            f"'{op.name}' {what}_order dimensions ({len(m.results)}) must match {what}_set "
-            f"dimensions ({dims})"
-        )
-
-
-@irdl_op_definition
-class ConstructAccessTileOp(IRDLOperation):
-    """`ktdp.construct_access_tile %view[%row, %col + 64] symbols(%n)
-    {access_tile_set = affine_set<...>, access_tile_order = affine_map<...>}
-    : memref<..> -> !ktdp.access_tile<1x1024xindex>`: the coordinates of the set,
-    relative to the base coordinate `base_map(indices)`, in the order's layout."""
-
-    name = "ktdp.construct_access_tile"
-    base = operand_def(MemRefType | TensorType)
-    indices = var_operand_def(IndexType)
-    symbol_operands = var_operand_def(IndexType)
-    base_map = prop_def(AffineMapAttr)
-    access_tile_set = prop_def(AffineSetAttr)
-    access_tile_order = prop_def(AffineMapAttr)
-    result = result_def(AccessTileType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    traits = traits_def(Pure())
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstructAccessTileOp:
-        index = IndexType()
-        base = parser.parse_unresolved_operand()
-        affine = syntax.SsaAffineParser(parser)
-        exprs = affine.expr_list(parser.Delimiter.SQUARE)
-        symbols = []
-        if parser.parse_optional_keyword("symbols"):
-            symbols = parser.parse_comma_separated_list(
-                parser.Delimiter.PAREN, parser.parse_unresolved_operand
-            )
-        attrs = _parse_attrs(parser)
-        parser.parse_punctuation(":")
-        base_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        result = parser.parse_type()
-        props: dict[str, Attribute] = {
-            "base_map": AffineMapAttr(affine.map(exprs)),
-            "operandSegmentSizes": _segments(1, len(affine.operands), len(symbols)),
-        }
-        for key in ("access_tile_set", "access_tile_order"):
-            if key not in attrs:
-                parser.raise_error(f"'{cls.name}' needs the attribute {key}")
-            props[key] = attrs.pop(key)
-        return cls.create(
-            operands=[
-                parser.resolve_operand(base, base_type),
-                *(parser.resolve_operand(o, index) for o in affine.operands),
-                *(parser.resolve_operand(o, index) for o in symbols),
-            ],
-            result_types=[result],
-            properties=props,
-            attributes=attrs,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.base)
-        printer.print_string("[")
-        syntax.print_ssa_affine_list(printer, self.base_map.data.results, self.indices)
-        printer.print_string("]")
-        if self.symbol_operands:
-            printer.print_string(" symbols")
-            printer.print_operands(self.symbol_operands)
-        _print_attrs(printer, self, ("base_map", "operandSegmentSizes"))
-        printer.print_string(" : ")
-        printer.print_attribute(self.base.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    def verify_(self) -> None:
-        tile_set = self.access_tile_set.data
-        base_map = self.base_map.data
-        if tile_set.num_dims != len(base_map.results):
-            raise VerifyException(
-                f"'{self.name}' access_tile_set dimensions ({tile_set.num_dims}) must match "
-                f"base_map dims ({len(base_map.results)})"
-            )
-        if base_map.num_dims != len(self.indices):
-            raise VerifyException(
-                f"'{self.name}' base_map expects {base_map.num_dims} operands but got "
-                f"{len(self.indices)}"
-            )
-        if tile_set.num_symbols != len(self.symbol_operands):
-            raise VerifyException(
-                f"'{self.name}' access_tile_set has {tile_set.num_symbols} symbols but got "
-                f"{len(self.symbol_operands)} symbol operands"
-            )
-        _verify_order(self, self.access_tile_order, tile_set.num_dims, "access_tile")
-        rank = len(self.result.type.get_shape())
-        if rank != tile_set.num_dims:
-            raise VerifyException(
-                f"'{self.name}' result type rank ({rank}) must match access_tile_set "
-                f"dimensions ({tile_set.num_dims})"
-            )
-        base_rank = _memref_rank(self.base.type)
-        if base_rank != len(base_map.results):
-            raise VerifyException(
-                f"'{self.name}' base has rank {base_rank} but the base coordinate has "
-                f"{len(base_map.results)} entries"
-            )
-
-
-@irdl_op_definition
-class RegionTerminatorOp(IRDLOperation):
-    name = "ktdp.region_terminator"
-    traits = traits_def(IsTerminator())
-    assembly_format = "attr-dict"
-
-
-@irdl_op_definition
-class ConstructIndirectAccessTileOp(IRDLOperation):
-    """`ktdp.construct_indirect_access_tile intermediate_variables(%b, %k)
-    %X[ind(%IDX[%b, %k floordiv 64]), (%k mod 64)] {variables_space_set = ...,
-    variables_space_order = ...} : memref<..>, memref<..xi32> -> !ktdp.access_tile<..>`:
-    per base dim a direct subscript or one read from an index view, over the points
-    of the variable space. Subscript maps range over (captured..., intermediate...)."""
-
-    name = "ktdp.construct_indirect_access_tile"
-    base = operand_def(MemRefType | TensorType)
-    indirect_memrefs = var_operand_def(MemRefType)
-    captured_variables = var_operand_def(IndexType)
-    symbol_operands = var_operand_def(IndexType)
-    per_dim_subscript_kinds = prop_def(ArrayAttr[BoolAttr])
-    per_dim_subscript_maps = prop_def(ArrayAttr[AffineMapAttr])
-    variables_space_set = prop_def(AffineSetAttr)
-    variables_space_order = prop_def(AffineMapAttr)
-    region = region_def()
-    result = result_def(AccessTileType)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-
-    def kinds(self) -> list[bool]:
-        return [bool(k.value.data) for k in self.per_dim_subscript_kinds.data]
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstructIndirectAccessTileOp:
-        from xdsl.ir import Block
-
-        index = IndexType()
-        parser.parse_keyword("intermediate_variables")
-        variables = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        base = parser.parse_unresolved_operand()
-        subscripts: list[tuple[UnresolvedOperand | None, list[AffineExpr], list]] = []
-
-        def subscript() -> None:
-            local = syntax.SsaAffineParser(parser)
-            if parser.parse_optional_keyword("ind"):
-                parser.parse_punctuation("(")
-                view = parser.parse_unresolved_operand()
-                exprs = local.expr_list(parser.Delimiter.SQUARE)
-                parser.parse_punctuation(")")
-                subscripts.append((view, exprs, local.operands))
-            else:
-                exprs = local.expr_list(parser.Delimiter.PAREN)
-                subscripts.append((None, exprs, local.operands))
-
-        parser.parse_comma_separated_list(parser.Delimiter.SQUARE, subscript)
-        symbols = []
-        if parser.parse_optional_keyword("symbols"):
-            symbols = parser.parse_comma_separated_list(
-                parser.Delimiter.PAREN, parser.parse_unresolved_operand
-            )
-        attrs = _parse_attrs(parser)
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        parser.parse_punctuation("->")
-        result = parser.parse_type()
-        views = [v for v, _, _ in subscripts if v is not None]
-        if len(types) != len(views) + 1:
-            parser.raise_error(
-                f"expected {len(views) + 1} types (base + {len(views)} indirect memrefs), "
-                f"but got {len(types)}"
-            )
-        variable_names = [v.operand_name for v in variables]
-        captured: list[UnresolvedOperand] = []
-        for _, _, operands in subscripts:
-            for o in operands:
-                if o.operand_name not in variable_names and o.operand_name not in [
-                    c.operand_name for c in captured
-                ]:
-                    captured.append(o)
-        unified = [c.operand_name for c in captured] + variable_names
-        maps = []
-        for _, exprs, operands in subscripts:
-            remap = [AffineExpr.dimension(unified.index(o.operand_name)) for o in operands]
-            local_map = AffineMap(len(operands), 0, tuple(exprs))
-            maps.append(AffineMapAttr(local_map.compose(AffineMap(len(unified), 0, tuple(remap)))))
-        props: dict[str, Attribute] = {
-            "per_dim_subscript_kinds": ArrayAttr(
-                BoolAttr(v is not None, i1) for v, _, _ in subscripts
-            ),
-            "per_dim_subscript_maps": ArrayAttr(maps),
-            "operandSegmentSizes": _segments(1, len(views), len(captured), len(symbols)),
-        }
-        for key in ("variables_space_set", "variables_space_order"):
-            if key not in attrs:
-                parser.raise_error(f"'{cls.name}' needs the attribute {key}")
-            props[key] = attrs.pop(key)
-        block = Block(arg_types=[index] * len(variables))
-        for arg, v in zip(block.args, variables):
-            arg.name_hint = v.operand_name
-        block.add_op(RegionTerminatorOp())
-        return cls.create(
-            operands=[
-                parser.resolve_operand(base, types[0]),
-                *(parser.resolve_operand(v, t) for v, t in zip(views, types[1:])),
-                *(parser.resolve_operand(c, index) for c in captured),
-                *(parser.resolve_operand(s, index) for s in symbols),
-            ],
-            result_types=[result],
-            properties=props,
-            attributes=attrs,
-            regions=[Region(block)],
-        )
-
-    def print(self, printer: Printer) -> None:
-        variables = list(self.region.block.args)
-        printer.print_string(" intermediate_variables")
-        printer.print_operands(variables)
-        printer.print_string(" ")
-        printer.print_operand(self.base)
-        everything = [*self.captured_variables, *variables]
-        views = iter(self.indirect_memrefs)
-        parts = []
-        for indirect, m in zip(self.kinds(), self.per_dim_subscript_maps.data):
-            text = ", ".join(
-                syntax.format_ssa_affine(e, printer, everything) for e in m.data.results
-            )
-            if indirect:
-                parts.append(f"ind({syntax._name(printer, next(views))}[{text}])")
-            else:
-                parts.append(f"({text})")
-        printer.print_string("[" + ", ".join(parts) + "]")
-        if self.symbol_operands:
-            printer.print_string(" symbols")
-            printer.print_operands(self.symbol_operands)
-        _print_attrs(
-            printer,
-            self,
-            ("per_dim_subscript_kinds", "per_dim_subscript_maps", "operandSegmentSizes"),
-        )
-        printer.print_string(" : ")
-        printer.print_list(
-            [self.base.type, *(v.type for v in self.indirect_memrefs)], printer.print_attribute
-        )
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
-    def verify_(self) -> None:
-        space = self.variables_space_set.data
-        _verify_order(self, self.variables_space_order, space.num_dims, "variables_space")
-        nvars = len(self.region.block.args) if self.region.blocks else 0
-        if nvars != space.num_dims:
-            raise VerifyException(
-                f"'{self.name}' number of intermediate variables ({nvars}) must match "
-                f"variables_space_set dimensions ({space.num_dims})"
-            )
-        if space.num_symbols != len(self.symbol_operands):
-            raise VerifyException(
-                f"'{self.name}' variables_space_set has {space.num_symbols} symbols but got "
-                f"{len(self.symbol_operands)} symbol operands"
-            )
-        kinds, maps = self.kinds(), self.per_dim_subscript_maps.data
-        if len(kinds) != len(maps):
-            raise VerifyException(
-                f"'{self.name}' per_dim_subscript_kinds size ({len(kinds)}) must match "
-                f"per_dim_subscript_maps size ({len(maps)})"
-            )
-        base_rank = _memref_rank(self.base.type)
-        if len(kinds) != base_rank:
-            raise VerifyException(
-                f"'{self.name}' number of subscripts ({len(kinds)}) must match base rank "
-                f"({base_rank})"
-            )
-        if sum(kinds) != len(self.indirect_memrefs):
-            raise VerifyException(
-                f"'{self.name}' number of indirect dimensions ({sum(kinds)}) must match "
-                f"number of indirect memrefs ({len(self.indirect_memrefs)})"
-            )
-        expected = len(self.captured_variables) + nvars
-        views = iter(self.indirect_memrefs)
-        for dim, (indirect, m) in enumerate(zip(kinds, maps)):
-            if m.data.num_dims != expected:
-                raise VerifyException(
-                    f"'{self.name}' subscript map for dimension {dim} has {m.data.num_dims} "
-                    f"dimensions, but expected {expected} (captured_variables + "
-                    "intermediate_variables)"
-                )
-            want = _memref_rank(next(views).type) if indirect else 1
-            if len(m.data.results) != want:
-                kind = "indirect" if indirect else "direct"
-                raise VerifyException(
-                    f"'{self.name}' {kind} subscript map for dimension {dim} produces "
-                    f"{len(m.data.results)} results, but needs {want}"
-                )
-        rank = len(self.result.type.get_shape())
-        if rank != space.num_dims:
-            raise VerifyException(
-                f"'{self.name}' result type rank ({rank}) must match variables_space_set "
-                f"dimensions ({space.num_dims})"
-            )
-
-
 # ---------------------------------------------------------------- load and store
 
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):
-    """`ktdp.load %tile : !ktdp.access_tile<32x64xindex> -> tensor<32x64xf16>`."""
+    """`ktdp.load %tile : !ktdp.access_tile<32x64xindex> -> tensor<32x64xf16>` (the
+    tile's type may be written `<32x64xindex>`)."""
 
     name = "ktdp.load"
     access_tile = operand_def(AccessTileType)
     result = result_def(TensorType)
-    assembly_format = "$access_tile attr-dict `:` type($access_tile) `->` type($result)"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        tile = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        tile_type = syntax.parse_access_tile_type(parser)
+        parser.parse_punctuation("->")
+        result = parser.parse_type()
+        return cls.create(
+            operands=[parser.resolve_operand(tile, tile_type)],
+            result_types=[result],
+            attributes=attrs,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.access_tile.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
 
     def verify_(self) -> None:
         if tuple(self.result.type.get_shape()) != self.access_tile.type.get_shape():
@@ -587,14 +288,41 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """`ktdp.store %data, %tile : tensor<32x64xf16>, !ktdp.access_tile<32x64xindex>`."""
+    """`ktdp.store %data, %tile : tensor<32x64xf16>, !ktdp.access_tile<32x64xindex>`
+    (the tile's type may be written `<32x64xindex>`)."""
 
     name = "ktdp.store"
     data_tile = operand_def(TensorType)
     access_tile = operand_def(AccessTileType)
-    assembly_format = (
-        "$data_tile `,` $access_tile attr-dict `:` type($data_tile) `,` type($access_tile)"
-    )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        data = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        tile = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        data_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        tile_type = syntax.parse_access_tile_type(parser)
+        return cls.create(
+            operands=[
+                parser.resolve_operand(data, data_type),
+                parser.resolve_operand(tile, tile_type),
+            ],
+            attributes=attrs,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.data_tile)
+        printer.print_string(", ")
+        printer.print_operand(self.access_tile)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.data_tile.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.access_tile.type)
 
     def verify_(self) -> None:
         if tuple(self.data_tile.type.get_shape()) != self.access_tile.type.get_shape():
@@ -632,7 +360,7 @@ class RuntimeArgExtractOp(IRDLOperation):
         operand = parser.parse_unresolved_operand()
         parser.parse_punctuation(":")
         input_type = parser.parse_type()
-        attrs = _parse_attrs(parser)
+        attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation("->")
         result = parser.parse_type()
         return cls.create(
@@ -647,7 +375,7 @@ class RuntimeArgExtractOp(IRDLOperation):
         printer.print_operand(self.input)
         printer.print_string(" : ")
         printer.print_attribute(self.input.type)
-        _print_attrs(printer, self, ("kind",))
+        syntax.print_attrs(printer, self, ("kind",))
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
 

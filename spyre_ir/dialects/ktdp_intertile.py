@@ -80,10 +80,41 @@ class InterTileProduceOp(IRDLOperation):
     future = result_def(TileFutureType)
     body = region_def("single_block")
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "`producer_tiles_per_group` `=` $producer_tiles_per_group attr-dict "
-        "`->` type($future) $body"
-    )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InterTileProduceOp:
+        """`producer_tiles_per_group = SET attr-dict (: T, ...)? -> FUTURE REGION`: the
+        partial types before `->` are optional and must be the future's (ktir-cpu's
+        examples write them: torch-spyre/ktir-cpu examples/ktir/ring_reduce.mlir)."""
+        parser.parse_keyword("producer_tiles_per_group")
+        parser.parse_punctuation("=")
+        props = {"producer_tiles_per_group": parser.parse_attribute()}
+        attrs = _parse_attrs(parser)
+        partials = None
+        pos = parser.pos
+        if parser.parse_optional_punctuation(":"):
+            partials = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        parser.parse_punctuation("->")
+        future = _DeliveryBase.parse_future_type(parser)
+        if partials is not None and (
+            not isinstance(future, TileFutureType) or list(future.partial_types.data) != partials
+        ):
+            parser.raise_error(
+                f"the partial types ({', '.join(map(str, partials))}) are not those of {future}",
+                pos,
+                parser.pos,
+            )
+        body = parser.parse_region()
+        return cls.create(result_types=[future], properties=props, attributes=attrs, regions=[body])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" producer_tiles_per_group = ")
+        printer.print_attribute(self.producer_tiles_per_group)
+        _print_attrs(printer, self, ("producer_tiles_per_group",))
+        printer.print_string(" -> ")
+        printer.print_attribute(self.future.type)
+        printer.print_string(" ")
+        printer.print_region(self.body)
 
     def verify_(self) -> None:
         _verify_tile_set(self, self.producer_tiles_per_group, "producer_tiles_per_group", (1,))

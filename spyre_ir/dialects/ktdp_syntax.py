@@ -1,12 +1,14 @@
 """Textual pieces of KTIR's custom op syntax: affine expressions over SSA values
 (`%view[%row + 1, %c0]`, MLIR's `parseAffineMapOfSSAIds`) and dynamic index lists
-(`sizes: [%n, 64]`, MLIR's `custom<DynamicIndexList>`)."""
+(`sizes: [%n, 64]`, MLIR's `custom<DynamicIndexList>`), and the helpers the ops' custom
+parsers and printers share."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import AffineSetAttr, DenseArrayBase, MemRefType, TensorType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
     AffineBinaryOpKind,
@@ -151,3 +153,38 @@ def print_dynamic_index_list(
     values = iter(dynamic)
     parts = [_name(printer, next(values)) if s == DYNAMIC else str(s) for s in static]
     printer.print_string("[" + ", ".join(parts) + "]")
+
+
+# ---------------------------------------------------------------- op helpers
+
+
+def set_of(attr: Attribute) -> AffineSetAttr:
+    assert isinstance(attr, AffineSetAttr)
+    return attr
+
+
+def memref_rank(t: Attribute) -> int | None:
+    if isinstance(t, MemRefType | TensorType):
+        return len(t.get_shape())
+    return None
+
+
+def print_attrs(printer: Printer, op: Operation, elided: Sequence[str]) -> None:
+    """The op's properties and attributes as one attribute dictionary, less `elided`."""
+    attrs = {**op.properties, **op.attributes}
+    printer.print_op_attributes({k: v for k, v in attrs.items() if k not in elided})
+
+
+def segments(*sizes: int) -> DenseArrayBase:
+    """An operandSegmentSizes value."""
+    return DenseArrayBase.from_list(i32, sizes)
+
+
+def parse_access_tile_type(parser: Parser) -> Attribute:
+    """An access tile type, `!ktdp.access_tile<4x64xindex>` or, as MLIR's declarative
+    formats print a type the op constrains to one class, `<4x64xindex>`."""
+    from spyre_ir.dialects.ktdp_types import AccessTileType
+
+    if parser._current_token.text != "<":  # noqa: SLF001 - xDSL has no public peek
+        return parser.parse_type()
+    return AccessTileType.new(AccessTileType.parse_parameters(parser))

@@ -152,7 +152,13 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+            # One partial type may be written without the parentheses (ktir-cpu's
+            # examples do: torch-spyre/ktir-cpu examples/ktir/ring_reduce.mlir).
+            if parser.parse_optional_punctuation("(") is not None:
+                types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+                parser.parse_punctuation(")")
+            else:
+                types = [parser.parse_type()]
             parser.parse_punctuation(",")
             parser.parse_keyword("groups")
             parser.parse_punctuation("=")

@@ -5,9 +5,11 @@ per value here, 24 ms for the 16.8 M weights of a 4096 x 4096 matrix, which made
 conversions most of the simulator's time on bandwidth-bound kernels. torch's CPU copy
 kernel converts with F16C, about 8x faster, and rounds the same way (float -> half ties
 to even, subnormals and overflow as IEEE 754 says; only NaN payloads may differ, which
-numpy does not define either). torch is a pinned dependency of ours; it is imported the
-first time a large conversion is asked for (about a second, once per process), and small
-arrays stay with numpy, whose per-call overhead is lower.
+numpy does not define either). torch is a pinned dependency of ours, but it is used here
+only when the process has imported it already (the torch backend, the device, the
+tests): importing it costs one to several seconds, the time numpy takes to convert
+about a billion values, so a command-line run such as spyre-run stays with numpy. Small
+arrays stay with numpy anyway, whose per-call overhead is lower.
 """
 
 from __future__ import annotations
@@ -25,13 +27,8 @@ _HALF_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
 
 
 def _torch() -> ModuleType | None:
-    torch = sys.modules.get("torch")
-    if torch is None:
-        try:
-            import torch
-        except ImportError:  # pragma: no cover - torch is a dependency; stay correct
-            return None
-    return torch
+    """torch when this process has imported it, else None (never imports it)."""
+    return sys.modules.get("torch")
 
 
 def _torch_view(torch: ModuleType, array: np.ndarray) -> object | None:

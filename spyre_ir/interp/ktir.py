@@ -167,6 +167,15 @@ class View:
 
 
 @dataclass
+class DistributedView:
+    """A distributed memory view: its partitions, each a view and where its coordinate
+    set starts in the global coordinates (a partition's coordinate 0)."""
+
+    parts: list[tuple[View, tuple[int, ...]]]
+    sizes: tuple[int, ...]
+
+
+@dataclass
 class Tile:
     """An access tile: a view and, per tile and element, the address and validity."""
 
@@ -233,7 +242,8 @@ class Interpreter:
     # ------------------------------------------------------------ ktdp
 
     def tile_id(self, op: ktdp.GetComputeTileIdOp) -> list[np.ndarray]:
-        if len(op.results) != len(self.grid):
+        dims = op.grid_dims(list(self.grid))
+        if dims is None:
             raise KtirError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}",
                 op,
@@ -243,11 +253,17 @@ class Interpreter:
         for n in self.grid:
             ids.append(linear % n)
             linear = linear // n
-        return ids
+        return [ids[d] for d in dims]
 
     def memory_view(self, op: ktdp.ConstructMemoryViewOp) -> list[object]:
         if op.sizes or op.strides:
             raise KtirError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
+        if not _from_argument(op.offset):
+            raise KtirError(
+                f"'{op.name}' at an address that is not a pointer argument of the kernel "
+                "(plus offsets) is not supported: memory is given through the arguments",
+                op,
+            )
         pointer = np.asarray(self.get(op.offset), dtype=np.int64)
         buffer = np.unique(pointer >> BUFFER_SHIFT)
         if len(buffer) != 1 or not 0 <= buffer[0] < len(self.buffers):
@@ -257,7 +273,7 @@ class Interpreter:
 
     def access_tile(self, op: ktdp.ConstructAccessTileOp) -> list[object]:
         view = self.get(op.base)
-        if not isinstance(view, View):
+        if not isinstance(view, View | DistributedView):
             raise KtirError(f"'{op.name}' on a tensor is not supported", op)
         shape = op.result.type.get_shape()
         points = tile_points(op.access_tile_set, op.access_tile_order, shape, op)
@@ -273,7 +289,34 @@ class Interpreter:
         valid = in_set(op.access_tile_set, points, sym) if symbols else np.asarray(True)
         return [self._addresses(view, coords, valid, len(shape))]
 
-    def _addresses(self, view: View, coords: list[np.ndarray], valid, rank: int) -> Tile:
+    def distributed_view(self, op: ktdp.ConstructDistributedMemoryViewOp) -> list[object]:
+        parts = []
+        for value in op.memrefs:
+            view = self.get(value)
+            if not isinstance(view, View) or view.buffer != self.get(op.memrefs[0]).buffer:
+                raise KtirError(
+                    f"'{op.name}': partitions that are not views of one pointer are not supported",
+                    op,
+                )
+            box = set_box(value.owner.coordinate_set, value.owner)  # type: ignore[attr-defined]
+            parts.append((view, tuple(lo for lo, _ in box)))
+        return [DistributedView(parts, tuple(op.result.type.get_shape()))]
+
+    def _addresses(
+        self, view: View | DistributedView, coords: list[np.ndarray], valid, rank: int
+    ) -> Tile:
+        if isinstance(view, DistributedView):
+            # Each coordinate addresses the partition whose set holds it (the sets are
+            # disjoint: the specification's rule), in that partition's coordinates.
+            tiles = [
+                self._addresses(part, [c - lo for c, lo in zip(coords, lows)], valid, rank)
+                for part, lows in view.parts
+            ]
+            address, inside = tiles[0].address, tiles[0].valid
+            for t in tiles[1:]:
+                address = np.where(t.valid, t.address, address)
+                inside = inside | t.valid
+            return Tile(view.parts[0][0], address, inside)
         inside = np.asarray(valid)
         address = view.offset.reshape(view.offset.shape + (1,) * rank)
         for c, size, stride in zip(coords, view.sizes, view.strides):
@@ -415,6 +458,7 @@ def merge(mask: np.ndarray, new: object, old: object) -> object:
 HANDLERS: dict[type, Callable[[Interpreter, Operation], list[object]]] = {
     ktdp.GetComputeTileIdOp: Interpreter.tile_id,
     ktdp.ConstructMemoryViewOp: Interpreter.memory_view,
+    ktdp.ConstructDistributedMemoryViewOp: Interpreter.distributed_view,
     ktdp.ConstructAccessTileOp: Interpreter.access_tile,
     ktdp.ConstructIndirectAccessTileOp: Interpreter.indirect_tile,
     ktdp.LoadOp: Interpreter.load,
@@ -436,10 +480,21 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
 
 
+def _from_argument(value: SSAValue) -> bool:
+    """Whether an address is a function argument, or one plus offsets (`arith.addi`)."""
+    from xdsl.ir import BlockArgument
+
+    if isinstance(value, BlockArgument):
+        return True
+    op = value.owner
+    return op.name == "arith.addi" and any(_from_argument(v) for v in op.operands)
+
+
 def _round_to_dlf16(values: np.ndarray) -> np.ndarray:
     from spyre_ir.interp.dlfloat16 import round_to_dlf16
 
-    return round_to_dlf16(values, overwrite=True).astype(np.float16)
+    with np.errstate(over="ignore"):  # beyond fp16's range is inf in fp16 storage
+        return round_to_dlf16(values, overwrite=True).astype(np.float16)
 
 
 def run_kernel(

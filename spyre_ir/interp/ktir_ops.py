@@ -223,16 +223,53 @@ _REDUCERS = {
 }
 
 
+# Predicate numbers (xDSL's, as MLIR's) of the orderings a compare-and-select max or
+# min uses: True for "greater", False for "less".
+_ORDERINGS = {
+    "arith.cmpf": {2: True, 3: True, 9: True, 10: True, 4: False, 5: False, 11: False, 12: False},
+    "arith.cmpi": {4: True, 5: True, 8: True, 9: True, 2: False, 3: False, 6: False, 7: False},
+}
+
+
 def combiner_name(block) -> str | None:
-    """The op of a one-op combiner body `(in, acc) -> op(in, acc)`, or None."""
+    """The op of a one-op combiner body `(in, acc) -> op(in, acc)`, or None. A
+    compare-and-select body, `select(cmpf ogt(a, b), a, b)` (a max written out), is
+    named as the max or min it computes."""
     ops = list(block.ops)
+    # A combiner of tensors (an inter-tile reduce's) may write a named linalg op into a
+    # tensor.empty: `linalg.add ins(%lhs, %rhs) outs(%empty)` is an arith.addf.
+    if len(ops) == 3 and ops[0].name == "tensor.empty" and ops[1].name in NAMED_ELEMENTWISE:
+        named = ops[1]
+        if (
+            set(named.inputs) == set(block.args)  # type: ignore[attr-defined]
+            and tuple(named.outputs) == tuple(ops[0].results)  # type: ignore[attr-defined]
+            and tuple(ops[2].operands) == tuple(named.results)
+        ):
+            return NAMED_ELEMENTWISE[named.name]
+        return None
     if (
         len(ops) == 2
         and set(ops[0].operands) == set(block.args)
         and tuple(ops[1].operands) == tuple(ops[0].results)
     ):
         return ops[0].name
-    return None
+    if len(ops) != 3 or ops[0].name not in _ORDERINGS or ops[1].name != "arith.select":
+        return None
+    cmp, select, done = ops
+    a, b = cmp.operands
+    greater = _ORDERINGS[cmp.name].get(cmp.predicate.value.data)
+    if (
+        greater is None
+        or {a, b} != set(block.args)
+        or select.operands[0] != cmp.results[0]
+        or tuple(done.operands) != tuple(select.results)
+    ):
+        return None
+    if tuple(select.operands[1:]) == (b, a):
+        greater = not greater  # picks the other one: the opposite extreme
+    elif tuple(select.operands[1:]) != (a, b):
+        return None
+    return "arith.maximumf" if greater else "arith.minimumf"
 
 
 def reduce(it: Interpreter, op: linalg.ReduceOp) -> list:
@@ -285,17 +322,21 @@ def fill(it: Interpreter, op: linalg.FillOp) -> list:
     ]
 
 
+NAMED_ELEMENTWISE = {
+    "linalg.add": "arith.addf",
+    "linalg.sub": "arith.subf",
+    "linalg.mul": "arith.mulf",
+    "linalg.max": "arith.maximumf",
+    "linalg.min": "arith.minimumf",
+    "linalg.exp": "math.exp",
+    "linalg.log": "math.log",
+    "linalg.sqrt": "math.sqrt",
+}
+"""linalg's named elementwise ops, as the arith / math op they apply."""
+
+
 def named_elementwise(it: Interpreter, op: Operation) -> list:
-    name = {
-        "linalg.add": "arith.addf",
-        "linalg.sub": "arith.subf",
-        "linalg.mul": "arith.mulf",
-        "linalg.max": "arith.maximumf",
-        "linalg.min": "arith.minimumf",
-        "linalg.exp": "math.exp",
-        "linalg.log": "math.log",
-        "linalg.sqrt": "math.sqrt",
-    }[op.name]
+    name = NAMED_ELEMENTWISE[op.name]
     ins = [np.asarray(it.get(v)) for v in op.inputs]  # type: ignore[attr-defined]
     with np.errstate(all="ignore"):
         value = ELEMENTWISE[name](*(_wide(a) for a in ins))
@@ -303,7 +344,7 @@ def named_elementwise(it: Interpreter, op: Operation) -> list:
 
 
 def transpose(it: Interpreter, op: linalg.TransposeOp) -> list:
-    v = np.asarray(it.get(op.input))
+    v = np.asarray(it.get(op.inputs[0]))
     perm = [int(p) for p in op.permutation.get_values()]
     return [np.transpose(v, (0, *(p + 1 for p in perm)))]
 

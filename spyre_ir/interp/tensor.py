@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func
@@ -521,6 +521,18 @@ def apply_op(op: Operation, operands: Sequence[np.ndarray]) -> np.ndarray:
         raise InterpreterError(f"{op_label(op)}: {error}") from None
 
 
+def _functions(op: Operation) -> Iterator[func.FuncOp]:
+    """The functions under `op`, without walking their bodies (a function holds no
+    function; an L3 body holds thousands of ops, and a launch looks this up each time)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.ops:
+                if isinstance(child, func.FuncOp):
+                    yield child
+                else:
+                    yield from _functions(child)
+
+
 class _Interpreter:
     """Runs functions op by op; subclasses (the L2 interpreter) extend `run_op` and
     `TERMINATORS`."""
@@ -528,7 +540,7 @@ class _Interpreter:
     TERMINATORS: tuple[type[Operation], ...] = (func.ReturnOp,)
 
     def __init__(self, module: ModuleOp):
-        self.funcs = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
+        self.funcs = {f.sym_name.data: f for f in _functions(module)}
         self.active: list[str] = []
 
     def lookup(self, name: str) -> func.FuncOp:

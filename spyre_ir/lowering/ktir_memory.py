@@ -54,7 +54,9 @@ def lower(lw: KernelLowering, op: Operation) -> object:
     if name == "ktdp.store":
         store(lw, op)  # type: ignore[arg-type]
         return None
-    if name in ("ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract"):
+    if name == "ktdp.construct_distributed_memory_view":
+        return distributed_view(lw, op)  # type: ignore[arg-type]
+    if name == "ktdp.runtime_arg_extract":
         raise LoweringError(f"'{name}' is not supported by the KTIR -> dataflow lowering", op)
     return tensor_op(lw, op)
 
@@ -77,17 +79,60 @@ def memory_view(lw: KernelLowering, op: ktdp.ConstructMemoryViewOp) -> View:
     if op.sizes or op.strides:
         raise LoweringError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
     sizes, strides = op.sizes_static(), op.strides_static()
+    p, (load_memory, store_memory), offset = pointer[1], pointer[2], pointer[3]
+    whole = p.shape if len(p.shape) == len(sizes) else sizes
     want = [1] * len(sizes)
     for d in range(len(sizes) - 2, -1, -1):
-        want[d] = want[d + 1] * sizes[d + 1]
+        want[d] = want[d + 1] * whole[d + 1]
     if list(strides) != want:
         raise LoweringError(
             f"'{op.name}': strides {list(strides)} are not the row-major strides {want} of "
-            f"sizes {list(sizes)} (strided views are not supported)",
+            f"its pointer's tensor {list(whole)} (strided views are not supported)",
             op,
         )
-    p, memory = pointer[1], pointer[2]
-    return View(memory, tuple(sizes), p.padded)
+    origin, rest = [], offset
+    for stride in want:
+        origin.append(rest // stride)
+        rest %= stride
+    if any(o + n > w for o, n, w in zip(origin, sizes, whole)):
+        raise LoweringError(
+            f"'{op.name}': the view at offset {offset} does not fit its pointer's tensor "
+            f"{list(whole)}",
+            op,
+        )
+    return View(load_memory or store_memory, tuple(sizes), p.padded, store_memory, tuple(origin))
+
+
+def distributed_view(lw: KernelLowering, op: ktdp.ConstructDistributedMemoryViewOp) -> View:
+    """A distributed view whose partitions are views of one pointer's tensor, each at
+    the place its coordinate set names (the partitions of a row-major tensor, as
+    ktir-cpu's examples shard one): the view of that tensor its coordinates address."""
+    parts = [lw.get(v) for v in op.memrefs]
+    first = parts[0] if parts else None
+    for part, value in zip(parts, op.memrefs):
+        view_op = value.owner
+        if (
+            not isinstance(part, View)
+            or not isinstance(view_op, ktdp.ConstructMemoryViewOp)
+            or part.memory is not first.memory  # type: ignore[union-attr]
+        ):
+            raise LoweringError(
+                f"'{op.name}': partitions that are not views of one pointer are not supported",
+                op,
+            )
+        box = rectangle(view_op.coordinate_set, view_op)
+        lows = tuple(lo for lo, _ in box)
+        extent = tuple(hi - lo + 1 for lo, hi in box)
+        if (part.origin or (0,) * len(lows)) != lows or extent != part.shape:
+            raise LoweringError(
+                f"'{op.name}': a partition whose coordinate set {list(box)} is not where it "
+                f"lies in its pointer's tensor (origin {list(part.origin)}, sizes "
+                f"{list(part.shape)}) is not supported",
+                op,
+            )
+    shape = tuple(op.result.type.get_shape())
+    assert isinstance(first, View)
+    return View(first.memory, shape, first.padded, first.store_memory, (0,) * len(shape))
 
 
 def rectangle(set_attr, op: Operation) -> list[tuple[int, int]]:
@@ -141,10 +186,11 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
         raise LoweringError(str(error), op) from None
     indices = [lw.index(v, op) for v in op.indices]
     offsets = []
-    for expr, (lo, _) in zip(op.base_map.data.results, box):
+    origin = view.origin or (0,) * len(box)
+    for expr, (lo, _), at in zip(op.base_map.data.results, box, origin):
         base = affine_value(lw, expr, indices, op)
-        if lo:
-            base = lw.emit(arith.AddiOp(base, lw.index_constant(lo).value)).results[0]
+        if lo + at:
+            base = lw.emit(arith.AddiOp(base, lw.index_constant(lo + at).value)).results[0]
         offsets.append(base)
     extent = tuple(hi - lo + 1 for lo, hi in box)
     shape = tuple(extent[d] for d in perm)
@@ -260,7 +306,14 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
         offsets.append(lw.index_constant(0).value)
         lx_shape = (*shape, 1)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
-    lw.emit(D.StoreOp(value.value, tile.view.memory, offsets))
+    if lw.store_guard is not None:
+        # Only where the guard holds: elsewhere the store starts past the tensor's end.
+        end = lw.index_constant(tile.view.memory.type.get_shape()[0]).value  # type: ignore[attr-defined]
+        zero = lw.index_constant(0).value
+        guard = lw.store_guard.value
+        shift = lw.emit(arith.SelectOp(guard, zero, end)).results[0]
+        offsets[0] = lw.emit(arith.AddiOp(offsets[0], shift)).results[0]
+    lw.emit(D.StoreOp(value.value, tile.view.store_memory, offsets))
 
 
 def generic(lw: KernelLowering, op: Operation) -> object:

@@ -8,8 +8,9 @@ delivery become a ring all-reduce over groups of consecutive cores.
   all-gather their partials over the ring (`dataflow.ring_allgather`) and each keeps
   the producer's slice.
 
-Groups must be blocks of G consecutive tiles covering the grid (tile i in group i / G)
-and consumers every tile of their group; other patterns are a located error."""
+Groups must be blocks of G consecutive tiles covering the grid (tile i in group i / G),
+or strided groups the lowering places on consecutive cores (`strided_order`), and
+consumers every tile of their group; other patterns are a located error."""
 
 from __future__ import annotations
 
@@ -33,12 +34,47 @@ if TYPE_CHECKING:
 _KIND = {"spyre.sum": "add", "spyre.reduce_max": "max", "spyre.reduce_min": "min"}
 
 
-def membership(set_attr, tiles: int, groups: np.ndarray) -> np.ndarray:
-    """[group, tile] -> whether the tile is in the set for that group."""
-    t = np.arange(tiles)
+def membership(set_attr, tiles: int, groups: np.ndarray, order: np.ndarray | None = None):
+    """[group, core] -> whether the tile on that core (`order[core]`, the tile id; the
+    core id itself when None) is in the set for that group."""
+    t = np.arange(tiles) if order is None else order
     return np.asarray(in_set(set_attr, [t[None, :]], [groups[:, None]]), bool) & np.ones(
         (len(groups), tiles), bool
     )
+
+
+def strided_order(fn, tiles: int) -> tuple[int, int] | None:
+    """(B, S) when the kernel's inter-tile consumer groups are strided, group g being
+    tiles {g, g + S, g + 2S, ...} (B of them; torch-spyre/ktir-cpu
+    examples/sdsc/sdpa_pv_ksplit.mlir reduces over such groups): the lowering then runs
+    tile g + k*S on core g*B + k, which makes every group a block of consecutive cores
+    for the ring. None when the groups are blocks already (or there are none)."""
+    found = None
+    for op in fn.walk():
+        if not isinstance(op, kt.InterTileConsumeOp | kt.InterTileReduceOp):
+            continue
+        groups = _groups(op, tiles)
+        member = membership(op.consumer_tiles_per_group, tiles, groups)
+        if len(groups) <= 1 or _is_blocks(member):
+            return None
+        stride = len(groups)
+        size = tiles // stride
+        want = np.zeros_like(member)
+        for g in range(stride):
+            want[g, g::stride] = True
+        if stride * size != tiles or not (member == want).all() or found not in (None, stride):
+            return None
+        found = stride
+    return None if found is None else (tiles // found, found)
+
+
+def _is_blocks(member: np.ndarray) -> bool:
+    groups, tiles = member.shape
+    size = tiles // max(groups, 1)
+    want = np.zeros_like(member)
+    for g in range(groups):
+        want[g, g * size : (g + 1) * size] = True
+    return groups * size == tiles and bool((member == want).all())
 
 
 def group_size(member: np.ndarray, op: Operation, what: str) -> int:
@@ -73,9 +109,9 @@ def _groups(op: Operation, tiles: int) -> np.ndarray:
 def produce(lw: KernelLowering, op: kt.InterTileProduceOp) -> None:
     tiles = math.prod(lw.grid)
     groups = _groups(op, tiles)
-    member = membership(op.producer_tiles_per_group, tiles, groups)
+    member = membership(op.producer_tiles_per_group, tiles, groups, lw.tile_of_core)
     delivery = next(iter(op.future.uses)).operation
-    consumers = membership(delivery.consumer_tiles_per_group, tiles, groups)  # type: ignore[attr-defined]
+    consumers = membership(delivery.consumer_tiles_per_group, tiles, groups, lw.tile_of_core)  # type: ignore[attr-defined]
     size = group_size(consumers, delivery, "consumer_tiles_per_group")
     per_group = member.sum(axis=1)
     if (member == consumers).all():

@@ -67,6 +67,7 @@ from spyre_ir.lowering.ktir_values import (
     LoweringError,
     Pointer,
     Scalar,
+    check_in_place,
     kernel_pointers,
 )
 
@@ -147,7 +148,12 @@ class KernelLowering:
     """Lowers the body of one KTIR kernel into a dataflow.kernel's block."""
 
     def __init__(
-        self, fn: func.FuncOp, block: Block, memories: dict[int, SSAValue], pointers, scalars
+        self,
+        fn: func.FuncOp,
+        block: Block,
+        memories: dict[int, tuple[SSAValue | None, SSAValue | None]],
+        pointers,
+        scalars,
     ):
         self.fn = fn
         self.grid = grid_of(fn)
@@ -158,11 +164,22 @@ class KernelLowering:
         self.temps: dict[SSAValue, str] = {}
         self.body_shape: tuple[int, ...] | None = None
         self.math = TileMath(self)
+        self.store_guard: Index | None = None
+        """The condition (per core) of the stores being lowered, in a guarded scf.if."""
         self.core = block.args[0]
         self.tiles = math.prod(self.grid)
+        from spyre_ir.lowering.ktir_ring import strided_order
+
+        self.strided = strided_order(fn, self.tiles)
+        """(B, S): tile g + k*S runs on core g*B + k (strided inter-tile groups)."""
+        self.tile_of_core: np.ndarray | None = None
+        if self.strided is not None:
+            b, stride = self.strided
+            cores = np.arange(self.tiles)
+            self.tile_of_core = cores // b + cores % b * stride
         for k, arg in enumerate(fn.body.block.args):
             if k in pointers:
-                self.env[arg] = ("pointer", pointers[k], memories.get(k))
+                self.env[arg] = ("pointer", pointers[k], memories.get(k), 0)
             else:
                 value = scalar_value(fn, k, scalars)
                 if isinstance(value, Index):
@@ -316,25 +333,44 @@ class KernelLowering:
         raise LoweringError(f"constant {value} of type {t} is not supported", op)
 
     def tile_ids(self, op: ktdp.GetComputeTileIdOp) -> None:
-        if len(op.results) != len(self.grid):
+        dims = op.grid_dims(list(self.grid))
+        if dims is None:
             raise LoweringError(
                 f"'{op.name}' returns {len(op.results)} ids but the grid is {list(self.grid)}", op
             )
-        rest: SSAValue = self.core
         ids = np.arange(self.tiles, dtype=np.int64)
+        rest: SSAValue = self.core
+        if self.tile_of_core is not None:  # this core's tile: core // B + core % B * S
+            ids = self.tile_of_core.astype(np.int64)
+            b, stride = (self.index_constant(n).value for n in self.strided)  # type: ignore[union-attr]
+            group = self.emit(arith.DivUIOp(self.core, b)).results[0]
+            k = self.emit(arith.RemUIOp(self.core, b)).results[0]
+            k_s = self.emit(arith.MuliOp(k, stride)).results[0]
+            rest = self.emit(arith.AddiOp(group, k_s)).results[0]
         if len(self.grid) == 1:
-            self.env[op.results[0]] = Index(self.core, None, ids, False)
+            self.env[op.results[0]] = Index(rest, None, ids, False)
             return
-        for k, (r, n) in enumerate(zip(op.results, self.grid)):
+        for k, n in enumerate(self.grid[: max(dims) + 1]):
             size = self.index_constant(n).value
-            rem = self.emit(arith.RemUIOp(rest, size)).results[0]
-            self.env[r] = Index(rem, None, ids % n, False)
+            if k in dims:
+                rem = self.emit(arith.RemUIOp(rest, size)).results[0]
+                self.env[op.results[dims.index(k)]] = Index(rem, None, ids % n, False)
             ids = ids // n
-            if k + 1 < len(self.grid):
+            if k < max(dims):
                 rest = self.emit(arith.DivUIOp(rest, size)).results[0]
 
-    def index_op(self, op: Operation) -> Index:
+    def index_op(self, op: Operation) -> Index | tuple:
         args = [self.env.get(v) for v in op.operands]
+        pointer = [a for a in args if isinstance(a, tuple) and a[0] == "pointer"]
+        if op.name == "arith.addi" and len(pointer) == 1:
+            step = next(a for a in args if a is not pointer[0])
+            if not (isinstance(step, Index) and step.const is not None):
+                raise LoweringError(
+                    f"'{op.name}': a pointer plus an offset other than a constant is not supported",
+                    op,
+                )
+            kind, p, memories, offset = pointer[0]
+            return (kind, p, memories, offset + step.const)
         if not all(isinstance(a, Index) for a in args):
             raise LoweringError(
                 f"'{op.name}' on runtime integers other than index is not supported", op
@@ -480,11 +516,13 @@ class KernelLowering:
 
     def lower_if(self, op: scf.IfOp) -> None:
         cond = self.index(op.cond, op)
+        if not cond.uniform and self.guarded_stores(op, cond):
+            return
         if not cond.uniform:
             raise LoweringError(
                 "an scf.if whose condition differs across tiles is not supported (the card "
                 "runs the same program on every core; a tile's share of the work is chosen "
-                "by its addresses)",
+                "by its addresses), unless it yields nothing and its branch only stores",
                 op,
             )
         if cond.const is not None:  # known once the scalars are: lower the branch taken
@@ -517,23 +555,40 @@ class KernelLowering:
         for r, buf in zip(op.results, outs):
             self.env[r] = buf
 
+    def guarded_stores(self, op: scf.IfOp, cond: Index) -> bool:
+        """An `scf.if` whose condition differs across tiles, yielding nothing, with no
+        else branch and no loads or inter-tile ops in its branch (a `pid == 0` writer):
+        lowered unconditionally, each store addressed past its tensor's end on the cores
+        where the condition is false, where the card drops it. False when it is not one."""
+        if op.results or (op.false_region.blocks and len(op.false_region.block.ops) > 1):
+            return False
+        body = list(op.true_region.block.walk())
+        if any(
+            isinstance(o, ktdp.LoadOp | scf.ForOp | scf.IfOp | kt.InterTileProduceOp) for o in body
+        ):
+            return False
+        if self.store_guard is not None:
+            return False
+        self.store_guard = cond
+        try:
+            self.lower_block(op.true_region.block)
+        finally:
+            self.store_guard = None
+        return True
+
 
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     """The L2 function of KTIR kernel `fn` (not inserted)."""
     pointers = kernel_pointers(fn)
-    for p in pointers.values():
-        if p.read and p.written:
-            raise LoweringError(
-                f"pointer %{p.name} is both loaded and stored: in-place kernels are not "
-                "supported by the lowering",
-                p.views[0],
-            )
+    check_in_place(fn, pointers)
     inputs = [p for p in pointers.values() if p.read]
-    outputs = [p for p in pointers.values() if p.written and not p.read]
+    outputs = [p for p in pointers.values() if p.written]
     in_types = [tensor_type(p) for p in inputs]
     out_types = [tensor_type(p) for p in outputs]
     block = D.new_kernel_block(in_types, out_types)
-    memories = {p.index: m for p, m in zip([*inputs, *outputs], block.args[1:])}
+    loads = dict(zip([p.index for p in inputs], block.args[1 : 1 + len(inputs)]))
+    stores = dict(zip([p.index for p in outputs], block.args[1 + len(inputs) :]))
+    memories = {k: (loads.get(k), stores.get(k)) for k in pointers}
     lowering = KernelLowering(fn, block, memories, pointers, scalars)
     lowering.lower_block(fn.body.block)
     lowering.finish()
@@ -554,13 +609,7 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
 
 
 def _plan(fn: func.FuncOp) -> Attribute:
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
-
-    return DictionaryAttr(
-        {"kind": StringAttr("ktir"), "grid": fn.attributes["grid"]}
-        if "grid" in fn.attributes
-        else {"kind": StringAttr("ktir")}
-    )
+    return D.KtirPlanAttr.from_values(grid=grid_of(fn) if "grid" in fn.attributes else None)
 
 
 @dataclass(frozen=True)

@@ -72,12 +72,16 @@ class Lazy:
 
 @dataclass
 class View:
-    """A memory view: the kernel's DDR argument of its pointer; `padded` when its
-    last dim is spread one element per stick (a trailing unit dim in DDR)."""
+    """A memory view: the kernel's DDR argument of its pointer (`store_memory`, the
+    result it stores to: another one when the pointer is also loaded from); `padded`
+    when its last dim is spread one element per stick (a trailing unit dim in DDR)."""
 
     memory: SSAValue
     shape: tuple[int, ...]
     padded: bool
+    store_memory: SSAValue | None = None
+    origin: tuple[int, ...] = ()
+    """Where the view's coordinate 0 lies in its pointer's tensor (all 0 when empty)."""
 
 
 @dataclass
@@ -114,7 +118,9 @@ class Future:
 
 @dataclass
 class Pointer:
-    """A pointer argument: its view type, and whether the kernel reads / writes it."""
+    """A pointer argument: its tensor's shape (the views' shape; or, when views sit at
+    constant element offsets from it, the row-major tensor their strides and reach
+    give), and whether the kernel reads / writes it. `offsets[i]` is `views[i]`'s."""
 
     index: int
     name: str
@@ -124,13 +130,14 @@ class Pointer:
     written: bool = False
     padded: bool = False
     views: list[ktdp.ConstructMemoryViewOp] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
 
 
 def stick_elements(element: Attribute) -> int:
     return DEFAULT_CONFIG.stick_bytes // ELEMENT_BYTES[element_type_name(element)]
 
 
-def _tiles_of(view: ktdp.ConstructMemoryViewOp) -> list[tuple[Operation, tuple[int, ...]]]:
+def _tiles_of(view: Operation) -> list[tuple[Operation, tuple[int, ...]]]:
     """The access tiles on a view, with their extents."""
     found = []
     for use in view.result.uses:
@@ -139,7 +146,81 @@ def _tiles_of(view: ktdp.ConstructMemoryViewOp) -> list[tuple[Operation, tuple[i
             found.append((op, op.result.type.get_shape()))
         elif isinstance(op, ktdp.ConstructIndirectAccessTileOp):
             found.append((op, ()))
+        elif isinstance(op, ktdp.ConstructDistributedMemoryViewOp):
+            found.extend(_tiles_of(op))  # a partition: the tiles on the whole view
     return found
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an `arith.constant` integer, else None."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr
+
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def pointer_views(arg: SSAValue) -> list[tuple[ktdp.ConstructMemoryViewOp, int]]:
+    """The memory views on a pointer, directly or at a constant element offset
+    (`arith.addi %ptr, %c2048`), with that offset."""
+    found, work = [], [(arg, 0)]
+    while work:
+        value, offset = work.pop()
+        for use in value.uses:
+            op = use.operation
+            if isinstance(op, ktdp.ConstructMemoryViewOp) and use.index == 0:
+                found.append((op, offset))
+            elif op.name == "arith.addi":
+                step = constant_index(op.operands[1 - use.index])
+                if step is not None:
+                    work.append((op.results[0], offset + step))
+    return found
+
+
+def pointer_shape(
+    name: str, views: list[tuple[ktdp.ConstructMemoryViewOp, int]]
+) -> tuple[tuple[int, ...], Attribute]:
+    """The shape and element type of the tensor a pointer's views address: their own
+    shape when they all sit at the pointer with one shape; else the row-major tensor
+    whose trailing dims the (shared) strides give and whose rows reach the farthest
+    element a view addresses."""
+    first = views[0][0].result.type
+    assert isinstance(first, MemRefType)
+    for v, _ in views:
+        if v.sizes or v.strides or any(d < 0 for d in v.result.type.get_shape()):
+            raise LoweringError(
+                f"'{v.name}' with dynamic sizes or strides is not supported (pointer %{name})", v
+            )
+    shapes = {tuple(v.result.type.get_shape()) for v, _ in views}
+    elements = {v.result.type.element_type for v, _ in views}
+    if len(elements) > 1:
+        raise LoweringError(
+            f"pointer %{name} is viewed with element types {sorted(map(str, elements))}",
+            views[0][0],
+        )
+    if len(shapes) == 1 and all(offset == 0 for _, offset in views):
+        return tuple(first.get_shape()), first.element_type
+    strides = {tuple(v.strides_static()) for v, _ in views}
+    if len(strides) != 1 or any(v.sizes or v.strides for v, _ in views):
+        raise LoweringError(
+            f"pointer %{name} is viewed with several shapes or offsets and strides "
+            f"{sorted(strides)}: one set of static strides is needed",
+            views[0][0],
+        )
+    (stride,) = strides
+    rows = [stride[d - 1] // stride[d] for d in range(1, len(stride))]
+    if stride[-1] != 1 or any(stride[d - 1] % stride[d] for d in range(1, len(stride))):
+        raise LoweringError(
+            f"pointer %{name}: strides {list(stride)} are not those of a row-major tensor",
+            views[0][0],
+        )
+    reach = max(
+        offset + sum((n - 1) * st for n, st in zip(v.sizes_static(), stride)) + 1
+        for v, offset in views
+    )
+    return (-(-reach // stride[0]), *rows), first.element_type
 
 
 def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
@@ -147,21 +228,15 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
     views) with their shapes, element types, and how the kernel uses them."""
     pointers: dict[int, Pointer] = {}
     for k, arg in enumerate(fn.body.block.args):
-        views = [
-            u.operation
-            for u in arg.uses
-            if isinstance(u.operation, ktdp.ConstructMemoryViewOp) and u.index == 0
-        ]
-        if not views or not isinstance(arg.type, IndexType):
+        found = pointer_views(arg)
+        if not found or not isinstance(arg.type, IndexType):
             continue
-        t = views[0].result.type
-        assert isinstance(t, MemRefType)
-        p = Pointer(k, arg.name_hint or f"arg{k}", tuple(t.get_shape()), t.element_type)
-        p.views = views
-        for view in views:
-            vt = view.result.type
-            if tuple(vt.get_shape()) != p.shape or vt.element_type != p.element:
-                raise LoweringError(f"pointer %{p.name} is viewed as both {t} and {vt}", view)
+        name = arg.name_hint or f"arg{k}"
+        shape, element = pointer_shape(name, found)
+        p = Pointer(k, name, shape, element)
+        p.views = [v for v, _ in found]
+        p.offsets = [offset for _, offset in found]
+        for view in p.views:
             for tile, extent in _tiles_of(view):
                 for use in tile.results[0].uses:
                     if isinstance(use.operation, ktdp.LoadOp):
@@ -178,3 +253,31 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
                     p.read = p.padded = True
         pointers[k] = p
     return pointers
+
+
+def check_in_place(fn: func.FuncOp, pointers: dict[int, Pointer]) -> None:
+    """A pointer both loaded and stored (in place) becomes an input and an output of
+    the L2 kernel: its loads read the input, its stores write the output. That is the
+    kernel's meaning when no load of it follows a store to it, which this checks in
+    program order (the elements it does not store are the input's in the reference
+    and not in the result: `spyre-run --check` reports them)."""
+    in_place = {id(v): p for p in pointers.values() if p.read and p.written for v in p.views}
+    if not in_place:
+        return
+    stored: set[int] = set()
+    for op in fn.walk():
+        if not isinstance(op, ktdp.LoadOp | ktdp.StoreOp):
+            continue
+        tile = op.access_tile.owner
+        view = getattr(tile, "base", None)
+        p = in_place.get(id(getattr(view, "owner", None)))
+        if p is None:
+            continue
+        if isinstance(op, ktdp.StoreOp):
+            stored.add(p.index)
+        elif p.index in stored:
+            raise LoweringError(
+                f"pointer %{p.name} is loaded after it is stored: an in-place kernel "
+                "reading what it wrote is not supported by the lowering",
+                op,
+            )

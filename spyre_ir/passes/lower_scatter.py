@@ -5,7 +5,7 @@ A scatter along dim d of `dest` [pre.., S, post..] at n runtime positions `indic
 
     hit[j, p]   = (indices[j] wrapped) == p            (n x S, spyre.eq on an iota)
     moved       = hit^T @ source                       (a one-hot matmul; n = 1: a broadcast)
-    written[p]  = sum_j hit[j, p] > 0
+    written[p]  = (hit^T @ ones)[p] > 0                (n = 1: hit itself)
     result      = select(written, moved, dest)
 
 A one-hot product is exact (one non-zero term per output, summed in f32). A position
@@ -63,18 +63,22 @@ def lower(op: spyre.ScatterOp) -> list[Operation]:
     column = emit(spyre.ReshapeOp(index, _type((count, 1), I64)))
     positions = emit(spyre.IotaOp(1, 0, 1, _type((1, size), I64)))
     hit = emit(spyre.EqOp(column, positions, _type((count, size), I1)))
-    one_hot = emit(spyre.CastOp(hit, _type((count, size), element)))
-    written = emit(spyre.SumOp(one_hot, [0], False, _type((size,), element)))
-    written = emit(
-        spyre.GtOp(written, emit(spyre.FullOp(0.0, _type((), element))), _type((size,), I1))
-    )
     along = tuple(size if d == dim else 1 for d in range(len(shape)))
-    written = emit(spyre.ReshapeOp(written, _type(along, I1)))
     if count == 1:
+        written = emit(spyre.ReshapeOp(hit, _type(along, I1)))
         moved = emit(spyre.BroadcastToOp(source, _type(shape, element)))
     else:
-        rows = emit(spyre.ReshapeOp(source, _type((numel(pre), count, numel(post)), element)))
+        one_hot = emit(spyre.CastOp(hit, _type((count, size), element)))
         picks = emit(spyre.TransposeOp(one_hot, [1, 0], _type((size, count), element)))
+        # the hits per position as a matmul with ones, tiled over the n positions written
+        # (a sum over the n x S matrix's dim 0 would make one row of all of it: too big
+        # for LX at a long prompt's n)
+        ones = emit(spyre.FullOp(1.0, _type((count, 1), element)))
+        hits = emit(spyre.MatmulOp(picks, ones, _type((size, 1), element)))
+        zero = emit(spyre.FullOp(0.0, _type((), element)))
+        written = emit(spyre.GtOp(hits, zero, _type((size, 1), I1)))
+        written = emit(spyre.ReshapeOp(written, _type(along, I1)))
+        rows = emit(spyre.ReshapeOp(source, _type((numel(pre), count, numel(post)), element)))
         moved = emit(spyre.MatmulOp(picks, rows, _type((numel(pre), size, numel(post)), element)))
         moved = emit(spyre.ReshapeOp(moved, _type(shape, element)))
     emit(spyre.SelectOp(written, moved, dest, op.result.type))

@@ -1,12 +1,14 @@
 """spyre-partition-cores: decide how each group's work divides over the cores.
 
-The plan goes on the group as a `plan` dictionary (see docs/dataflow.md):
-  rows:   {kind = "rows", row_dims, cores}            rows split in contiguous ranges
-  gather: {kind = "gather", row_dims, cores}          the same, over index positions
-  matmul: {kind = "matmul", cores, split = [m, n, k]} from the matmul cost model; k > 1
+The plan goes on the group as a typed `plan` attribute (dialects/dataflow_plan.py,
+docs/dataflow.md):
+  #dataflow.rows_plan<row_dims, cores>     rows split in contiguous ranges
+  #dataflow.gather_plan<row_dims, cores>   the same, over index positions
+  #dataflow.copy_plan<row_dims, cores>     a concat or restickify
+  #dataflow.matmul_plan<cores, split = [m, n, k]>  from the matmul cost model; k > 1
           is split-K with a ring all-reduce of the partial sums
-  attention: {kind = "attention", cores, ...} the flash-attention tiling of
-          passes/tile_attention.py
+  #dataflow.attention_plan<cores>          the cores on offer; spyre-tile picks the
+          flash-attention tiling (passes/tile_attention.py)
 
 A matmul's split can be forced: `spyre-partition-cores{split=B,M,N,K}` for every matmul
 of the module, `{spyre.split = array<i64: b, m, n, k>}` on one `spyre.matmul` (which
@@ -23,11 +25,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    DictionaryAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
-    i64,
 )
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -134,9 +134,17 @@ def forced_split(
     return sb * sm, sn, sk
 
 
+ROW_PLANS: dict[str, type[dataflow.RowPlanBase]] = {
+    "rows": dataflow.RowsPlanAttr,
+    "gather": dataflow.GatherPlanAttr,
+    "copy": dataflow.CopyPlanAttr,
+}
+"""The plan of each kind of group whose work items are rows."""
+
+
 def plan_group(
     group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
-) -> dict[str, object]:
+) -> dataflow.WorkPlanAttr:
     kind, row_dims = group_kind(group)
     check_sizes(group)
     config = card_of(group)
@@ -155,11 +163,7 @@ def plan_group(
             )
         except ValueError as e:
             raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
-        return {
-            "kind": kind,
-            "cores": plan.cores,
-            "split": [plan.split_m, plan.split_n, plan.split_k],
-        }
+        return dataflow.MatmulPlanAttr.of(plan.cores, (plan.split_m, plan.split_n, plan.split_k))
     if kind == "attention":
         from spyre_ir.passes.tile_attention import plan_attention
 
@@ -168,31 +172,10 @@ def plan_group(
     rows = 1
     for d in out[:row_dims]:
         rows *= d
-    return {"kind": kind, "row_dims": row_dims, "cores": max(1, min(cores, rows))}
-
-
-def to_attr(plan: dict[str, object]) -> DictionaryAttr:
-    from xdsl.dialects.builtin import ArrayAttr
-
-    def attr(v: object):
-        if isinstance(v, str):
-            return StringAttr(v)
-        if isinstance(v, list):
-            return ArrayAttr([attr(x) for x in v])
-        return IntegerAttr(int(v), i64)
-
-    return DictionaryAttr({k: attr(v) for k, v in plan.items()})
-
-
-def from_attr(plan: DictionaryAttr) -> dict[str, object]:
-    def value(a):
-        if isinstance(a, StringAttr):
-            return a.data
-        if isinstance(a, IntegerAttr):
-            return a.value.data
-        return [value(x) for x in a.data]
-
-    return {k: value(v) for k, v in plan.data.items()}
+    if kind not in ROW_PLANS:
+        raise located_error(group, f"group @{group.sym_name.data}: unknown dataflow.kind "
+                                   f"{kind!r} (kinds: matmul, attention, {', '.join(ROW_PLANS)})")  # fmt: skip
+    return ROW_PLANS[kind].of(row_dims, max(1, min(cores, rows)))
 
 
 @dataclass(frozen=True)
@@ -213,4 +196,4 @@ class SpyrePartitionCores(ModulePass):
         cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = to_attr(plan_group(group, cores, split))
+                group.plan = plan_group(group, cores, split)

@@ -21,10 +21,7 @@ from xdsl.rewriter import Rewriter
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, card_of
-from spyre_ir.passes.partition_cores import (
-    from_attr,
-    group_kind,
-)
+from spyre_ir.passes.partition_cores import group_kind
 from spyre_ir.passes.tile_attention import tile_attention_group
 from spyre_ir.passes.tile_copy import tile_copy_group
 from spyre_ir.passes.tile_kernel import hoist_definitions
@@ -47,15 +44,18 @@ class SpyreTile(ModulePass):
             if group.plan is None:
                 raise located_error(group, f"group @{group.sym_name.data} has no plan; "
                                            "run spyre-partition-cores first")  # fmt: skip
-            plan = from_attr(group.plan)
+            plan = group.plan
             group_kind(group)
-            if plan["kind"] == "matmul":
+            if isinstance(plan, dataflow.MatmulPlanAttr):
                 kernel = tile_matmul_group(group, plan, lx_bytes)
-            elif plan["kind"] == "attention":
+            elif isinstance(plan, dataflow.AttentionPlanAttr):
                 kernel = tile_attention_group(group, plan, lx_bytes)
-            elif plan["kind"] == "copy":
+            elif isinstance(plan, dataflow.CopyPlanAttr):
                 kernel = tile_copy_group(group, plan, lx_bytes)
-            else:
+            elif isinstance(plan, dataflow.RowsPlanAttr | dataflow.GatherPlanAttr):
                 kernel = tile_rows_group(group, plan, lx_bytes)
+            else:
+                raise located_error(group, f"group @{group.sym_name.data}: spyre-tile has "
+                                           f"no kernel for a {plan.kind!r} plan")  # fmt: skip
             hoist_definitions(kernel)
             Rewriter.replace_op(group, kernel)

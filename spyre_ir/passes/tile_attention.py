@@ -53,7 +53,6 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
-from spyre_ir.passes.partition_cores import to_attr
 from spyre_ir.passes.tile_kernel import BodyBuilder, new_kernel, transposed_load
 
 F32 = Float32Type()
@@ -155,10 +154,10 @@ def split(op: spyre.AttentionOp, cores: int, heads: int, rows: int, keys: int,
                          key_tiles)  # fmt: skip
 
 
-def plan_attention(group: dataflow.GroupOp, cores: int) -> dict[str, object]:
+def plan_attention(group: dataflow.GroupOp, cores: int) -> dataflow.AttentionPlanAttr:
     """spyre-partition-cores' plan: the cores on offer; spyre-tile picks the tiling for
     its LX size and records it on the kernel."""
-    return {"kind": "attention", "cores": cores}
+    return dataflow.AttentionPlanAttr.from_values(cores=cores)
 
 
 class AttentionKernel:
@@ -171,9 +170,9 @@ class AttentionKernel:
         self.kvh, self.t = spyre.shape_of(op.k)[1:3]
         self.e = spyre.shape_of(op.v)[3]
         self.elt = spyre.element_of(op.q)
-        attrs = {"kind": "attention", "cores": plan.cores,
-                 "tile": [plan.heads, plan.rows, plan.keys], "split_kv": plan.split_kv}  # fmt: skip
-        self.shell = new_kernel(group, plan.cores, lx_bytes, to_attr(attrs))
+        attrs = dataflow.AttentionPlanAttr.from_values(cores=plan.cores,
+                 tile=(plan.heads, plan.rows, plan.keys), split_kv=plan.split_kv)  # fmt: skip
+        self.shell = new_kernel(group, plan.cores, lx_bytes, attrs)
         self.top = self.shell.body
 
     def mem(self, value: SSAValue) -> SSAValue:
@@ -394,11 +393,13 @@ def iota_attrs(dim: int, start: int) -> dict[str, Attribute]:
             "step": IntegerAttr(1, I64)}  # fmt: skip
 
 
-def tile_attention_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_attention_group(
+    group: dataflow.GroupOp, plan: dataflow.AttentionPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """The flash-attention kernel of an "attention" group."""
     op = attention_of(group)
     try:
-        chosen = choose_plan(op, int(plan["cores"]), lx_bytes or DEFAULT_CONFIG.lx_bytes)
+        chosen = choose_plan(op, plan.cores.data, lx_bytes or DEFAULT_CONFIG.lx_bytes)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     return AttentionKernel(group, chosen, lx_bytes).build()

@@ -66,9 +66,10 @@ def box_plan(shape: Sequence[int], elem: int, budget: int, per_stick: int, cores
     return p, t
 
 
-def tile_copy_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_copy_group(
+    group: dataflow.GroupOp, plan: dataflow.CopyPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """The copy kernel of a "copy" group (see the module docstring)."""
-    from spyre_ir.passes.partition_cores import to_attr
     from spyre_ir.passes.tile_kernel import box_offsets, new_kernel, split_index
 
     ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
@@ -81,8 +82,8 @@ def tile_copy_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     card = card_of(group)
     per_stick = card.elements_per_stick(spyre.element_type_name(spyre.element_of(out)))
     budget = (lx_bytes or card.lx_bytes) // 2
-    cores = plan["cores"]
-    shell = new_kernel(group, cores, lx_bytes, to_attr(plan))
+    cores = plan.cores.data
+    shell = new_kernel(group, cores, lx_bytes, plan)
     b = shell.body
     for source, dim, start in pieces(op):
         shape = spyre.shape_of(source)

@@ -83,14 +83,16 @@ class MatmulGroup:
                            stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
 
 
-def tile_matmul_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_matmul_group(
+    group: dataflow.GroupOp, plan: dataflow.MatmulPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
     tile before the store."""
     parts = MatmulGroup.of(group)
-    split = tuple(plan["split"])
+    split = tuple(plan.split_mnk)
     try:
-        tiling = plan_tiling(parts.shape(), card_of(group), plan["cores"], split, lx_bytes)
+        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)

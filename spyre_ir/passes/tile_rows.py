@@ -13,9 +13,6 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
 from spyre_ir.passes import row_model
-from spyre_ir.passes.partition_cores import (
-    to_attr,
-)
 from spyre_ir.passes.tile_kernel import (
     box_offsets,
     elem_bytes,
@@ -25,13 +22,15 @@ from spyre_ir.passes.tile_kernel import (
 from spyre_ir.shape_rules import numel
 
 
-def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataflow.KernelOp:
+def tile_rows_group(
+    group: dataflow.GroupOp, plan: dataflow.RowsPlanAttr | dataflow.GatherPlanAttr, lx_bytes: int
+) -> dataflow.KernelOp:
     """Rows and gather kernels: tiles of `t` rows of the innermost row dim."""
     ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
     yielded = group.body.block.last_op
     assert isinstance(yielded, dataflow.YieldOp)
-    p = plan["row_dims"]
-    if plan["kind"] == "rows":
+    p = plan.row_dims.data
+    if isinstance(plan, dataflow.RowsPlanAttr):
         analysis = row_model.analyse(ops, list(yielded.values), p)
     else:
         analysis = gather_analysis(ops, yielded, p)
@@ -46,14 +45,13 @@ def tile_rows_group(group: dataflow.GroupOp, plan: dict, lx_bytes: int) -> dataf
     outer = rows[:-1] if p else ()
     try:
         t, cores, per_core = rows_tile(group, analysis, numel(outer), inner, row_bytes,
-                                       plan["cores"], lx_bytes or card_of(group).lx_bytes)  # fmt: skip
+                                       plan.cores.data, lx_bytes or card_of(group).lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     chunks = cost_model.ceil_div(inner, t)
     # The plan records what the kernel really uses (fewer cores when there are fewer
     # tiles than cores).
-    plan_attr = to_attr({**plan, "cores": cores})
-    shell = new_kernel(group, cores, lx_bytes, plan_attr)
+    shell = new_kernel(group, cores, lx_bytes, plan.with_cores(cores))
     b = shell.body
     extents = [1] * (p - 1) + [t] if p else []
 

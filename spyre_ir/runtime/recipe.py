@@ -13,7 +13,10 @@ stream:
 2. per input: a host array goes over the link ("h2d": stickified, padding slots set
    to the plan's pad value, converted to the slot's element type - an f32 array for an
    f16 slot is rounded here); a `DeviceArray` (row-major/strided bytes on the card, as
-   the eager device path holds tensors) is restickified on the card ("dma");
+   the eager device path holds tensors) is restickified on the card ("dma"); the host
+   arrays of a launch cross as ONE transfer (one descriptor chain: the link's fixed
+   cost once, `cost_model.host_transfer_s` of their bytes together), as do the
+   results below that go back to the host;
 3. the compute ("compute"): reads each input's stick image at its patched address,
    runs the L3 entry on the simulator, writes each output's stick image at its address;
    its duration is the simulator's `simulated_us`, and it reports a
@@ -194,6 +197,10 @@ class StickImage:
     pad: float
     size: int
     holders: int = 1
+    values: np.ndarray | None = None
+    """The image read back as the simulator takes it (read-only), kept from the first
+    launch that reads it: the block is written once (staged, or left by the launch that
+    made it) and only read afterwards, so later launches skip decoding it again."""
 
     @classmethod
     def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:
@@ -230,11 +237,12 @@ class _Launch:
     """The state of one launch: its blocks (bound images' too) and its address table
     (patched by the host callback when the stream reaches it)."""
 
-    __slots__ = ("card", "blocks", "owned", "table")
+    __slots__ = ("card", "blocks", "owned", "table", "bound")
 
     def __init__(self, card: Card, blocks: dict, owned: set[str]) -> None:
         self.card = card
         self.blocks = blocks
+        self.bound: dict[str, StickImage] = {}  # inputs bound to kept images
         self.owned = owned  # the blocks this launch frees: not bound inputs, not kept results
         self.table: dict = {}
 
@@ -348,19 +356,48 @@ class PreparedRecipe:
         """Enqueue staging `value` as input `index`'s stick image into a block of its own
         (h2d for a host array, an on-card restickify for a DeviceArray): an image to bind
         to this slot in later launches (the caller frees it)."""
-        (slot,) = [s for s in self.inputs if s.index == index]
-        staged, stream = self._check_one(slot, value), self._stream(stream)
-        pad = self.input_pads.get(slot.name, 0.0)
-        image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
-        launch = _Launch(self.card, {slot.name: image.block}, set())
-        launch.table[slot.name] = image.block
-        step = (
-            Transfer("h2d", slot, pad) if not isinstance(staged, DeviceArray) else Restickify(slot)
-        )
-        engine = "dma" if isinstance(staged, DeviceArray) else "h2d"
-        stream.enqueue(engine, self._stage_in(launch, step, staged), f"{self.name}: {engine} @{slot.name} (kept)",
-                       slot.size)  # fmt: skip
-        return image
+        return self.stage_many([(index, value)], stream)[0]
+
+    def stage_many(
+        self, values: Sequence[tuple[int, np.ndarray | DeviceArray]], stream: Stream | None = None
+    ) -> list[StickImage]:
+        """`stage` for several inputs at once: the host arrays cross the link as ONE
+        transfer (one descriptor chain, one doorbell and completion: the link's fixed cost
+        is paid once, see `cost_model.host_transfer_s`); DeviceArrays are restickified on
+        the card, each its own copy."""
+        stream = self._stream(stream)
+        images, uploads = [], []
+        for index, value in values:
+            (slot,) = [s for s in self.inputs if s.index == index]
+            staged = self._check_one(slot, value)
+            pad = self.input_pads.get(slot.name, 0.0)
+            image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
+            images.append(image)
+            launch = _Launch(self.card, {slot.name: image.block}, set())
+            launch.table[slot.name] = image.block
+            if isinstance(staged, DeviceArray):
+                stream.enqueue("dma", self._stage_in(launch, Restickify(slot), staged),
+                               f"{self.name}: dma @{slot.name} (kept)", slot.size)  # fmt: skip
+            else:
+                uploads.append((slot, self._stage_in(launch, Transfer("h2d", slot, pad), staged)))
+        if uploads:
+            names = " ".join(f"@{slot.name}" for slot, _ in uploads)
+            stream.enqueue("h2d", self._one_transfer([run for _, run in uploads], [s.size for s, _ in uploads]),
+                           f"{self.name}: h2d {names} (kept)", sum(s.size for s, _ in uploads))  # fmt: skip
+        return images
+
+    def _one_transfer(
+        self, runs: list[Callable[[], float]], sizes: list[int]
+    ) -> Callable[[], float]:
+        """One link transfer doing the work of `runs` (each a per-slot transfer's)."""
+        config = self.card.config
+
+        def run() -> float:
+            for each in runs:
+                each()
+            return cost_model.host_transfer_s(sum(sizes), config)
+
+        return run
 
     def _stream(self, stream: Stream | None) -> Stream:
         stream = stream or self.card.current_stream()
@@ -386,15 +423,42 @@ class PreparedRecipe:
             if not kept:
                 owned.add(slot.name)
         launch = _Launch(self.card, blocks, owned)
+        launch.bound = {slot.name: arg for slot, arg in zip(self.inputs, staged)
+                        if isinstance(arg, StickImage)}  # fmt: skip
         results = dict(zip((s.name for s in self.outputs), fetches))
 
         def enqueue(engine: str, run: Callable[[], float], what: str, nbytes: int = 0) -> None:
             stream.enqueue(engine, launch.guarded(run), f"{self.name}: {what}", nbytes)
 
+        # Consecutive link transfers of one direction go as one transfer (one descriptor
+        # chain): `batch` holds them until a step of another kind comes.
+        batch: list[tuple[str, Callable[[], float], str, int]] = []
+
+        def flush() -> None:
+            if batch:
+                engine = batch[0][0]
+                what = f"{engine} " + " ".join(w for _, _, w, _ in batch)
+                sizes = [n for *_, n in batch]
+                enqueue(
+                    engine, self._one_transfer([r for _, r, _, _ in batch], sizes), what, sum(sizes)
+                )
+                batch.clear()
+
+        def add(engine: str, run: Callable[[], float], what: str, nbytes: int) -> None:
+            if engine == "dma":
+                flush()
+                enqueue(engine, run, f"dma {what}", nbytes)
+                return
+            if batch and batch[0][0] != engine:
+                flush()
+            batch.append((engine, run, what, nbytes))
+
         for step in self.steps:
             if isinstance(step, HostCallback):
+                flush()
                 enqueue("host", self._patch(launch, step), "patch addresses")
             elif isinstance(step, Compute):
+                flush()
                 enqueue("compute", self._compute(launch, step), f"compute @{step.entry}")
             elif step.slot.role == "input":
                 arg = staged[step.slot.index]
@@ -402,8 +466,12 @@ class PreparedRecipe:
                     step, Restickify
                 ):
                     engine = "dma" if isinstance(step, Restickify) else "h2d"
-                    enqueue(engine, self._stage_in(launch, step, arg), f"{engine} @{step.slot.name}",
-                            step.slot.size)  # fmt: skip
+                    add(
+                        engine,
+                        self._stage_in(launch, step, arg),
+                        f"@{step.slot.name}",
+                        step.slot.size,
+                    )
             else:
                 fetch = results[step.slot.name]
                 if fetch is not None and isinstance(fetch.into, DeviceArray) == isinstance(
@@ -411,8 +479,9 @@ class PreparedRecipe:
                 ):
                     engine = "dma" if isinstance(step, Restickify) else "d2h"
                     nbytes = _fetched_bytes(step.slot, fetch)
-                    enqueue(engine, self._stage_out(launch, step, fetch, nbytes), f"{engine} @{step.slot.name}"
-                            + ("" if fetch.index is None else " (written part)"), nbytes)  # fmt: skip
+                    add(engine, self._stage_out(launch, step, fetch, nbytes), f"@{step.slot.name}"
+                        + ("" if fetch.index is None else " (written part)"), nbytes)  # fmt: skip
+        flush()
 
         def release() -> float:
             launch.release()
@@ -485,7 +554,7 @@ class PreparedRecipe:
 
         def run() -> float:
             start = time.perf_counter()
-            arrays = [slot.read_image(self._view(launch, slot)) for slot in self.inputs]
+            arrays = [self._read_input(launch, slot) for slot in self.inputs]
             result = simulate(self.module, arrays, step.entry, self.card.config,
                               trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):
@@ -495,6 +564,19 @@ class PreparedRecipe:
             return result.report["simulated_us"] * 1e-6
 
         return run
+
+    def _read_input(self, launch: _Launch, slot: Slot) -> np.ndarray:
+        """Input `slot`'s values as the simulator takes them; a kept image's are read once."""
+        image = launch.bound.get(slot.name)
+        if image is None:
+            return slot.read_image(self._view(launch, slot))
+        if image.values is None:
+            values = slot.read_image(self._view(launch, slot))
+            if not values.flags.owndata:  # a view of the card's memory: the image's own copy
+                values = values.copy()
+            values.flags.writeable = False  # shared by every later launch
+            image.values = values
+        return image.values
 
     def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
         config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index

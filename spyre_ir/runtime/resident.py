@@ -306,7 +306,10 @@ class CardPartition:
 
         card = get_card()
         if self._prepared is None or self._prepared.card is not card:
+            from spyre_ir.sim import replay
+
             self._prepared = PreparedRecipe.from_artifact(self.artifact, card=card)
+            replay.freeze(self._prepared.module)  # launched as compiled, never rewritten
         return self._prepared
 
     def __call__(self, args: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -315,8 +318,8 @@ class CardPartition:
         if len(args) != len(recipe.inputs) or len(recipe.outputs) != len(self.outputs):
             raise RuntimeError(f"spyre: {self.name} takes {len(recipe.inputs)} inputs and gives "
                                f"{len(recipe.outputs)} results; called with {len(args)}")  # fmt: skip
-        kept, staged = images(recipe.card), []
-        bound = [self._bind(recipe, kept, slot, t, staged) for slot, t in zip(recipe.inputs, args)]
+        kept = images(recipe.card)
+        bound, staged = self._bind(recipe, kept, args)
         on_card = any(t.device.type == "spyre" for t in args)
         plans = [
             self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)
@@ -342,16 +345,30 @@ class CardPartition:
             results.append(result)
         return tuple(results)
 
-    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages, slot: Slot, t: torch.Tensor,
-              staged: list[torch.Tensor]) -> StickImage:  # fmt: skip
-        """`t`'s kept image for `slot`, staged now (and kept) if it has none."""
-        pad = recipe.input_pads.get(slot.name, 0.0)
-        image = kept.lookup(t, slot, pad)
-        if image is None:
-            image = recipe.stage(slot.index, _runtime_value(t), recipe.card.current_stream())
+    def _bind(self, recipe: PreparedRecipe, kept: ResidentImages,
+              args: list[torch.Tensor]) -> tuple[list[StickImage], list[torch.Tensor]]:  # fmt: skip
+        """Each input's kept image for its slot; those without one are staged now, all in
+        one transfer, and kept. Also returns the tensors staged."""
+        bound: list[StickImage | None] = []
+        missing: dict[tuple, tuple[int, torch.Tensor]] = {}  # one staging per tensor and image
+        wants: list[tuple] = []
+        for slot, t in zip(recipe.inputs, args):
+            pad = recipe.input_pads.get(slot.name, 0.0)
+            image = kept.lookup(t, slot, pad)
+            bound.append(image)
+            key = (id(t), _image_key(slot, pad))
+            wants.append(key)
+            if image is None:
+                missing.setdefault(key, (slot.index, t))
+        new = recipe.stage_many(
+            [(index, _runtime_value(t)) for index, t in missing.values()],
+            recipe.card.current_stream(),
+        )
+        staged = dict(zip(missing, new))
+        for (_, t), image in zip(missing.values(), new):
             kept.store(t, image)
-            staged.append(t)
-        return image
+        bound = [image or staged[key] for image, key in zip(bound, wants)]
+        return bound, [t for _, t in missing.values()]
 
     def _keep(self, kept: ResidentImages, i: int, args: list[torch.Tensor], result: torch.Tensor,
               image: StickImage) -> None:  # fmt: skip

@@ -15,7 +15,10 @@ repetition are replays.
 
 A recording is kept per program op (weakly: it goes with the module) and checked
 against the program's ops, operands and attributes by identity, so a program that was
-rewritten since is recorded anew. Runs that check races record nothing.
+rewritten since is recorded anew. Runs that check races record nothing. That check walks
+the whole program, which costs as much host time as a small decode step's numerics; a
+module that its owner promises never to rewrite (`freeze`: a prepared recipe's, read only
+by contract) is not walked again.
 """
 
 from __future__ import annotations
@@ -75,6 +78,35 @@ class Recording:
 
 
 _RECORDINGS: weakref.WeakKeyDictionary[Operation, Recording] = weakref.WeakKeyDictionary()
+_FROZEN: weakref.WeakSet[Operation] = weakref.WeakSet()
+"""Modules whose programs are never rewritten (see `freeze`)."""
+
+
+def freeze(module: Operation) -> None:
+    """Promise that `module` is never rewritten from now on: its programs' recordings are
+    then replayed without checking them against the programs again."""
+    _FROZEN.add(module)
+
+
+_SHARED: weakref.WeakKeyDictionary[Operation, dict] = weakref.WeakKeyDictionary()
+
+
+def shared_caches(module: Operation) -> dict | None:
+    """For a frozen `module`, one dict that every run of it shares, for the interpreter's
+    caches of per-op facts (pad values, widened op types): a launch then does not
+    rebuild them from the ops' attributes. None for a module that may be rewritten."""
+    if module not in _FROZEN:
+        return None
+    return _SHARED.setdefault(module, {})
+
+
+def _frozen(program: Operation) -> bool:
+    op = program.parent_op()
+    while op is not None:
+        if op in _FROZEN:
+            return True
+        op = op.parent_op()
+    return False
 
 
 class Recorder:
@@ -102,6 +134,8 @@ def lookup(program: Operation, config: SpyreConfig, tracing: bool) -> Recording 
     recording = _RECORDINGS.get(program)
     if recording is None or recording.config != config or (tracing and not recording.traced):
         return None
+    if _frozen(program):
+        return recording
     now = _fingerprint(program)
     old = recording.fingerprint
     if len(now) != len(old) or any(a is not b for a, b in zip(now, old)):

@@ -95,8 +95,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-import numpy as np
-from xdsl.dialects import func
+# One BLAS thread, set before numpy loads OpenBLAS (a setting of the user's own wins):
+# the simulator's tile matmuls are small, and OpenBLAS's workers spin while they wait -
+# with other processes on the cores, a 32x128x512 batch took a second instead of 10 ms.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from xdsl.dialects import func  # noqa: E402
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import DiagnosticException
@@ -498,6 +503,18 @@ def describe(t: Attribute) -> str:
     return describe_type(t)
 
 
+def _moments(x: np.ndarray, chunk: int = 1 << 16) -> tuple[float, float]:
+    """Mean and standard deviation of a 1-D array, in float64, a chunk at a time (the
+    float64 temporaries of a whole large result cost more than the statistics)."""
+    mean = float(np.add.reduce(x, dtype=np.float64)) / x.size
+    squares = 0.0
+    for start in range(0, x.size, chunk):
+        d = x[start : start + chunk].astype(np.float64)
+        d -= mean
+        squares += float(np.dot(d, d))
+    return mean, math.sqrt(squares / x.size)
+
+
 def summary(value: np.ndarray, t: Attribute) -> str:
     from spyre_ir.dialects.spyre import element_type_name
 
@@ -509,15 +526,16 @@ def summary(value: np.ndarray, t: Attribute) -> str:
         return f"{head}  (empty)"
     if value.dtype == np.bool_:
         return f"{head}  true {int(value.sum())} of {value.size}"
-    x = value.astype(np.float64)
-    finite = x[np.isfinite(x)]
+    # float32 holds every value of the card's types exactly (float64 only for f64 and
+    # 64-bit integers); the mean and std accumulate in float64 all the same.
+    wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
+    x = value.astype(np.float64 if wide else np.float32).reshape(-1)
+    finite = x if np.isfinite(x.min()) and np.isfinite(x.max()) else x[np.isfinite(x)]
     parts = []
     if finite.size:
         g = lambda v: f"{v:.6g}"  # noqa: E731
-        parts.append(
-            f"min {g(finite.min())}  max {g(finite.max())}  mean {g(finite.mean())}"
-            f"  std {g(finite.std())}"
-        )
+        mean, std = _moments(finite)
+        parts.append(f"min {g(finite.min())}  max {g(finite.max())}  mean {g(mean)}  std {g(std)}")
     nans, infs = int(np.isnan(x).sum()), int(np.isinf(x).sum())
     if nans:
         parts.append(f"nan {nans}")

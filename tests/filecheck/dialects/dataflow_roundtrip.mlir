@@ -1,5 +1,6 @@
 // Every op of the dataflow dialect (spyre_ir/dialects/dataflow.py) and both of its
-// types (!dataflow.lx, !dataflow.ddr with and without a stick layout) in custom form,
+// types (!dataflow.lx, !dataflow.ddr with and without a stick layout) and its work plans
+// (#dataflow.*_plan, spyre_ir/dialects/dataflow_plan.py) in custom form,
 // printed back as written; the generic form of each op; and stability: the printed
 // output, custom or generic, parses back to the same custom form.
 
@@ -14,9 +15,9 @@
 // compute with offsets, the ring), and an embedding kernel (gather).
 // CHECK-LABEL: func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %w: tensor<64x64xf16>, %table: tensor<1000x64xf16>, %ids: tensor<8xi32>) -> (tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>) {
 func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %w: tensor<64x64xf16>, %table: tensor<1000x64xf16>, %ids: tensor<8xi32>) -> (tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>) {
-  // CHECK-NEXT: %g = dataflow.group @g0(%x) {plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
-  // GENERIC: %g = "dataflow.group"(%x) <{sym_name = "g0", plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}}> ({
-  %g = dataflow.group @g0 (%x) {plan = {kind = "rows", row_dims = 1 : i64, cores = 4 : i64}} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
+  // CHECK-NEXT: %g = dataflow.group @g0(%x) {plan = #dataflow.rows_plan<row_dims = 1, cores = 4>} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
+  // GENERIC: %g = "dataflow.group"(%x) <{sym_name = "g0", plan = #dataflow.rows_plan<row_dims = 1, cores = 4>}> ({
+  %g = dataflow.group @g0 (%x) {plan = #dataflow.rows_plan<row_dims = 1, cores = 4>} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>) -> tensor<4x64xf16> {
   // CHECK-NEXT: ^bb0(%a: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>):
   ^bb0(%a: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>):
     // CHECK-NEXT: %e = spyre.exp %a : tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>> -> tensor<4x64xf16>
@@ -26,9 +27,9 @@ func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64],
     dataflow.yield %e : tensor<4x64xf16>
   // CHECK-NEXT: }
   }
-  // CHECK-NEXT: %k = dataflow.kernel @k0 cores(32) (%x, %w) {lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, tensor<64x64xf16>) -> tensor<4x64xf16> {
-  // GENERIC: %k = "dataflow.kernel"(%x, %w) <{sym_name = "k0", cores = 32 : i64, lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64}> ({
-  %k = dataflow.kernel @k0 cores(32) (%x, %w) {lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, tensor<64x64xf16>) -> tensor<4x64xf16> {
+  // CHECK-NEXT: %k = dataflow.kernel @k0 cores(32) (%x, %w) {plan = #dataflow.matmul_plan<cores = 32, split = [1, 8, 4]>, lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, tensor<64x64xf16>) -> tensor<4x64xf16> {
+  // GENERIC: %k = "dataflow.kernel"(%x, %w) <{sym_name = "k0", cores = 32 : i64, plan = #dataflow.matmul_plan<cores = 32, split = [1, 8, 4]>, lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64}> ({
+  %k = dataflow.kernel @k0 cores(32) (%x, %w) {plan = #dataflow.matmul_plan<cores = 32, split = [1, 8, 4]>, lx_capacity = 2097152 : i64, lx_peak_bytes = 1536 : i64} : (tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, tensor<64x64xf16>) -> tensor<4x64xf16> {
   // CHECK-NEXT: ^bb0(%core: index, %in: !dataflow.ddr<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %wt: !dataflow.ddr<64x64xf16>, %out: !dataflow.ddr<4x64xf16>):
   ^bb0(%core: index, %in: !dataflow.ddr<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64], map = [1, 0, 1], strides = [64, 64, 1], pad = 0>>, %wt: !dataflow.ddr<64x64xf16>, %out: !dataflow.ddr<4x64xf16>):
     // CHECK-NEXT: %c0 = arith.constant 0 : index
@@ -76,9 +77,9 @@ func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64],
     dataflow.end
   // CHECK-NEXT: }
   }
-  // CHECK-NEXT: %e = dataflow.kernel @embed cores(1) (%table, %ids) : (tensor<1000x64xf16>, tensor<8xi32>) -> tensor<8x64xf16> {
-  // GENERIC: %e = "dataflow.kernel"(%table, %ids) <{sym_name = "embed", cores = 1 : i64}> ({
-  %e = dataflow.kernel @embed cores(1) (%table, %ids) : (tensor<1000x64xf16>, tensor<8xi32>) -> tensor<8x64xf16> {
+  // CHECK-NEXT: %e = dataflow.kernel @embed cores(1) (%table, %ids) {plan = #dataflow.gather_plan<row_dims = 1, cores = 1>} : (tensor<1000x64xf16>, tensor<8xi32>) -> tensor<8x64xf16> {
+  // GENERIC: %e = "dataflow.kernel"(%table, %ids) <{sym_name = "embed", cores = 1 : i64, plan = #dataflow.gather_plan<row_dims = 1, cores = 1>}> ({
+  %e = dataflow.kernel @embed cores(1) (%table, %ids) {plan = #dataflow.gather_plan<row_dims = 1, cores = 1>} : (tensor<1000x64xf16>, tensor<8xi32>) -> tensor<8x64xf16> {
   // CHECK-NEXT: ^bb0(%core: index, %t: !dataflow.ddr<1000x64xf16>, %idx: !dataflow.ddr<8xi32>, %o: !dataflow.ddr<8x64xf16>):
   ^bb0(%core: index, %t: !dataflow.ddr<1000x64xf16>, %idx: !dataflow.ddr<8xi32>, %o: !dataflow.ddr<8x64xf16>):
     // CHECK-NEXT: %c0 = arith.constant 0 : index
@@ -106,4 +107,38 @@ func.func @graph(%x: tensor<4x64xf16, #spyre.stick<dim = 1, device = [1, 4, 64],
   // CHECK-NEXT: func.return %g, %k, %e : tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>
   func.return %g, %k, %e : tensor<4x64xf16>, tensor<4x64xf16>, tensor<8x64xf16>
 // CHECK-NEXT: }
+}
+
+// The other kinds of work plan, printed in their field order whatever the order written
+// (optional fields left out when absent).
+// CHECK-LABEL: func.func @plans(%x: tensor<64x128xf16>) -> (tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>) {
+func.func @plans(%x: tensor<64x128xf16>) -> (tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>) {
+  // CHECK-NEXT: %c = dataflow.kernel @copy cores(2) (%x) {plan = #dataflow.copy_plan<row_dims = 1, cores = 2>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  // GENERIC: "dataflow.kernel"(%x) <{sym_name = "copy", cores = 2 : i64, plan = #dataflow.copy_plan<row_dims = 1, cores = 2>}> ({
+  %c = dataflow.kernel @copy cores(2) (%x) {plan = #dataflow.copy_plan<cores = 2, row_dims = 1>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  ^bb0(%core: index, %i: !dataflow.ddr<64x128xf16>, %o: !dataflow.ddr<64x128xf16>):
+    dataflow.end
+  }
+  // CHECK: %a = dataflow.kernel @attention cores(8) (%x) {plan = #dataflow.attention_plan<cores = 8, tile = [1, 64, 128], split_kv = 2>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  // GENERIC: "dataflow.kernel"(%x) <{sym_name = "attention", cores = 8 : i64, plan = #dataflow.attention_plan<cores = 8, tile = [1, 64, 128], split_kv = 2>}> ({
+  %a = dataflow.kernel @attention cores(8) (%x) {plan = #dataflow.attention_plan<split_kv = 2, cores = 8, tile = [1, 64, 128]>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  ^bb0(%core: index, %i: !dataflow.ddr<64x128xf16>, %o: !dataflow.ddr<64x128xf16>):
+    dataflow.end
+  }
+  // CHECK: %g = dataflow.group @attention_group(%x) {plan = #dataflow.attention_plan<cores = 8>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %g = dataflow.group @attention_group (%x) {plan = #dataflow.attention_plan<cores = 8>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  ^bb0(%y: tensor<64x128xf16>):
+    dataflow.yield %y : tensor<64x128xf16>
+  }
+  // CHECK: %k = dataflow.kernel @ktir cores(4) (%x) {plan = #dataflow.ktir_plan<grid = [2, 2]>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %k = dataflow.kernel @ktir cores(4) (%x) {plan = #dataflow.ktir_plan<grid = [2, 2]>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  ^bb0(%core: index, %i: !dataflow.ddr<64x128xf16>, %o: !dataflow.ddr<64x128xf16>):
+    dataflow.end
+  }
+  // CHECK: %n = dataflow.kernel @ktir_no_grid cores(1) (%x) {plan = #dataflow.ktir_plan} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  %n = dataflow.kernel @ktir_no_grid cores(1) (%x) {plan = #dataflow.ktir_plan<>} : (tensor<64x128xf16>) -> tensor<64x128xf16> {
+  ^bb0(%core: index, %i: !dataflow.ddr<64x128xf16>, %o: !dataflow.ddr<64x128xf16>):
+    dataflow.end
+  }
+  func.return %c, %a, %g, %k, %n : tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>, tensor<64x128xf16>
 }

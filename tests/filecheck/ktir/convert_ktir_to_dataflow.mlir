@@ -4,7 +4,7 @@
 // A grid of 4 tiles becomes a kernel over 4 cores; pointers that are loaded are the
 // inputs, the one that is stored the result; access tiles become box loads/stores.
 // CHECK-LABEL: func.func @add(%x: tensor<512xf16, #spyre.stick<{{.*}}>>, %y: tensor<512xf16, {{.*}}>) -> tensor<512xf16, {{.*}}>
-// CHECK: dataflow.kernel @add cores(4) (%x, %y) {plan = {kind = "ktir", grid = [4 : i64]}}
+// CHECK: dataflow.kernel @add cores(4) (%x, %y) {plan = #dataflow.ktir_plan<grid = [4]>}
 // CHECK: ^bb0(%[[CORE:.*]]: index, %[[X:.*]]: !dataflow.ddr<512xf16, {{.*}}>, %[[Y:.*]]: !dataflow.ddr<512xf16, {{.*}}>, %[[OUT:.*]]: !dataflow.ddr<512xf16, {{.*}}>):
 // CHECK: %[[START:.*]] = arith.muli %[[CORE]], %{{.*}} : index
 // CHECK: dataflow.load %[[X]][%[[START]]] into %[[A:.*]] : !dataflow.ddr<512xf16, {{.*}}>, !dataflow.lx<128xf16>

@@ -14,7 +14,7 @@ func.func @k(%x: index, %n: index) attributes {grid = [1]} {
 // -----
 
 func.func @k(%x: index) attributes {grid = [1]} {
-  // expected-error @+1 {{strides [1, 64] are not the row-major strides [64, 1] of sizes [64, 64] (strided views are not supported)}}
+  // expected-error @+1 {{strides [1, 64] are not the row-major strides [64, 1] of its pointer's tensor [64, 64] (strided views are not supported)}}
   %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [1, 64] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
   return
 }
@@ -48,9 +48,13 @@ func.func @k(%x: index) attributes {grid = [4]} {
   %c0 = arith.constant 0 : index
   %tile = ktdp.get_compute_tile_id : index
   %first = arith.cmpi eq, %tile, %c0 : index
-  // expected-error @+1 {{an scf.if whose condition differs across tiles is not supported}}
+  // expected-error @+1 {{an scf.if whose condition differs across tiles is not supported (the card runs the same program on every core; a tile's share of the work is chosen by its addresses), unless it yields nothing and its branch only stores}}
   scf.if %first {
     %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+    %t = ktdp.construct_access_tile %v[%c0, %c0] {
+      access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+    } : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+    %l = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
   }
   return
 }
@@ -60,13 +64,14 @@ func.func @k(%x: index) attributes {grid = [4]} {
 func.func @k(%x: index) attributes {grid = [1]} {
   %c0 = arith.constant 0 : index
   %v = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
-  // expected-error @+1 {{pointer %x is both loaded and stored: in-place kernels are not supported by the lowering}}
-  %w = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
   %t = ktdp.construct_access_tile %v[%c0, %c0] {
     access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
   } : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
   %l = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
-  ktdp.store %l, %t : tensor<64x64xf16>, !ktdp.access_tile<64x64xindex>
+  %d = arith.addf %l, %l : tensor<64x64xf16>
+  ktdp.store %d, %t : tensor<64x64xf16>, !ktdp.access_tile<64x64xindex>
+  // expected-error @+1 {{pointer %x is loaded after it is stored: an in-place kernel reading what it wrote is not supported by the lowering}}
+  %again = ktdp.load %t : !ktdp.access_tile<64x64xindex> -> tensor<64x64xf16>
   return
 }
 
@@ -75,8 +80,13 @@ func.func @k(%x: index) attributes {grid = [1]} {
 func.func @k(%x: index, %y: index) attributes {grid = [1]} {
   %a = ktdp.construct_memory_view %x, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
   %b = ktdp.construct_memory_view %y, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
-  // expected-error @+1 {{'ktdp.construct_distributed_memory_view' is not supported by the KTIR -> dataflow lowering}}
+  // expected-error @+1 {{'ktdp.construct_distributed_memory_view': partitions that are not views of one pointer are not supported}}
   %d = ktdp.construct_distributed_memory_view (%a, %b : memref<64x64xf16>, memref<64x64xf16>) : memref<128x64xf16>
+  %c0 = arith.constant 0 : index
+  %t = ktdp.construct_access_tile %d[%c0, %c0] {
+    access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 127 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+  } : memref<128x64xf16> -> !ktdp.access_tile<128x64xindex>
+  %l = ktdp.load %t : !ktdp.access_tile<128x64xindex> -> tensor<128x64xf16>
   return
 }
 

@@ -399,3 +399,31 @@ func.func @f(%m: !ktdp.runtime_arg<index, upperbound=300>) {
   %v = ktdp.runtime_arg_extract granularity from %m : !ktdp.runtime_arg<index, upperbound=300> -> index
   func.return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ktdp.get_compute_tile_id' with a dim returns one index, not 2}}
+  %i, %j = ktdp.get_compute_tile_id {dim = 0} : index, index
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'ktdp.get_compute_tile_id' dim must be a non-negative integer}}
+  %i = ktdp.get_compute_tile_id {dim = -1} : index
+  func.return
+}
+
+// -----
+
+func.func @f(%p: tensor<1x64xf16>) {
+  // expected-error @+2 {{the partial types (tensor<1x32xf16>) are not those of}}
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i == 0)>
+      : tensor<1x32xf16> -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%g: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  func.return
+}

@@ -98,3 +98,40 @@ func.func @runtime_args(%m: !ktdp.runtime_arg<index, granularity=64, upperbound=
   %u = ktdp.runtime_arg_extract upperbound from %m : !ktdp.runtime_arg<index, granularity=64, upperbound=4096> -> index
   func.return
 }
+
+// The forms Triton-Spyre's and ktir-cpu's kernels write: one tile id by grid dim, tile
+// types without their dialect prefix, an scf.for result type without parentheses, a
+// produce naming its partial types and a future of one partial without parentheses.
+// They print in the full form.
+// CHECK-LABEL: func.func @short_forms
+func.func @short_forms(%x_ptr: index) attributes {grid = [2, 2]} {
+  // CHECK: ktdp.get_compute_tile_id {dim = 1 : i64} : index
+  %j = ktdp.get_compute_tile_id {dim = 1} : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %x = ktdp.construct_memory_view %x_ptr, sizes: [64, 256], strides: [256, 1] {
+    coordinate_set = #rows, memory_space = #ktdp.spyre_memory_space<HBM>
+  } : memref<64x256xf16>
+  %t = ktdp.construct_access_tile %x[%j, %c0] {access_tile_set = #rows, access_tile_order = #ident}
+      : memref<64x256xf16> -> !ktdp.access_tile<64x256xindex>
+  // CHECK: ktdp.load %{{.*}} : !ktdp.access_tile<64x256xindex> -> tensor<64x256xf16>
+  %v = ktdp.load %t : <64x256xindex> -> tensor<64x256xf16>
+  // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x256xf16>) {
+  %s = scf.for %k = %c0 to %c2 step %c1 iter_args(%acc = %v) -> tensor<64x256xf16> {
+    %n = arith.addf %acc, %v : tensor<64x256xf16>
+    scf.yield %n : tensor<64x256xf16>
+  }
+  // CHECK: ktdp.store %{{.*}}, %{{.*}} : tensor<64x256xf16>, !ktdp.access_tile<64x256xindex>
+  ktdp.store %s, %t : tensor<64x256xf16>, <64x256xindex>
+  %p = ktdp.load %t : !ktdp.access_tile<64x256xindex> -> tensor<64x256xf16>
+  // CHECK: ktdp.inter_tile_produce {{.*}} -> !ktdp.tile_future<(tensor<64x256xf16>), groups = {{.*}}> {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = #tiles
+      : tensor<64x256xf16> -> !ktdp.tile_future<tensor<64x256xf16>, groups = #groups> {
+  ^bb0(%g: index):
+    ktdp.yield_partial %p : tensor<64x256xf16>
+  }
+  %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = #tiles
+      : <(tensor<64x256xf16>), groups = #groups> -> tensor<64x256xf16>
+  func.return
+}

@@ -17,13 +17,13 @@
 // The fused pipeline: one attention kernel; unfused: the matmuls and the softmax apart.
 // KERNEL-LABEL: func.func @gqa_sdpa
 // KERNEL:        dataflow.kernel @attention_0 cores({{[0-9]+}})
-// KERNEL-SAME:     kind = "attention"
+// KERNEL-SAME:     plan = #dataflow.attention_plan<
 // KERNEL:          dataflow.compute "spyre.reduce_max"
 // KERNEL:          dataflow.compute "spyre.exp"
 // KERNEL-NOT:    dataflow.kernel
 // KERNEL:        func.return
 // UNFUSED-LABEL: func.func @gqa_sdpa
-// UNFUSED-COUNT-2: kind = "matmul"
+// UNFUSED-COUNT-2: plan = #dataflow.matmul_plan<
 func.func @gqa_sdpa(%q: tensor<1x4x32x16xf16>, %k: tensor<1x2x40x16xf16>, %v: tensor<1x2x40x16xf16>, %mask: tensor<1x1x32x40xf16>) -> tensor<1x4x32x16xf16> {
   %k1 = spyre.reshape %k : tensor<1x2x40x16xf16> -> tensor<1x2x1x40x16xf16>
   %k2 = spyre.broadcast_to %k1 : tensor<1x2x1x40x16xf16> -> tensor<1x2x2x40x16xf16>

@@ -98,7 +98,7 @@ func.func @linear(%x: tensor<64x256xf16>, %w: tensor<512x256xf16>) -> tensor<64x
 // streams B tiles, all-reduces the stacked tile and casts it into one of two slots; each
 // core stores its 32-row block of the previous tile, and of the last one after the loop.
 // CHECK-LABEL: func.func @split_k
-// CHECK:       dataflow.kernel @matmul_0 cores(32) {{.*}}split = [1 : i64, 2 : i64, 16 : i64]
+// CHECK:       dataflow.kernel @matmul_0 cores(32) {{.*}}split = [1, 2, 16]
 // CHECK:         %[[OUT:.*]] = dataflow.alloc_lx : !dataflow.lx<2x16x32x64xf16>
 // CHECK:         scf.for
 // CHECK:           dataflow.load {{.*}} : !dataflow.ddr<512x4096xf16>, !dataflow.lx<256x256xf16>

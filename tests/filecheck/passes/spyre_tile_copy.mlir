@@ -4,7 +4,7 @@
 // copy kernel. Each input is one piece: boxes of 64 rows, loaded and stored at the
 // piece's offset (the second input lands 2048 rows down), one box per core.
 // CHECK-LABEL: func.func @concat_rows
-// CHECK:       dataflow.kernel @copy_0 cores(32) (%a, %b) {plan = {kind = "copy", row_dims = 1 : i64, cores = 32 : i64}
+// CHECK:       dataflow.kernel @copy_0 cores(32) (%a, %b) {plan = #dataflow.copy_plan<row_dims = 1, cores = 32>
 // CHECK-NEXT:  ^bb0(%[[CORE:.*]]: index, %[[A:.*]]: !dataflow.ddr<2048x1024xf16, {{.*}}>, %[[B:.*]]: !dataflow.ddr<2048x1024xf16, {{.*}}>, %[[OUT:.*]]: !dataflow.ddr<4096x1024xf16, {{.*}}>):
 // CHECK-DAG:     %[[BOX_A:.*]] = dataflow.alloc_lx : !dataflow.lx<64x1024xf16>
 // CHECK-DAG:     %[[BOX_B:.*]] = dataflow.alloc_lx : !dataflow.lx<64x1024xf16>
@@ -29,7 +29,7 @@ func.func @concat_rows(%a: tensor<2048x1024xf16>, %b: tensor<2048x1024xf16>) -> 
 // restickify is one row of 2 MB, so it too is a copy, in boxes of whole sticks.
 // CHECK-LABEL: func.func @flatten
 // CHECK:       %[[R:.*]] = spyre.reshape %a : {{.*}} -> tensor<1024000xf16>
-// CHECK:       dataflow.kernel @copy_0 cores(32) (%[[R]]) {plan = {kind = "copy"
+// CHECK:       dataflow.kernel @copy_0 cores(32) (%[[R]]) {plan = #dataflow.copy_plan
 // CHECK:         %[[BOX:.*]] = dataflow.alloc_lx : !dataflow.lx<32000xf16>
 // CHECK:         scf.for
 // CHECK:           dataflow.load %{{.*}}[%{{.*}}] into %[[BOX]]
@@ -44,7 +44,7 @@ func.func @flatten(%a: tensor<1024x1000xf16>) -> tensor<1024000xf16> {
 // Rows that fit stay a row kernel.
 // CHECK-LABEL: func.func @small_concat
 // CHECK:       dataflow.kernel @rows_0
-// CHECK-NOT:   kind = "copy"
+// CHECK-NOT:   #dataflow.copy_plan
 func.func @small_concat(%a: tensor<64x128xf16>, %b: tensor<64x64xf16>) -> tensor<64x192xf16> {
   %c = spyre.concat %a, %b dim = 1 : tensor<64x128xf16>, tensor<64x64xf16> -> tensor<64x192xf16>
   func.return %c : tensor<64x192xf16>
