@@ -19,9 +19,11 @@ to the op on the rows and the reshape after it:
 
 and goes on down the chain from the new reshape. The other operand may be a scalar, a
 row vector broadcast over the rows ([n], or [1, .., 1, n], which becomes [n]), a tensor
-of the whole shape (reshaped to the rows; a reshape of a [b*s, n] value is read
-through), or another such reshape. Anything else (a per-batch [b, 1, n] operand) stops
-the sinking there: the value is the same either way.
+of the view's leading dims (reshaped to the rows; a reshape of rows is read through:
+another linear layer's, or a row statistic's [b*s, 1]). Anything else (a per-batch
+[b, 1, n] operand) stops the sinking there: the value is the same either way. A
+reduction over the last dim with keepdim (RMSNorm's mean) sinks too, to [b*s, 1], so a
+norm after a residual add also runs on the rows.
 
 An L1 -> L1 pass on plain tensors (before spyre-stickify). Option `enable` (default
 Option `sink-reshapes` (default true): false leaves the IR as it is, and with it the
@@ -33,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, NoneAttr, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, NoneAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -70,37 +72,46 @@ def _tensor(shape: tuple[int, ...] | list[int], like: SSAValue) -> TensorType:
     return TensorType(spyre.element_of(like), list(shape))
 
 
-def _on_rows(operand: SSAValue, reshape: spyre.ReshapeOp) -> SSAValue | list[int] | None:
-    """`operand` of an elementwise op on the view `reshape.result`, as an operand of
-    the same op on the rows `reshape.input`: the value, or the shape to reshape it to;
-    None when it does not broadcast so."""
+def _on_rows(operand: SSAValue, reshape: spyre.ReshapeOp, leading: tuple[int, ...],
+             rows: int) -> SSAValue | list[int] | None:  # fmt: skip
+    """`operand` of an op on views with leading dims `leading` (the view of
+    `reshape`), as an operand of the same op on `rows` rows: the value, or the shape to
+    reshape it to; None when it does not broadcast so."""
     if operand is reshape.result:
         return reshape.input
-    view, rows = spyre.shape_of(reshape.result), spyre.shape_of(reshape.input)
     shape = spyre.shape_of(operand)
     if len(shape) <= 1:
         return operand  # a scalar or a row vector: it broadcasts over the rows as well
     if not _plain(operand):
         return None
-    if all(d == 1 for d in shape[:-1]) and shape[-1] in (1, view[-1]):
-        target: list[int] = [shape[-1]]
-    elif list(shape) == list(view):
-        owner = operand.owner
-        if isinstance(owner, spyre.ReshapeOp) and spyre.shape_of(owner.input) == rows:
-            return owner.input  # another linear layer's rows
-        target = list(rows)
-    else:
+    if all(d == 1 for d in shape[:-1]):
+        return [shape[-1]]
+    if tuple(shape[:-1]) != leading:
         return None
-    return target
+    owner = operand.owner
+    if isinstance(owner, spyre.ReshapeOp) and spyre.shape_of(owner.input) == (rows, shape[-1]):
+        return owner.input  # already computed on the rows (another linear layer's)
+    return [rows, shape[-1]]
+
+
+def _reduces_last_dim(op: Operation) -> bool:
+    if not isinstance(op, spyre.ReductionOp) or op.keepdim is None:
+        return False
+    rank = len(spyre.shape_of(op.input))
+    return [d % rank for d in spyre.ints(op.dims)] == [rank - 1]
 
 
 def _sink_into(op: Operation, reshape: spyre.ReshapeOp) -> spyre.ReshapeOp | None:
     """Rewrite `op` (a user of `reshape`) onto the rows; returns the reshape now after it."""
-    if not isinstance(op, SINKS_THROUGH) or len(op.results) != 1:
+    reduces = _reduces_last_dim(op)
+    if not (isinstance(op, SINKS_THROUGH) or reduces) or len(op.results) != 1:
         return None
-    if spyre.shape_of(op.results[0]) != spyre.shape_of(reshape.result):
-        return None  # the op broadcasts the view itself
-    found = [_on_rows(o, reshape) for o in op.operands]
+    view = spyre.shape_of(reshape.result)
+    rows = spyre.shape_of(reshape.input)[0]
+    result = op.results[0]
+    if tuple(spyre.shape_of(result)[:-1]) != tuple(view[:-1]):
+        return None  # the op broadcasts the view over more leading dims
+    found = [_on_rows(o, reshape, tuple(view[:-1]), rows) for o in op.operands]
     if any(o is None for o in found):
         return None
     operands: list[SSAValue] = []
@@ -111,17 +122,19 @@ def _sink_into(op: Operation, reshape: spyre.ReshapeOp) -> spyre.ReshapeOp | Non
             Rewriter.insert_op(flat, InsertPoint.before(op))
             on_rows = flat.result
         operands.append(on_rows)
-    result = op.results[0]
-    rows = type(op).create(
+    properties = dict(op.properties)
+    if reduces:  # over the last dim of the rows, still kept as size 1
+        properties["dims"] = DenseArrayBase.from_list(i64, [-1])
+    on_rows_op = type(op).create(
         operands=operands,
-        result_types=[_tensor(spyre.shape_of(reshape.input), result)],
-        properties=dict(op.properties),
+        result_types=[_tensor([rows, spyre.shape_of(result)[-1]], result)],
+        properties=properties,
         attributes=dict(op.attributes),
     )
-    rows.location = op.location
-    back = spyre.ReshapeOp(rows.results[0], result.type)
+    on_rows_op.location = op.location
+    back = spyre.ReshapeOp(on_rows_op.results[0], result.type)
     back.location = op.location
-    Rewriter.insert_op([rows, back], InsertPoint.before(op))
+    Rewriter.insert_op([on_rows_op, back], InsertPoint.before(op))
     result.replace_all_uses_with(back.result)
     Rewriter.erase_op(op)
     return back

@@ -79,8 +79,22 @@ class MatmulGroup:
         rank = len(spyre.shape_of(mm.result))
         stackable = (not self.epilogue and rank == 2 and lhs_rank == 2
                      and self.outputs == [mm.result])  # fmt: skip
-        return MatmulShape(batch, m, n, k, elem, 2 * elem * len(self.epilogue), rhs_rank > 2,
+        return MatmulShape(batch, m, n, k, elem, self.epilogue_bytes_per_elem(), rhs_rank > 2,
                            stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
+
+    def epilogue_bytes_per_elem(self) -> int:
+        """LX bytes per output element of the epilogue's tiles, two slots each (the
+        tiles a loop rewrites alternate, see spyre-double-buffer): each op's result in
+        its own element type (a silu computed in f32 takes 4 bytes a value), and each
+        input of the output's whole shape loaded from LPDDR5 (a residual; a bias row is
+        small)."""
+        out = spyre.shape_of(self.mm.result)
+        inside = {r for op in self.epilogue for r in op.results}
+        results = [r for op in self.epilogue for r in op.results]
+        inputs = {o for op in self.epilogue if not isinstance(op, spyre.RestickifyOp)
+                  for o in op.operands if o not in inside and o is not self.mm.result
+                  and spyre.shape_of(o) == out}  # fmt: skip
+        return sum(2 * elem_bytes(v) for v in [*results, *inputs])
 
 
 def tile_matmul_group(
