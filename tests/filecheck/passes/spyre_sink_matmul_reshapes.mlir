@@ -59,3 +59,23 @@ func.func @two_layers(%a: tensor<66x96xf32>, %w: tensor<96x96xf32>) -> tensor<66
   %d = spyre.matmul %f, %w : tensor<66x96xf32>, tensor<96x96xf32> -> tensor<66x96xf32>
   func.return %d : tensor<66x96xf32>
 }
+
+// -----
+
+// A residual add, then an RMSNorm's statistic (a mean over the last dim, keepdim) and
+// the scaling by it: all on the rows, the statistic as [66, 1].
+// CHECK-LABEL: func.func @norm_after_residual
+// CHECK:         %[[H:.*]] = spyre.add %{{.*}}, %mm : tensor<66x96xf32>, tensor<66x96xf32> -> tensor<66x96xf32>
+// CHECK-NEXT:    %[[SQ:.*]] = spyre.mul %[[H]], %[[H]] : tensor<66x96xf32>, tensor<66x96xf32> -> tensor<66x96xf32>
+// CHECK-NEXT:    %[[M:.*]] = spyre.mean %[[SQ]] dims = [-1] keepdim : tensor<66x96xf32> -> tensor<66x1xf32>
+// CHECK-NEXT:    %[[S:.*]] = spyre.mul %[[H]], %[[M]] : tensor<66x96xf32>, tensor<66x1xf32> -> tensor<66x96xf32>
+// CHECK-NEXT:    spyre.reshape %[[S]] : tensor<66x96xf32> -> tensor<2x33x96xf32>
+func.func @norm_after_residual(%x: tensor<2x33x96xf32>, %a: tensor<66x96xf32>, %w: tensor<96x96xf32>) -> tensor<2x33x96xf32> {
+  %mm = spyre.matmul %a, %w : tensor<66x96xf32>, tensor<96x96xf32> -> tensor<66x96xf32>
+  %r = spyre.reshape %mm : tensor<66x96xf32> -> tensor<2x33x96xf32>
+  %h = spyre.add %x, %r : tensor<2x33x96xf32>, tensor<2x33x96xf32> -> tensor<2x33x96xf32>
+  %sq = spyre.mul %h, %h : tensor<2x33x96xf32>, tensor<2x33x96xf32> -> tensor<2x33x96xf32>
+  %m = spyre.mean %sq dims = [2] keepdim : tensor<2x33x96xf32> -> tensor<2x33x1xf32>
+  %s = spyre.mul %h, %m : tensor<2x33x96xf32>, tensor<2x33x1xf32> -> tensor<2x33x96xf32>
+  func.return %s : tensor<2x33x96xf32>
+}
