@@ -538,36 +538,46 @@ def demo_kernel_counts() -> dict:
             "ratio": fused / unfused, "target": DEMO_KERNEL_TARGET}  # fmt: skip
 
 
-def print_fusion(rows: Sequence[dict], demo: dict | None, quick: bool) -> None:
+def print_fusion_header() -> None:
     print(f"\n{'case':<18} {'':8} {'kernels':>7} {'LPDDR5 MB':>10} {'x minimal':>9} "
           f"{'sim us':>10} {'x unfused':>9}  targets (issue 16)")  # fmt: skip
-    for r in rows:
-        t = FUSION_TARGETS[r["kind"]]
-        for label in ("unfused", "fused"):
-            f = r[label]
-            ratio = f"{r['time_ratio']:9.3f}" if label == "fused" else f"{'':9}"
-            goal = ""
-            if label == "fused" and not quick:
-                k = t.get("kernels")
-                goal = (f"traffic <= {t['traffic']}x: {f['traffic'] <= t['traffic']}, "
-                        + (f"kernels <= {k}: {f['kernels'] <= k}, " if k else "")
-                        + f"time <= {t['time']}x: {r['time_ratio'] <= t['time']}")  # fmt: skip
-            match = "" if f["match"] else "  MISMATCH"
-            print(f"{r['case'] if label == 'unfused' else '':<18} {label:8} {f['kernels']:>7} "
-                  f"{f['lpddr_bytes'] / 1e6:>10.2f} {f['traffic']:>9.3f} "
-                  f"{f['simulated_us']:>10.1f} {ratio}  {goal}{match}")  # fmt: skip
-    if demo:
-        print(f"\ndemo model {demo['shape']}: {demo['unfused']} kernels unfused, "
-              f"{demo['fused']} fused ({demo['ratio']:.2f}x; target <= {demo['target']}x: "
-              f"{demo['ratio'] <= demo['target']})")  # fmt: skip
+
+
+def print_fusion_case(r: dict, quick: bool) -> None:
+    t = FUSION_TARGETS[r["kind"]]
+    for label in ("unfused", "fused"):
+        f = r[label]
+        ratio = f"{r['time_ratio']:9.3f}" if label == "fused" else f"{'':9}"
+        goal = ""
+        if label == "fused" and not quick:
+            k = t.get("kernels")
+            goal = (f"traffic <= {t['traffic']}x: {f['traffic'] <= t['traffic']}, "
+                    + (f"kernels <= {k}: {f['kernels'] <= k}, " if k else "")
+                    + f"time <= {t['time']}x: {r['time_ratio'] <= t['time']}")  # fmt: skip
+        match = "" if f["match"] else "  MISMATCH"
+        print(f"{r['case'] if label == 'unfused' else '':<18} {label:8} {f['kernels']:>7} "
+              f"{f['lpddr_bytes'] / 1e6:>10.2f} {f['traffic']:>9.3f} "
+              f"{f['simulated_us']:>10.1f} {ratio}  {goal}{match}")  # fmt: skip
+    sys.stdout.flush()
+
+
+def print_demo(demo: dict) -> None:
+    print(f"\ndemo model {demo['shape']}: {demo['unfused']} kernels unfused, "
+          f"{demo['fused']} fused ({demo['ratio']:.2f}x; target <= {demo['target']}x: "
+          f"{demo['ratio'] <= demo['target']})")  # fmt: skip
 
 
 def run_fusion(shape: LayerShape, cases: Sequence[Case], quick: bool, json_path: str | None) -> int:
     print(f"decoder layer {asdict(shape)}, f16, on {DEFAULT_CONFIG.cores} simulated cores: "
           "fused against unfused (every fusion switch off)")  # fmt: skip
-    rows = [compare_fusion(shape, case) for case in cases]
+    print_fusion_header()
+    rows = []
+    for case in cases:
+        rows.append(compare_fusion(shape, case))
+        print_fusion_case(rows[-1], quick)
     demo = None if quick else demo_kernel_counts()
-    print_fusion(rows, demo, quick)
+    if demo:
+        print_demo(demo)
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"shape": asdict(shape), "targets": FUSION_TARGETS, "cases": rows,
