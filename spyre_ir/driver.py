@@ -52,8 +52,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
         "spyre-lower-scatter",
         "spyre-fuse-attention",
-        "spyre-fold-broadcast-matmul",
         "spyre-sink-matmul-reshapes",
+        "spyre-fold-broadcast-matmul",
         "spyre-stickify",
         "spyre-fuse",
         "spyre-partition-cores",
