@@ -22,8 +22,18 @@ torch eager (f16: within 1e-2 absolute + 1e-2 relative, or 2e-2 of the largest
 magnitude); a mismatch ends the bench with exit status 1.
 
     python bench/layer.py [--json out.json] [--quick] [--case NAME] [--no-inductor]
+    python bench/layer.py --fusion [--quick] [--case NAME]
 
 `--quick` runs a small layer (hidden 256) on the same code path, for a smoke test.
+
+`--fusion` instead compares, in one run, the layer compiled with every fusion (the
+default) against it compiled with every fusion switch off (pipelines.UNFUSED): per
+case, the kernels, the LPDDR5 bytes against the layer's minimal bytes (weights, inputs
+and outputs, the new K and V rows among them, once), and the simulated time; both
+checked against torch eager. Then the demo model's (spyre_ir.tools.demo's default
+Llama, its prefill graph) kernel count fused and unfused. Targets (issue 16): prefill
+traffic <= 1.15x minimal, <= 10 kernels, time <= 0.65x unfused; decode no slower than
+unfused, traffic <= 1.05x minimal; the demo's kernel count at least halved.
 """
 
 from __future__ import annotations
@@ -52,7 +62,7 @@ from spyre_ir.cost_model import kernel_bound_seconds  # noqa: E402
 from spyre_ir.dialects import core  # noqa: E402
 from spyre_ir.hardware import DEFAULT_CONFIG  # noqa: E402
 from spyre_ir.lowering.fx_importer import import_graph  # noqa: E402
-from spyre_ir.pipelines import PIPELINES, build_passes, lower_to_units  # noqa: E402
+from spyre_ir.pipelines import PIPELINES, UNFUSED, build_passes, lower_to_units  # noqa: E402
 from spyre_ir.runtime.backend import spyre_decompositions  # noqa: E402
 from spyre_ir.sim.engine import simulate  # noqa: E402
 
@@ -439,6 +449,147 @@ def measure(s: LayerShape, case: Case, inductor: bool, quick: bool, repeat: int)
     }
 
 
+# ------------------------------------------------------------ fused against unfused
+FUSION_TARGETS = {"prefill": {"traffic": 1.15, "kernels": 10, "time": 0.65},
+                  "decode": {"traffic": 1.05, "time": 1.0}}  # fmt: skip
+"""Issue 16's targets: LPDDR5 bytes over the minimal bytes, kernels, and simulated time
+over the unfused layer's."""
+DEMO_KERNEL_TARGET = 0.5
+
+
+def captured_l1(layer: nn.Module, inputs: Sequence[torch.Tensor]) -> tuple[object, list]:
+    """The layer's L1 module as our dynamo backend imports it, and the graph's inputs."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    seen: dict = {}
+
+    def compiler(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.Tensor]) -> Callable:
+        seen.setdefault("module", import_graph(gm))
+
+        def run(*args: torch.Tensor) -> object:
+            seen.setdefault("args", [a.detach().numpy().copy() for a in args])
+            return gm(*args)
+
+        return run
+
+    torch._dynamo.reset()
+    backend = aot_autograd(fw_compiler=compiler, decompositions=spyre_decompositions())
+    with torch.no_grad():
+        torch.compile(layer, backend=backend, dynamic=False)(*inputs)
+    torch._dynamo.reset()
+    return seen["module"], seen["args"]
+
+
+def kernels_of(module: object) -> int:
+    return sum(1 for op in module.walk() if isinstance(op, core.ProgramOp))
+
+
+def compare_fusion(s: LayerShape, case: Case) -> dict:
+    """The case compiled fused and unfused, both simulated and checked against eager."""
+    layer = build_layer(s)
+    inputs = make_inputs(s, case)
+    with torch.no_grad():
+        want = layer(*inputs)
+    module, args = captured_l1(layer, inputs)
+    minimal = layer_ideal_us(s, case, layer, inputs, want)["bytes"]
+    row: dict = {"case": case.name, "kind": case.kind, "minimal_bytes": minimal}
+    for label, options in (("fused", {}), ("unfused", UNFUSED)):
+        lowered = lower_to_units(module.clone(), **options)
+        result = simulate(lowered, args, blas_threads=SIM_BLAS_THREADS)
+        report = result.report
+        row[label] = {"kernels": kernels_of(lowered), "lpddr_bytes": report["lpddr_bytes"],
+                      "traffic": report["lpddr_bytes"] / minimal,
+                      "simulated_us": report["simulated_us"],
+                      "match": all(c["ok"] for c in check_outputs(result.outputs, want))}  # fmt: skip
+    row["time_ratio"] = row["fused"]["simulated_us"] / row["unfused"]["simulated_us"]
+    return row
+
+
+def demo_kernel_counts() -> dict:
+    """Kernels of the demo model's prefill graph (spyre_ir.tools.demo's default shape),
+    fused and unfused."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from spyre_ir.tools.demo import ModelShape
+
+    shape = ModelShape()
+    config = LlamaConfig(
+        vocab_size=shape.vocab, hidden_size=shape.hidden, intermediate_size=shape.ffn,
+        num_hidden_layers=shape.layers, num_attention_heads=shape.heads,
+        num_key_value_heads=shape.kv_heads, max_position_embeddings=shape.seq,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).to(torch.float16).eval()
+
+    class Logits(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.model(ids, use_cache=False).logits
+
+    ids = torch.randint(0, shape.vocab, (1, shape.seq), generator=torch.Generator().manual_seed(0))
+    module, _ = captured_l1(Logits(), [ids])
+    fused = kernels_of(lower_to_units(module.clone()))
+    unfused = kernels_of(lower_to_units(module.clone(), **UNFUSED))
+    return {"shape": asdict(shape), "fused": fused, "unfused": unfused,
+            "ratio": fused / unfused, "target": DEMO_KERNEL_TARGET}  # fmt: skip
+
+
+def print_fusion_header() -> None:
+    print(f"\n{'case':<18} {'':8} {'kernels':>7} {'LPDDR5 MB':>10} {'x minimal':>9} "
+          f"{'sim us':>10} {'x unfused':>9}  targets (issue 16)")  # fmt: skip
+
+
+def print_fusion_case(r: dict, quick: bool) -> None:
+    t = FUSION_TARGETS[r["kind"]]
+    for label in ("unfused", "fused"):
+        f = r[label]
+        ratio = f"{r['time_ratio']:9.3f}" if label == "fused" else f"{'':9}"
+        goal = ""
+        if label == "fused" and not quick:
+            k = t.get("kernels")
+            goal = (f"traffic <= {t['traffic']}x: {f['traffic'] <= t['traffic']}, "
+                    + (f"kernels <= {k}: {f['kernels'] <= k}, " if k else "")
+                    + f"time <= {t['time']}x: {r['time_ratio'] <= t['time']}")  # fmt: skip
+        match = "" if f["match"] else "  MISMATCH"
+        print(f"{r['case'] if label == 'unfused' else '':<18} {label:8} {f['kernels']:>7} "
+              f"{f['lpddr_bytes'] / 1e6:>10.2f} {f['traffic']:>9.3f} "
+              f"{f['simulated_us']:>10.1f} {ratio}  {goal}{match}")  # fmt: skip
+    sys.stdout.flush()
+
+
+def print_demo(demo: dict) -> None:
+    print(f"\ndemo model {demo['shape']}: {demo['unfused']} kernels unfused, "
+          f"{demo['fused']} fused ({demo['ratio']:.2f}x; target <= {demo['target']}x: "
+          f"{demo['ratio'] <= demo['target']})")  # fmt: skip
+
+
+def run_fusion(shape: LayerShape, cases: Sequence[Case], quick: bool, json_path: str | None) -> int:
+    print(f"decoder layer {asdict(shape)}, f16, on {DEFAULT_CONFIG.cores} simulated cores: "
+          "fused against unfused (every fusion switch off)")  # fmt: skip
+    print_fusion_header()
+    rows = []
+    for case in cases:
+        rows.append(compare_fusion(shape, case))
+        print_fusion_case(rows[-1], quick)
+    demo = None if quick else demo_kernel_counts()
+    if demo:
+        print_demo(demo)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"shape": asdict(shape), "targets": FUSION_TARGETS, "cases": rows,
+                       "demo": demo}, f, indent=2)  # fmt: skip
+    bad = [r["case"] for r in rows if not (r["fused"]["match"] and r["unfused"]["match"])]
+    if bad:
+        print(f"layer.py: error: simulated outputs differ from torch eager in: {', '.join(bad)}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    return 0
+
+
 # ----------------------------------------------------------------------- printing
 def print_case(r: dict) -> None:
     c, lay, comp, wall = r["case"], r["layer"], r["compile"], r["wall"]
@@ -493,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help=f"compiles timed per backend, fastest kept ({COMPILE_REPEAT})",
     )
+    parser.add_argument("--fusion", action="store_true",
+                        help="fused against unfused (every fusion switch off), one run")  # fmt: skip
     # Internal: how the bench times one compile in a fresh process.
     parser.add_argument("--compile-only", choices=("spyre", "inductor"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -518,6 +671,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"layer.py: error: cannot write --json {args.json}: {e.strerror}",
                   file=sys.stderr)  # fmt: skip
             return 2
+    if args.fusion:
+        return run_fusion(shape, chosen, args.quick, args.json)
     print(f"decoder layer {asdict(shape)}, f16, on {DEFAULT_CONFIG.cores} simulated cores")
     results = []
     for case in chosen:

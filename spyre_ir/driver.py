@@ -52,6 +52,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("dataflow", "dataflow", (
         "spyre-lower-scatter",
         "spyre-fuse-attention",
+        "spyre-sink-matmul-reshapes",
         "spyre-fold-broadcast-matmul",
         "spyre-decompose-long-rows",
         "spyre-stickify",

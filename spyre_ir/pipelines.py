@@ -37,6 +37,18 @@ PIPELINES: dict[str, list[str]] = {
 }
 
 
+UNFUSED: dict[str, object] = {
+    "fuse_attention": False,
+    "sink_reshapes": False,
+    "fuse_bias": False,
+    "fuse_residual": False,
+    "fuse_scale": False,
+    "fuse_activation": False,
+    "fuse_cast": False,
+}
+"""Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
+
+
 def build_passes(name: str, **options: object) -> list[ModulePass]:
     """The passes of pipeline `name`, each given the options it declares."""
     from xdsl.transforms import get_all_passes
@@ -62,14 +74,19 @@ class _Pipeline(ModulePass):
     """Forced b, m, n, k split of every matmul (spyre-partition-cores)."""
     fuse_attention: bool = True
     """spyre-fuse-attention's switch (false: attention runs unfused)."""
+    sink_reshapes: bool = True
+    """spyre-sink-matmul-reshapes' switch (false: a linear layer's epilogue on 3-D
+    activations runs in kernels of its own)."""
+    fuse_bias: bool = True
+    """spyre-fuse's matmul epilogue switches (false: that kind of op after a matmul
+    runs in a kernel of its own); so are the four below."""
+    fuse_residual: bool = True
+    fuse_scale: bool = True
+    fuse_activation: bool = True
+    fuse_cast: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = {
-            "cores": self.cores,
-            "lx_bytes": self.lx_bytes,
-            "split": self.split,
-            "fuse_attention": self.fuse_attention,
-        }
+        options = {f.name: getattr(self, f.name) for f in fields(self)}
         for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 

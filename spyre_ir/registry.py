@@ -170,6 +170,12 @@ def _compute_in_f16() -> type[ModulePass]:
     return SpyreComputeInF16
 
 
+def _sink_matmul_reshapes() -> type[ModulePass]:
+    from spyre_ir.passes.sink_matmul_reshapes import SpyreSinkMatmulReshapes
+
+    return SpyreSinkMatmulReshapes
+
+
 def _fold_broadcast_matmul() -> type[ModulePass]:
     from spyre_ir.passes.fold_broadcast_matmul import SpyreFoldBroadcastMatmul
 
@@ -220,6 +226,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
+    "spyre-sink-matmul-reshapes": _sink_matmul_reshapes,
     "spyre-fuse-attention": _fuse_attention,
     "spyre-lower-scatter": _lower_scatter,
     "spyre-fuse": _fuse,

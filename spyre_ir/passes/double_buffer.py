@@ -174,7 +174,7 @@ def _candidate(loop: scf.ForOp, load: Operation) -> _Candidate | None:
     return _Candidate(load, alloc, address)
 
 
-def _leading_loads(loop: scf.ForOp) -> list[Operation]:
+def leading_loads(loop: scf.ForOp) -> list[Operation]:
     """The loads that open the loop body, then the all-gathers of their buffers (an A
     tile shared over the ring is prefetched with the slice it is gathered from)."""
     loads: list[Operation] = []
@@ -406,7 +406,7 @@ class SpyreDoubleBuffer(ModulePass):
                 if not isinstance(loop.lb.type, IndexType) or (trips is not None and trips < 2):
                     continue
                 candidates = [
-                    c for load in _leading_loads(loop) if (c := _candidate(loop, load)) is not None
+                    c for load in leading_loads(loop) if (c := _candidate(loop, load)) is not None
                 ]
                 # An all-gather is prefetched only with the slice it gathers.
                 prefetched = {transfer_dest(c.load) for c in candidates}

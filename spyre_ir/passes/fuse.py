@@ -15,18 +15,26 @@ over the cores. Its `dataflow.row_dims` is 1 so that spyre-partition-cores offer
 min(cores, outermost dim) cores.
 
 Reshapes that no group can take stay between groups as free views; rank-0 constants
-are copied into every group that uses them.
+are copied into every group that uses them. A reshape of a value from before a matmul
+group (a residual flattened to the matmul's rows) does not end the group: it moves
+before the group, whose epilogue may then read it.
+
+Each kind of matmul epilogue op has a switch (`EpilogueKind`, options `fuse-bias`,
+`fuse-residual`, `fuse-scale`, `fuse-activation`, `fuse-cast`; default true): an op of
+a kind switched off ends the matmul group and runs in a kernel of its own (or with the
+ops after it).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -53,6 +61,42 @@ def value_bytes(value: SSAValue, shape: Sequence[int]) -> int:
     return n
 
 
+class EpilogueKind(enum.Enum):
+    """What an elementwise op after a matmul is, for the switches that fuse it."""
+
+    BIAS = "bias"
+    """A binary op with a tensor broadcast over the rows (a bias add)."""
+    RESIDUAL = "residual"
+    """A binary op with another tensor of the result's shape (a residual add)."""
+    SCALE = "scale"
+    """A mul or div by a scalar constant."""
+    ACTIVATION = "activation"
+    """A unary op, or a binary op on the epilogue's own values and scalar constants
+    (silu decomposed: neg, exp, add 1, div)."""
+    CAST = "cast"
+    LAYOUT = "layout"
+    """A restickify: read in place, never switched off."""
+
+
+def epilogue_kind(op: Operation, inside: set[SSAValue]) -> EpilogueKind:
+    """The kind of epilogue op `op`; `inside` holds the values the group computes."""
+    if isinstance(op, spyre.RestickifyOp):
+        return EpilogueKind.LAYOUT
+    if isinstance(op, spyre.CastOp):
+        return EpilogueKind.CAST
+    outside = [o for o in op.operands if o not in inside]
+    scalars = [o for o in outside if isinstance(o.owner, Operation) and is_scalar_constant(o.owner)]
+    tensors = [o for o in outside if o not in scalars]
+    if not isinstance(op, spyre.BinaryOp):
+        return EpilogueKind.ACTIVATION
+    if tensors:
+        same = all(row_model.shape(t) == row_model.shape(op.results[0]) for t in tensors)
+        return EpilogueKind.RESIDUAL if same else EpilogueKind.BIAS
+    if scalars and isinstance(op, (spyre.MulOp, spyre.DivOp)):
+        return EpilogueKind.SCALE
+    return EpilogueKind.ACTIVATION
+
+
 @dataclass
 class RowState:
     """A rows candidate's row analysis and the bytes one row of its values needs."""
@@ -70,6 +114,9 @@ class Candidate:
     ops: list[Operation] = field(default_factory=list)
     row_dims: int = 0
     rows: RowState | None = None  # a rows candidate's, to extend it op by op
+    hoisted: list[Operation] = field(default_factory=list)
+    """Reshapes of values from before the group, met while it was open: they move
+    before the group."""
 
     def outputs(self, extra: Operation | None = None) -> list[SSAValue]:
         members = set(self.ops) | ({extra} if extra else set())
@@ -131,6 +178,8 @@ def _anchor(candidate: Candidate) -> Operation | None:
 @dataclass
 class Fuser:
     lx_bytes: int
+    epilogues: frozenset[EpilogueKind] = frozenset(EpilogueKind)
+    """The kinds of matmul epilogue ops that may join a matmul group."""
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -190,6 +239,10 @@ class Fuser:
         if not isinstance(op, row_model.ELEMENTWISE):
             return False
         anchor = _anchor(candidate)
+        if isinstance(anchor, spyre.MatmulOp):
+            inside = {r for o in candidate.ops for r in o.results}
+            if epilogue_kind(op, inside) not in self.epilogues:
+                return False
         folded = folded_operands(anchor)
         epilogue = [o for o in ops if o is not anchor and o not in folded]
         p = candidate.row_dims
@@ -234,11 +287,31 @@ class Fuser:
             if current is not None and self.try_extend(current, op):
                 continue
             if isinstance(op, spyre.ReshapeOp):
-                current = None  # a free view between groups
+                if current is not None and reads_before(current, op.input):
+                    current.hoisted.append(op)
+                else:
+                    current = None  # a free view between groups
                 continue
             current = self.start(op)
             groups.append(current)
         return groups
+
+
+def reads_before(candidate: Candidate, value: SSAValue) -> bool:
+    """`value` exists before matmul group `candidate` starts (a function argument, or a
+    result of an op before its anchor): a reshape of it may move before the group."""
+    anchor = _anchor(candidate)
+    if not isinstance(anchor, spyre.MatmulOp):
+        return False
+    if isinstance(value, BlockArgument):
+        return value.block is anchor.parent
+    owner = value.owner
+    block = anchor.parent
+    return (
+        owner.parent is block
+        and block is not None
+        and block.get_operation_index(owner) < block.get_operation_index(anchor)
+    )
 
 
 def build_group(candidate: Candidate, index: int) -> None:
@@ -262,6 +335,9 @@ def build_group(candidate: Candidate, index: int) -> None:
     # The group stands where its anchor stood: a folded weight transpose may come long
     # before the matmul, ahead of the matmul's other operand.
     first = _anchor(candidate) or candidate.ops[0]
+    for view in candidate.hoisted:
+        view.detach()
+        Rewriter.insert_op(view, InsertPoint.before(first))
     group = dataflow.GroupOp(
         f"{candidate.kind}_{index}",
         inputs,
@@ -302,9 +378,30 @@ class SpyreFuse(ModulePass):
     name = "spyre-fuse"
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    fuse_bias: bool = True
+    """false: a bias add after a matmul runs in a kernel of its own."""
+    fuse_residual: bool = True
+    """false: so does a residual add (any binary op with a tensor of the result's shape)."""
+    fuse_scale: bool = True
+    """false: so does a mul or div by a scalar."""
+    fuse_activation: bool = True
+    """false: so does an activation (unary ops, silu's decomposition)."""
+    fuse_cast: bool = True
+    """false: so does a cast."""
+
+    def epilogues(self) -> frozenset[EpilogueKind]:
+        switches = {
+            EpilogueKind.BIAS: self.fuse_bias,
+            EpilogueKind.RESIDUAL: self.fuse_residual,
+            EpilogueKind.SCALE: self.fuse_scale,
+            EpilogueKind.ACTIVATION: self.fuse_activation,
+            EpilogueKind.CAST: self.fuse_cast,
+            EpilogueKind.LAYOUT: True,
+        }
+        return frozenset(kind for kind, on in switches.items() if on)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes))
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues())
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -1,31 +1,38 @@
 """spyre-tile's matmul kernels: output-stationary tiles per core, a K loop, split-K
 partial sums combined by a ring all-reduce, and the epilogue on the f32 accumulator
-before the store."""
+before the store.
+
+The tiles and loops come from a pure plan (matmul_tiling.py); one emitter per variant
+of it builds the loops. The emitters keep one order, which spyre-double-buffer relies
+on to prefetch: in every loop that streams A or B tiles, their loads (and the ring
+all-gather completing a shared A tile) open the loop body. `check_streamed_loads_lead`
+verifies it on each kernel built."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-)
-from xdsl.ir import SSAValue
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
+from xdsl.ir import Operation, SSAValue
 
-from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
 from spyre_ir.passes import row_model
+from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
-from spyre_ir.passes.partition_cores import (
-    matmul_dims,
-    matmul_of,
+from spyre_ir.passes.matmul_tiling import (
+    MatmulShape,
+    MatmulTiling,
+    MatmulVariant,
+    plan_tiling,
 )
+from spyre_ir.passes.partition_cores import matmul_dims, matmul_of
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
+    KernelShell,
     box_offsets,
     elem_bytes,
     new_kernel,
@@ -34,252 +41,396 @@ from spyre_ir.passes.tile_kernel import (
 )
 
 
+@dataclass
+class MatmulGroup:
+    """A matmul group's parts: the matmul, the operand transposes and restickifies it
+    reads through, and the elementwise epilogue on its result."""
+
+    mm: spyre.MatmulOp
+    folded: dict[SSAValue, Operation]
+    """Operand -> the transpose producing it: the operand is read through `perm` loads."""
+    resticked: dict[SSAValue, SSAValue]
+    """Operand -> the input of the restickify producing it: its loads read those bytes."""
+    epilogue: list[Operation]
+    outputs: list[SSAValue]
+    """The group's yielded values."""
+
+    @staticmethod
+    def of(group: dataflow.GroupOp) -> MatmulGroup:
+        mm = matmul_of(group)
+        ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+        yielded = group.body.block.last_op
+        assert isinstance(yielded, dataflow.YieldOp)
+        if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
+            raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
+        folded = {v: v.owner for v in (mm.lhs, mm.rhs)
+                  if v.owner in ops and swaps_last_two(v.owner)}  # fmt: skip
+        resticked = {v: v.owner.input for v in (mm.lhs, mm.rhs)
+                     if v.owner in ops and isinstance(v.owner, spyre.RestickifyOp)}  # fmt: skip
+        epilogue = [op for op in ops if op is not mm and op not in folded.values()
+                    and not any(r in resticked for r in op.results)]  # fmt: skip
+        return MatmulGroup(mm, folded, resticked, epilogue, list(yielded.values))
+
+    def shape(self) -> MatmulShape:
+        mm = self.mm
+        batch, m, n, k = matmul_dims(mm)
+        elem = elem_bytes(mm.lhs)
+        lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
+        rank = len(spyre.shape_of(mm.result))
+        stackable = (not self.epilogue and rank == 2 and lhs_rank == 2
+                     and self.outputs == [mm.result])  # fmt: skip
+        return MatmulShape(batch, m, n, k, elem, self.epilogue_bytes_per_elem(), rhs_rank > 2,
+                           stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
+
+    def epilogue_bytes_per_elem(self) -> int:
+        """LX bytes per output element of the epilogue's tiles, two slots each (the
+        tiles a loop rewrites alternate, see spyre-double-buffer): each op's result in
+        its own element type (a silu computed in f32 takes 4 bytes a value), and each
+        input of the output's whole shape loaded from LPDDR5 (a residual; a bias row is
+        small)."""
+        out = spyre.shape_of(self.mm.result)
+        inside = {r for op in self.epilogue for r in op.results}
+        results = [r for op in self.epilogue for r in op.results]
+        inputs = {o for op in self.epilogue if not isinstance(op, spyre.RestickifyOp)
+                  for o in op.operands if o not in inside and o is not self.mm.result
+                  and spyre.shape_of(o) == out}  # fmt: skip
+        return sum(2 * elem_bytes(v) for v in [*results, *inputs])
+
+
 def tile_matmul_group(
     group: dataflow.GroupOp, plan: dataflow.MatmulPlanAttr, lx_bytes: int
 ) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
     tile before the store."""
-    mm = matmul_of(group)
-    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
-    yielded = group.body.block.last_op
-    assert isinstance(yielded, dataflow.YieldOp)
-    if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
-        raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
-    batch, m, n, k = matmul_dims(mm)
-    out_shape = spyre.shape_of(mm.result)
-    elem = elem_bytes(mm.lhs)
-    sm, sn, sk = plan.split_mnk
-    # Transposes folded into the matmul: their operand is read through `perm` loads.
-    folded = {v: v.owner for v in (mm.lhs, mm.rhs) if v.owner in ops and swaps_last_two(v.owner)}
-    # Restickifies folded into it (spyre-fuse): its tile loads read their input's bytes.
-    resticked = {v: v.owner.input for v in (mm.lhs, mm.rhs)
-                 if v.owner in ops and isinstance(v.owner, spyre.RestickifyOp)}  # fmt: skip
-    epilogue = [op for op in ops if op is not mm and op not in folded.values()
-                and not any(r in resticked for r in op.results)]  # fmt: skip
+    parts = MatmulGroup.of(group)
+    split = tuple(plan.split_mnk)
     try:
-        mp = cost_model.plan_matmul(batch, m, n, k, elem, card_of(group), plan.cores.data,
-                                    2 * elem * len(epilogue), (sm, sn, sk), lx_bytes,
-                                    len(spyre.shape_of(mm.rhs)) > 2)  # fmt: skip
+        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
-    tm, tn, tk = mp.tm, mp.tn, mp.tk
-    rank = len(out_shape)
-    batch_dims = out_shape[:-2]
-    m_chunks = cost_model.ceil_div(m, tm)
-    m_per = cost_model.ceil_div(batch * m_chunks, sm)
-    n_per = cost_model.ceil_div(cost_model.ceil_div(n, sn), tn)
-    k_per = cost_model.ceil_div(cost_model.ceil_div(k, sk), tk)
-    shell = new_kernel(group, sm * sn * sk, lx_bytes, group.plan)
-    b = shell.body
-    core = shell.kernel.core_id
-    ck, cn, cm = b.rem(core, sk), b.rem(b.div(core, sk), sn), b.div(core, sk * sn)
+    shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)
+    emitter = MatmulEmitter(parts, tiling, shell)
+    emitter.emit()
+    check_streamed_loads_lead(shell.kernel, emitter.streamed_buffers())
+    return shell.kernel
 
-    def memory_of(value: SSAValue) -> SSAValue:
-        if value in resticked:
-            return shell.memory[resticked[value]]
-        return shell.memory[folded[value].input] if value in folded else shell.memory[value]
 
-    lhs_mem, rhs_mem = memory_of(mm.lhs), memory_of(mm.rhs)
-    lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
-    # The two corelets each take half of the tile's columns: their own B tile, f32
-    # accumulator, epilogue and store, sharing the A tile.
-    halves = cost_model.corelets_sharing(tn, card_of(group))
-    th = tn // halves
-    # A matmul walking K may compute its last K step in row blocks, each finished
-    # (epilogue) and stored as soon as it is done (the planner's `row_blocks`): the A
-    # tile, the accumulators and the epilogue tiles are kept as that many row blocks.
-    blocks = mp.row_blocks
-    rows_per_block = tm // blocks
-    a_bufs = [b.alloc([1] * (lhs_rank - 2) + [rows_per_block, tk], spyre.element_of(mm.lhs))
-              for _ in range(blocks)]  # fmt: skip
-    a_buf = a_bufs[0]
-    b_bufs = [b.alloc([1] * (rhs_rank - 2) + [tk, th], spyre.element_of(mm.rhs))
-              for _ in range(halves)]  # fmt: skip
-    # Split-K with one K step per output tile and no epilogue: the cores of a K group
-    # each store tm / sk rows of the reduced tile, so the tile is computed stacked as
-    # [sk, tm / sk, th] (the resident A tile reshaped once) and a core stores its slot.
-    stacked = (k_per == 1 and sk > 1 and not epilogue and rank == 2 and lhs_rank == 2
-               and list(yielded.values) == [mm.result])  # fmt: skip
-    rows_per_core = tm // sk
-    acc_shape = [sk, rows_per_core, th] if stacked else [1] * (rank - 2) + [tm, th]
-    if blocks > 1:
-        acc_shape = [1] * (rank - 2) + [rows_per_block, th]
-    # Block by block, half by half: spyre.full picks the corelets in turn, so half h's
-    # accumulators land on corelet h (one half: its row blocks take turns).
-    block_accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(halves)]
-                  for _ in range(blocks)]  # fmt: skip
-    accs = [acc for row in block_accs for acc in row]
-    share_a = mp.shares_a and lhs_rank == 2 and mm.lhs not in folded
-    a_parts = [b.alloc([rows_per_block // sn, tk], spyre.element_of(mm.lhs))
-               for _ in range(blocks)] if share_a else []  # fmt: skip
+class Epilogue:
+    """The epilogue hook: the group's elementwise ops on the cast output tile, per row
+    block and corelet half, with their own LX tiles and their inputs' loads."""
 
-    ep_outputs = list(yielded.values)
-    analysis = row_model.analyse(epilogue, ep_outputs, rank, whole_rows=False) if epilogue \
-        else row_model.RowAnalysis(rank, out_shape, {mm.result: tuple(range(rank))})  # fmt: skip
-    analysis.axes.setdefault(mm.result, tuple(range(rank)))
-    extents = [1] * (rank - 2) + [rows_per_block, th]
-    values = list(dict.fromkeys([mm.result, *(o for op in epilogue for o in op.operands),
-                                 *(r for op in epilogue for r in op.results)]))  # fmt: skip
-    # The epilogue's tiles, per row block and half.
-    block_buffers: list[list[dict[SSAValue, SSAValue]]] = []
-    for _ in range(0 if stacked else blocks):  # stacked tiles have their own (below)
-        block_buffers.append([])
-        for _ in range(halves):
-            half: dict[SSAValue, SSAValue] = {}
-            for v in values:
-                if isinstance(v.owner, spyre.RestickifyOp):
-                    half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
-                else:
-                    half[v] = b.alloc(analysis.tile_shape(v, extents), spyre.element_of(v))
-            block_buffers[-1].append(half)
+    def __init__(self, parts: MatmulGroup, tiling: MatmulTiling, b: BodyBuilder,
+                 memory: dict[SSAValue, SSAValue]) -> None:  # fmt: skip
+        mm = parts.mm
+        rank = len(spyre.shape_of(mm.result))
+        self.ops = parts.epilogue
+        self.memory = memory
+        self.result = mm.result
+        if self.ops:
+            self.analysis = row_model.analyse(self.ops, parts.outputs, rank, whole_rows=False)
+        else:
+            self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
+                                                  {mm.result: tuple(range(rank))})  # fmt: skip
+        self.analysis.axes.setdefault(mm.result, tuple(range(rank)))
+        self.inputs = list(dict.fromkeys(
+            operand for op in self.ops for operand in op.operands
+            if operand in memory and operand is not mm.result))  # fmt: skip
+        """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
+        a restickify, whose result shares its tile: the load changes the layout)."""
+        self.extents = [1] * (rank - 2) + [tiling.rows_per_block, tiling.th]
+        values = list(dict.fromkeys([mm.result, *(o for op in self.ops for o in op.operands),
+                                     *(r for op in self.ops for r in op.results)]))  # fmt: skip
+        # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).
+        self.buffers: list[list[dict[SSAValue, SSAValue]]] = []
+        blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
+        for _ in range(blocks):
+            self.buffers.append([])
+            for _ in range(tiling.halves):
+                half: dict[SSAValue, SSAValue] = {}
+                for v in values:
+                    if isinstance(v.owner, spyre.RestickifyOp):
+                        half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+                    else:
+                        half[v] = b.alloc(self.analysis.tile_shape(v, self.extents),
+                                          spyre.element_of(v))  # fmt: skip
+                self.buffers[-1].append(half)
 
-    mi, lb = b.loop(m_per)
-    item = lb.add(lb.mul(cm, m_per), mi)
-    m0 = lb.mul(lb.rem(item, m_chunks), tm)
-    batch_index = split_index(lb, lb.div(item, m_chunks), batch_dims) if batch_dims else []
-    a_batch = batch_index[len(batch_index) - (lhs_rank - 2) :] if lhs_rank > 2 else []
-    b_batch = batch_index[len(batch_index) - (rhs_rank - 2) :] if rhs_rank > 2 else []
+    def output_tile(self, j: int, h: int) -> SSAValue:
+        """Where the cast puts row block j, half h of the matmul's result."""
+        return self.buffers[j][h][self.result]
 
-    def load_a(kb: BodyBuilder, k0: SSAValue) -> None:
-        lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(a_batch, spyre.shape_of(mm.lhs))]
-        for j in range(blocks):
-            top = block_top(kb, j)
-            if share_a:
-                # Each core of an N group loads its slice of the A block; the ring
-                # completes it.
-                rows = rows_per_block // sn
-                kb.emit(dataflow.LoadOp(lhs_mem, [kb.add(top, kb.mul(cn, rows)), k0],
-                                        a_parts[j], pad=0.0))  # fmt: skip
-            else:
-                kb.emit(transposed_load(lhs_mem, [*lhs_b, top, k0], a_bufs[j],
-                                        mm.lhs in folded))  # fmt: skip
+    def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
+        """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
+        for h, at in enumerate(row_offsets):
+            for operand in self.inputs:
+                offsets = box_offsets(fb, operand, self.analysis.axes.get(operand, ()), at)
+                fb.emit(dataflow.LoadOp(self.memory[operand], offsets,
+                                        self.buffers[j][h][operand]))  # fmt: skip
 
-    def block_top(kb: BodyBuilder, j: int) -> SSAValue:
-        """The first row of row block j."""
-        return m0 if blocks == 1 else kb.add(m0, j * rows_per_block)
+    def apply(self, fb: BodyBuilder, j: int, h: int) -> None:
+        tiles = self.buffers[j][h]
+        for op in self.ops:
+            if not isinstance(op, spyre.RestickifyOp):
+                fb.compute(op, [tiles[o] for o in op.operands], [tiles[r] for r in op.results])
 
-    def gather_a(kb: BodyBuilder) -> None:
-        for part, full in zip(a_parts, a_bufs):
-            kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
 
-    def load_b(kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
-               which: Sequence[int] = range(halves)) -> None:  # fmt: skip
-        rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(b_batch, spyre.shape_of(mm.rhs))]
-        for h in which:
-            kb.emit(transposed_load(rhs_mem, [*rhs_b, k0, n_half[h]], b_bufs[h],
-                                    mm.rhs in folded))  # fmt: skip
+class MatmulEmitter:
+    """Builds one matmul kernel's body for its tiling: the buffers, then the M loop
+    and the variant's loops inside it."""
 
-    def load_epilogue_inputs(fb: BodyBuilder, j: int) -> None:
-        """The epilogue's inputs from LPDDR5 for row block j. They are issued before
-        any block's stores, which wait for the epilogue: the load/store unit issues in
-        order, so a load behind a store would pay the LPDDR5 latency once more."""
-        inputs = [operand for op in epilogue if not isinstance(op, spyre.RestickifyOp)
-                  for operand in op.operands
-                  if operand in shell.memory and operand is not mm.result]  # fmt: skip
-        if not inputs:
-            return
-        top = block_top(fb, j)
-        for h in range(halves):
-            row_offsets = [*batch_index, top, n_half[h]]
-            for operand in inputs:
-                offsets = box_offsets(fb, operand, analysis.axes.get(operand, ()), row_offsets)
-                fb.emit(dataflow.LoadOp(shell.memory[operand], offsets,
-                                        block_buffers[j][h][operand]))  # fmt: skip
+    def __init__(self, parts: MatmulGroup, tiling: MatmulTiling, shell: KernelShell) -> None:
+        self.parts, self.t, self.shell = parts, tiling, shell
+        mm, t, b = parts.mm, tiling, shell.body
+        sm, sn, sk = t.split
+        core = shell.kernel.core_id
+        self.ck, self.cn, self.cm = (
+            b.rem(core, sk),
+            b.rem(b.div(core, sk), sn),
+            b.div(core, sk * sn),
+        )
+        self.lhs_mem, self.rhs_mem = self.memory_of(mm.lhs), self.memory_of(mm.rhs)
+        self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
+        self.rank = len(spyre.shape_of(mm.result))
+        lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
+        blocks, rows = t.row_blocks, t.rows_per_block
+        self.a_bufs = [b.alloc([1] * (self.lhs_rank - 2) + [rows, t.tk], lhs_el)
+                       for _ in range(blocks)]  # fmt: skip
+        # The two corelets each take half of the tile's columns: their own B tile, f32
+        # accumulator, epilogue and store, sharing the A tile.
+        self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
+                       for _ in range(t.halves)]  # fmt: skip
+        if t.variant is MatmulVariant.SPLIT_K:
+            acc_shape = [sk, t.rows_per_core, t.th]
+        else:
+            acc_shape = [1] * (self.rank - 2) + [rows, t.th]
+        # Block by block, half by half: spyre.full picks the corelets in turn, so half
+        # h's accumulators land on corelet h (one half: its row blocks take turns).
+        self.block_accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(t.halves)]
+                           for _ in range(blocks)]  # fmt: skip
+        self.a_parts = [b.alloc([rows // sn, t.tk], lhs_el)
+                        for _ in range(blocks)] if t.shares_a else []  # fmt: skip
+        self.epilogue = Epilogue(parts, t, b, shell.memory)
 
-    def finish(fb: BodyBuilder, j: int, load_inputs: bool = False) -> None:
-        """Row block j of the output tile: its split-K all-reduce, cast, epilogue
-        (`load_inputs`: after loading its inputs) and stores."""
-        buffers = block_buffers[j]
-        for h in range(halves):
-            if sk > 1:
-                fb.emit(dataflow.RingAllreduceOp(block_accs[j][h], "add", sk))
-            fb.compute_named("spyre.cast", [block_accs[j][h]], [buffers[h][mm.result]])
-        if load_inputs:
-            load_epilogue_inputs(fb, j)
-        top = block_top(fb, j)
-        for h in range(halves):
-            row_offsets = [*batch_index, top, n_half[h]]
-            for op in epilogue:
-                if not isinstance(op, spyre.RestickifyOp):
-                    fb.compute(op, [buffers[h][o] for o in op.operands],
-                               [buffers[h][r] for r in op.results])  # fmt: skip
-            for value in ep_outputs:
-                tile, at = buffers[h][value], row_offsets
-                if sk > 1 and analysis.axes[value] == tuple(range(rank)) and \
-                        list(analysis.tile_shape(value, extents)) == extents:  # fmt: skip
-                    # The cores of a K group hold the same reduced tile: each stores
-                    # its tm / sk rows, picked from the tile reshaped to
-                    # [sk, .., tm / sk, th].
-                    rows = tm // sk
-                    split = b.alloc([sk, *extents[:-2], rows, th], spyre.element_of(value))
-                    fb.compute_named("spyre.reshape", [tile], [split])
-                    tile = fb.emit(dataflow.SlotOp(split, ck)).results[0]
-                    at = [*batch_index, fb.add(m0, fb.mul(ck, rows)), n_half[h]]
-                offsets = box_offsets(fb, value, analysis.axes[value], at)
-                fb.emit(dataflow.StoreOp(tile, shell.memory[value], offsets))
+    def memory_of(self, value: SSAValue) -> SSAValue:
+        p, memory = self.parts, self.shell.memory
+        if value in p.resticked:
+            return memory[p.resticked[value]]
+        return memory[p.folded[value].input] if value in p.folded else memory[value]
 
-    def zero_accumulators(nb: BodyBuilder) -> None:
-        for acc in accs:
-            nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
+    def streamed_buffers(self) -> set[SSAValue]:
+        """The LX buffers of the tiles a loop streams, which spyre-double-buffer
+        prefetches: B tiles, and A tiles in a K loop. (PLAIN's A tile is loaded once
+        per M tile, after the `remui` of its address, which is not side-effect free
+        for xDSL: that load is not prefetched.)"""
+        in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
+        a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
+        return {*a_tiles, *self.b_bufs}
 
-    # Loads first in each loop body, so spyre-double-buffer can prefetch them all.
-    resident = k_per == 1
-    a_operand = a_buf
-    if resident:
-        # One K step per output tile: the A tile is the same for every N tile of this
-        # M tile, so it is loaded once, and the N loop streams B tiles.
-        k0 = lb.mul(ck, tk)
-        load_a(lb, k0)
-        gather_a(lb)
-        if stacked:
-            a_rows = b.alloc([sk, rows_per_core, tk], spyre.element_of(mm.lhs))
-            lb.compute_named("spyre.reshape", [a_buf], [a_rows])
-            a_operand = a_rows
-    nj, nb = lb.loop(n_per)
-    n0 = nb.add(nb.mul(cn, n_per * tn), nb.mul(nj, tn))
-    n_half = [nb.add(n0, h * th) for h in range(halves)]
-    if resident:
-        load_b(nb, k0, n_half)
-        zero_accumulators(nb)
-        kb = nb
-    else:
-        zero_accumulators(nb)
-        kk, kb = nb.loop(k_per)
-        k0 = kb.add(kb.mul(ck, k_per * tk), kb.mul(kk, tk))
-        load_a(kb, k0)
-        load_b(kb, k0, n_half, [0])
+    # --- the M loop and the variants --------------------------------------------------
+
+    def emit(self) -> None:
+        t, b = self.t, self.shell.body
+        mi, lb = b.loop(t.m_per)
+        item = lb.add(lb.mul(self.cm, t.m_per), mi)
+        self.m0 = lb.mul(lb.rem(item, t.m_chunks), t.tm)
+        batch_dims = spyre.shape_of(self.parts.mm.result)[:-2]
+        self.batch_index = split_index(lb, lb.div(item, t.m_chunks), batch_dims) \
+            if batch_dims else []  # fmt: skip
+        n = len(self.batch_index)
+        self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
+        self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
+        VARIANTS[t.variant](self, lb)
+
+    def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
+        """The N loop: its iv, body and the first column of each half tile."""
+        t = self.t
+        nj, nb = lb.loop(t.n_per)
+        n0 = nb.add(nb.mul(self.cn, t.n_per * t.tn), nb.mul(nj, t.tn))
+        return nj, nb, [nb.add(n0, h * t.th) for h in range(t.halves)]
+
+    def emit_plain(self, lb: BodyBuilder) -> None:
+        """One K step per output tile: the A tile is the same for every N tile of this
+        M tile, so it is loaded once, and the N loop streams B tiles."""
+        k0 = lb.mul(self.ck, self.t.tk)
+        self.load_a(lb, k0)
+        self.gather_a(lb)
+        _, nb, n_half = self.n_loop(lb)
+        self.load_b(nb, k0, n_half)
+        self.zero_accumulators(nb)
+        self.multiply(nb, self.a_bufs[0])
+        self.finish(nb, 0, n_half, load_inputs=True)
+
+    def emit_split_k(self, lb: BodyBuilder) -> None:
+        """PLAIN on stacked [sk, tm / sk, th] tiles (the resident A tile reshaped once),
+        each core of a K group storing its slot."""
+        t = self.t
+        sk = t.split[2]
+        k0 = lb.mul(self.ck, t.tk)
+        self.load_a(lb, k0)
+        self.gather_a(lb)
+        a_rows = self.shell.body.alloc([sk, t.rows_per_core, t.tk],
+                                       spyre.element_of(self.parts.mm.lhs))  # fmt: skip
+        lb.compute_named("spyre.reshape", [self.a_bufs[0]], [a_rows])
+        nj, nb, n_half = self.n_loop(lb)
+        self.load_b(nb, k0, n_half)
+        self.zero_accumulators(nb)
+        accs = self.block_accs[0]
+        self.multiply(nb, a_rows)
+        store_stacked(nb, lb, nj, accs, self.shell.memory[self.parts.mm.result], sk,
+                      (self.cn, self.ck, self.m0), (t.n_per, t.tn, t.th),
+                      t.rows_per_core)  # fmt: skip
+
+    def k_loop(self, nb: BodyBuilder, n_half: list[SSAValue]) -> tuple[SSAValue, BodyBuilder]:
+        """The K loop, opened by its A and B tile loads."""
+        t = self.t
+        kk, kb = nb.loop(t.k_per)
+        k0 = kb.add(kb.mul(self.ck, t.k_per * t.tk), kb.mul(kk, t.tk))
+        self.load_a(kb, k0)
+        self.load_b(kb, k0, n_half, [0])
         # The all-gather right after the first corelet's B tile: a push of the LS unit
         # carries the landing of every move issued before it, so that corelet's matmul
         # then waits for its own B tile, not for the other corelet's too.
-        gather_a(kb)
-        load_b(kb, k0, n_half, range(1, halves))
-        if blocks > 1:
-            more = kb.emit(arith.CmpiOp(kk, kb.const(k_per - 1), "ult")).results[0]
-            steps, last = kb.branch(more)
-            for h in range(halves):
-                for j in range(blocks):
-                    steps.compute(mm, [a_bufs[j], b_bufs[h]], [block_accs[j][h]],
-                                  accumulate=True)  # fmt: skip
-            # The last step block by block, so the first blocks' stores stream to
-            # LPDDR5 while the PE arrays still compute the others (the whole tile's
-            # last matmul would leave LPDDR5 idle meanwhile).
-            for j in range(blocks):
-                load_epilogue_inputs(last, j)
-            for j in range(blocks):
-                for h in range(halves):
-                    last.compute(mm, [a_bufs[j], b_bufs[h]], [block_accs[j][h]],
-                                 accumulate=True)  # fmt: skip
-                finish(last, j)
-            return shell.kernel
-    for h in range(halves):
-        kb.compute(mm, [a_operand, b_bufs[h]], [accs[h]], accumulate=True)
-    if stacked:
-        store_stacked(nb, lb, nj, accs, shell.memory[mm.result], sk, (cn, ck, m0),
-                      (n_per, tn, th), rows_per_core)  # fmt: skip
-        return shell.kernel
-    finish(nb, 0, load_inputs=True)
-    return shell.kernel
+        self.gather_a(kb)
+        self.load_b(kb, k0, n_half, range(1, t.halves))
+        return kk, kb
+
+    def emit_k_loop(self, lb: BodyBuilder) -> None:
+        _, nb, n_half = self.n_loop(lb)
+        self.zero_accumulators(nb)
+        _, kb = self.k_loop(nb, n_half)
+        self.multiply(kb, self.a_bufs[0])
+        self.finish(nb, 0, n_half, load_inputs=True)
+
+    def emit_row_blocked(self, lb: BodyBuilder) -> None:
+        """The last K step block by block, so the first blocks' stores stream to LPDDR5
+        while the PE arrays still compute the others (the whole tile's last matmul
+        would leave LPDDR5 idle meanwhile)."""
+        t, mm = self.t, self.parts.mm
+        _, nb, n_half = self.n_loop(lb)
+        self.zero_accumulators(nb)
+        kk, kb = self.k_loop(nb, n_half)
+        more = kb.emit(arith.CmpiOp(kk, kb.const(t.k_per - 1), "ult")).results[0]
+        steps, last = kb.branch(more)
+        for h in range(t.halves):
+            for j in range(t.row_blocks):
+                steps.compute(mm, [self.a_bufs[j], self.b_bufs[h]], [self.block_accs[j][h]],
+                              accumulate=True)  # fmt: skip
+        for j in range(t.row_blocks if self.epilogue.inputs else 0):
+            self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
+        for j in range(t.row_blocks):
+            for h in range(t.halves):
+                last.compute(mm, [self.a_bufs[j], self.b_bufs[h]], [self.block_accs[j][h]],
+                             accumulate=True)  # fmt: skip
+            self.finish(last, j, n_half)
+
+    # --- the steps the variants share -------------------------------------------------
+
+    def block_top(self, kb: BodyBuilder, j: int) -> SSAValue:
+        """The first row of row block j."""
+        return self.m0 if self.t.row_blocks == 1 else kb.add(self.m0, j * self.t.rows_per_block)
+
+    def row_offsets(self, fb: BodyBuilder, j: int, n_half: list[SSAValue]) -> list[list[SSAValue]]:
+        """Per half, the output offsets of row block j."""
+        top = self.block_top(fb, j)
+        return [[*self.batch_index, top, n_half[h]] for h in range(self.t.halves)]
+
+    def load_a(self, kb: BodyBuilder, k0: SSAValue) -> None:
+        mm, t = self.parts.mm, self.t
+        lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.a_batch, spyre.shape_of(mm.lhs))]
+        for j in range(t.row_blocks):
+            top = self.block_top(kb, j)
+            if t.shares_a:
+                # Each core of an N group loads its slice of the A block; the ring
+                # completes it.
+                rows = t.rows_per_block // t.split[1]
+                kb.emit(dataflow.LoadOp(self.lhs_mem, [kb.add(top, kb.mul(self.cn, rows)), k0],
+                                        self.a_parts[j], pad=0.0))  # fmt: skip
+            else:
+                kb.emit(transposed_load(self.lhs_mem, [*lhs_b, top, k0], self.a_bufs[j],
+                                        mm.lhs in self.parts.folded))  # fmt: skip
+
+    def gather_a(self, kb: BodyBuilder) -> None:
+        sm, sn, sk = self.t.split
+        for part, full in zip(self.a_parts, self.a_bufs):
+            kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
+
+    def load_b(self, kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
+               which: Sequence[int] | None = None) -> None:  # fmt: skip
+        mm = self.parts.mm
+        rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.b_batch, spyre.shape_of(mm.rhs))]
+        for h in range(self.t.halves) if which is None else which:
+            kb.emit(transposed_load(self.rhs_mem, [*rhs_b, k0, n_half[h]], self.b_bufs[h],
+                                    mm.rhs in self.parts.folded))  # fmt: skip
+
+    def zero_accumulators(self, nb: BodyBuilder) -> None:
+        for acc in [acc for row in self.block_accs for acc in row]:
+            nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
+
+    def multiply(self, kb: BodyBuilder, a_tile: SSAValue) -> None:
+        for h in range(self.t.halves):
+            kb.compute(self.parts.mm, [a_tile, self.b_bufs[h]], [self.block_accs[0][h]],
+                       accumulate=True)  # fmt: skip
+
+    def finish(self, fb: BodyBuilder, j: int, n_half: list[SSAValue],
+               load_inputs: bool = False) -> None:  # fmt: skip
+        """Row block j of the output tile: its split-K all-reduce, cast, epilogue
+        (`load_inputs`: after loading its inputs; they are issued before any block's
+        stores, which wait for the epilogue: the load/store unit issues in order, so a
+        load behind a store would pay the LPDDR5 latency once more) and stores."""
+        t, ep = self.t, self.epilogue
+        sk = t.split[2]
+        for h in range(t.halves):
+            if sk > 1:
+                fb.emit(dataflow.RingAllreduceOp(self.block_accs[j][h], "add", sk))
+            fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
+        if load_inputs and ep.inputs:
+            ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))
+        for h, at in enumerate(self.row_offsets(fb, j, n_half)):
+            ep.apply(fb, j, h)
+            for value in self.parts.outputs:
+                self.store(fb, ep.buffers[j][h][value], value, at)
+
+    def store(self, fb: BodyBuilder, tile: SSAValue, value: SSAValue, at: list[SSAValue]) -> None:
+        t, ep = self.t, self.epilogue
+        sk = t.split[2]
+        axes = ep.analysis.axes[value]
+        if sk > 1 and axes == tuple(range(self.rank)) and \
+                list(ep.analysis.tile_shape(value, ep.extents)) == ep.extents:  # fmt: skip
+            # The cores of a K group hold the same reduced tile: each stores its tm / sk
+            # rows, picked from the tile reshaped to [sk, .., tm / sk, th].
+            rows = t.tm // sk
+            split = self.shell.body.alloc([sk, *ep.extents[:-2], rows, t.th],
+                                          spyre.element_of(value))  # fmt: skip
+            fb.compute_named("spyre.reshape", [tile], [split])
+            tile = fb.emit(dataflow.SlotOp(split, self.ck)).results[0]
+            at = [*self.batch_index, fb.add(self.m0, fb.mul(self.ck, rows)), at[-1]]
+        offsets = box_offsets(fb, value, axes, at)
+        fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], offsets))
+
+
+VARIANTS: dict[MatmulVariant, Callable[[MatmulEmitter, BodyBuilder], None]] = {
+    MatmulVariant.PLAIN: MatmulEmitter.emit_plain,
+    MatmulVariant.SPLIT_K: MatmulEmitter.emit_split_k,
+    MatmulVariant.K_LOOP: MatmulEmitter.emit_k_loop,
+    MatmulVariant.ROW_BLOCKED: MatmulEmitter.emit_row_blocked,
+}
+
+
+def check_streamed_loads_lead(kernel: dataflow.KernelOp, streamed: set[SSAValue]) -> None:
+    """The op-order contract with spyre-double-buffer: every load of an A or B tile
+    (`streamed`), and every all-gather completing one, is among the leading loads of
+    the loop it sits in, so that the pass can prefetch it."""
+    for loop in [op for op in kernel.walk() if isinstance(op, scf.ForOp)]:
+        leading = set(leading_loads(loop))
+        for op in loop.body.block.ops:
+            fills = op.dest if isinstance(op, dataflow.LoadOp) else \
+                op.full if isinstance(op, dataflow.RingAllgatherBase) else None  # fmt: skip
+            if fills in streamed and op not in leading:
+                raise located_error(kernel, f"spyre-tile: kernel @{kernel.sym_name.data}: "
+                                            f"'{op.name}' of a streamed tile does not open "
+                                            "its loop body; spyre-double-buffer could not "
+                                            "prefetch it")  # fmt: skip
 
 
 def store_stacked(nb: BodyBuilder, lb: BodyBuilder, nj: SSAValue, accs: Sequence[SSAValue],

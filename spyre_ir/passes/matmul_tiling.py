@@ -1,0 +1,128 @@
+"""The tiling plan of one matmul kernel, as a pure object: from the matmul's shapes, its
+core split, element size, the LX budget and the card, the tile sizes, each core's share
+of the tiles, the loop structure (which variant spyre-tile emits), split-K and row
+blocking. No IR is read or built here; tile_matmul.py emits the plan's kernel."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from spyre_ir import cost_model
+from spyre_ir.hardware import SpyreConfig
+
+
+class MatmulVariant(enum.Enum):
+    """The loop structure of a matmul kernel (one emitter each in tile_matmul.py)."""
+
+    PLAIN = "plain"
+    """One K step per output tile: the A tile is loaded once per M tile and the N loop
+    streams B tiles."""
+    SPLIT_K = "split-k"
+    """PLAIN with the K steps split over the cores and no epilogue: the reduced tile
+    is computed stacked as [sk, tm / sk, tn] and each core of a K group stores its
+    row block of it."""
+    K_LOOP = "k-loop"
+    """A K loop inside the N loop; the tile is finished after it."""
+    ROW_BLOCKED = "row-blocked"
+    """K_LOOP whose last K step computes, finishes and stores the tile in row blocks,
+    so stores stream to LPDDR5 while the PE arrays compute the other blocks."""
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    """What the plan is computed from, besides the card."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    elem_bytes: int
+    epilogue_bytes_per_elem: int = 0
+    """LX bytes per output element the epilogue's tiles take (the planner's budget)."""
+    rhs_batched: bool = False
+    stackable: bool = False
+    """The group allows SPLIT_K's stacked tile: 2-D, no epilogue, the matmul's result
+    its only output."""
+    a_shareable: bool = True
+    """The A tile may be loaded in slices and all-gathered (a 2-D, untransposed A)."""
+
+
+@dataclass(frozen=True)
+class MatmulTiling:
+    """Tiles and loops of one matmul kernel (see `plan_tiling`)."""
+
+    shape: MatmulShape
+    split: tuple[int, int, int]
+    """Cores along M (of batch x M tiles), N and K."""
+    tm: int
+    tn: int
+    tk: int
+    halves: int
+    """Corelets sharing a tile's columns: each has tn / halves of them."""
+    row_blocks: int
+    shares_a: bool
+    """The cores of an N group each load 1 / split_n of the A tile and all-gather it."""
+
+    @property
+    def cores(self) -> int:
+        sm, sn, sk = self.split
+        return sm * sn * sk
+
+    @property
+    def th(self) -> int:
+        """Columns of one corelet's half tile."""
+        return self.tn // self.halves
+
+    @property
+    def rows_per_block(self) -> int:
+        return self.tm // self.row_blocks
+
+    @property
+    def m_chunks(self) -> int:
+        """M tiles of one batch."""
+        return cost_model.ceil_div(self.shape.m, self.tm)
+
+    @property
+    def m_per(self) -> int:
+        """(batch, M) tiles per core of the M split."""
+        return cost_model.ceil_div(self.shape.batch * self.m_chunks, self.split[0])
+
+    @property
+    def n_per(self) -> int:
+        """N tiles per core of the N split."""
+        return cost_model.ceil_div(cost_model.ceil_div(self.shape.n, self.split[1]), self.tn)
+
+    @property
+    def k_per(self) -> int:
+        """K steps per core of the K split."""
+        return cost_model.ceil_div(cost_model.ceil_div(self.shape.k, self.split[2]), self.tk)
+
+    @property
+    def rows_per_core(self) -> int:
+        """Rows of a reduced tile each core of a K group stores."""
+        return self.tm // self.split[2]
+
+    @property
+    def variant(self) -> MatmulVariant:
+        if self.k_per == 1:
+            stacked = self.split[2] > 1 and self.shape.stackable
+            return MatmulVariant.SPLIT_K if stacked else MatmulVariant.PLAIN
+        return MatmulVariant.ROW_BLOCKED if self.row_blocks > 1 else MatmulVariant.K_LOOP
+
+
+def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
+                split: tuple[int, int, int], lx_bytes: int) -> MatmulTiling:  # fmt: skip
+    """The cost model's tiles for `shape` on `split` within `lx_bytes`; raises
+    ValueError when none fits."""
+    s = shape
+    mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
+                                s.epilogue_bytes_per_elem, split, lx_bytes,
+                                s.rhs_batched)  # fmt: skip
+    tiling = MatmulTiling(
+        shape, split, mp.tm, mp.tn, mp.tk, cost_model.corelets_sharing(mp.tn, config),
+        mp.row_blocks, mp.shares_a and s.a_shareable,
+    )  # fmt: skip
+    # Row blocks pay off only in a K loop's last step (the planner's `row_blocks`).
+    assert tiling.row_blocks == 1 or tiling.k_per > 1, tiling
+    return tiling

@@ -1,0 +1,94 @@
+"""Matmul epilogues fused into the matmul kernel (spyre-fuse's switches, and
+spyre-sink-matmul-reshapes for linear layers on 3-D activations): each kind, fused and
+switched off, lowered to L2 and run by the L2 interpreter, matches the L1 interpreter;
+fused, the matmul and its epilogue are one kernel."""
+
+from __future__ import annotations
+
+import capture
+import numpy as np
+import pytest
+import torch
+from test_dataflow_differential import lowered_matches
+from test_sim_engine import parse
+from torch import nn
+
+from spyre_ir.pipelines import UNFUSED
+
+MATMUL = "%p = spyre.matmul %a, %b : tensor<67x96xf32>, tensor<96x130xf32> -> tensor<67x130xf32>"
+ARGS = "%a: tensor<67x96xf32>, %b: tensor<96x130xf32>"
+# kind -> (extra arguments, epilogue ops ending in %r, its switch)
+EPILOGUES = {
+    "bias": (", %c: tensor<130xf32>",
+             "%r = spyre.add %p, %c : tensor<67x130xf32>, tensor<130xf32> -> tensor<67x130xf32>",
+             "fuse_bias"),
+    "residual": (", %x: tensor<67x130xf32>",
+                 "%r = spyre.add %x, %p : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>",
+                 "fuse_residual"),
+    "scale": ("", """%s = spyre.full {value = 0.125 : f64} : tensor<f32>
+  %r = spyre.mul %p, %s : tensor<67x130xf32>, tensor<f32> -> tensor<67x130xf32>""", "fuse_scale"),
+    "gelu": ("", "%r = spyre.gelu %p : tensor<67x130xf32> -> tensor<67x130xf32>", "fuse_activation"),
+    "silu": ("", """%n = spyre.neg %p : tensor<67x130xf32> -> tensor<67x130xf32>
+  %e = spyre.exp %n : tensor<67x130xf32> -> tensor<67x130xf32>
+  %one = spyre.full {value = 1.0 : f64} : tensor<f32>
+  %d = spyre.add %e, %one : tensor<67x130xf32>, tensor<f32> -> tensor<67x130xf32>
+  %r = spyre.div %p, %d : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>""",
+             "fuse_activation"),
+    "cast": ("", "%r = spyre.cast %p : tensor<67x130xf32> -> tensor<67x130xf16>", "fuse_cast"),
+}  # fmt: skip
+
+
+def module_of(kind: str):
+    extra, ops, _ = EPILOGUES[kind]
+    out = "tensor<67x130xf16>" if kind == "cast" else "tensor<67x130xf32>"
+    return parse(f"""
+func.func @main({ARGS}{extra}) -> {out} {{
+  {MATMUL}
+  {ops}
+  func.return %r : {out}
+}}""")
+
+
+def inputs_of(module) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    (fn,) = module.body.block.ops
+    return [rng.standard_normal([int(d) for d in a.type.get_shape()]).astype(np.float32)
+            for a in fn.body.block.args]  # fmt: skip
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "off"])
+@pytest.mark.parametrize("kind", EPILOGUES)
+def test_epilogue_matches_l1(kind: str, fused: bool) -> None:
+    module = module_of(kind)
+    switch = EPILOGUES[kind][2]
+    # An f16 result: one f16 ulp where the f32 sums round to either side.
+    tol = 1e-2 if kind == "cast" else 1e-5
+    kernels = lowered_matches(module, inputs_of(module), tol, **({} if fused else {switch: False}))
+    assert len(kernels) == (1 if fused else 2)
+
+
+class Linear3d(nn.Module):
+    """nn.Linear on [b, s, d] with a bias, then silu and a residual add."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(96, 96)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + nn.functional.silu(self.proj(x))
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_linear_layer_epilogue_on_3d_activations(fused: bool) -> None:
+    x = torch.randn(2, 33, 96, generator=torch.Generator().manual_seed(1))
+    ((module, inputs),) = capture.capture(Linear3d(), (x,))
+    kernels = lowered_matches(module, inputs, 1e-5, **({} if fused else UNFUSED))
+    matmul = [k for k in kernels if k.sym_name.data.startswith("matmul")]
+    assert len(matmul) == 1
+    if fused:
+        # Bias, silu and the residual run in the matmul's kernel; what is left is
+        # layout (the 3-D input and output's own stick layouts).
+        body = {op.properties["kind"].data for op in matmul[0].walk() if "kind" in op.properties}
+        assert {"spyre.add", "spyre.exp", "spyre.div"} <= body
+    assert len(kernels) < 4 if fused else len(kernels) >= 3
