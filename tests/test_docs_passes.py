@@ -135,7 +135,8 @@ def test_examples_were_found() -> None:
     ]
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"line{e.line}")
+# Fixed-width ids, so that `-k line00123` selects one example, not every line123*.
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"line{e.line:05d}")
 def test_example_runs_and_shows_real_output(example: Example, tmp_path: Path) -> None:
     assert SPYRE_OPT.exists(), "spyre-opt is installed with the package, next to python"
     source = tmp_path / "example.mlir"

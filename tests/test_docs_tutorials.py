@@ -182,5 +182,5 @@ def test_write_a_pass_end_to_end(tmp_path: Path) -> None:
     command = passes_md.index("spyre-opt example.mlir -p spyre-fold-double-negation")
     out = _run(root, [str(root / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider",
                       "tests/test_docs_passes.py", "-k",
-                      f"spyre-fold-double-negation or documented_names or line{command}"])  # fmt: skip
+                      f"spyre-fold-double-negation or documented_names or line{command:05d}"])  # fmt: skip
     assert re.search(r"\b3 passed", out), out
