@@ -198,7 +198,9 @@ def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreCon
 def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
     """LPDDR5 cycles of the kernel: the card's reads (a box several cores load at
     once is read once: the key tiles of one key/value head the core groups walk side by
-    side) and writes, or one core's own stream where that is longer."""
+    side) and writes, or one core's own stream where that is longer (each member of a
+    multicast cohort takes its copy in through its own read channel, so the copies are
+    part of `core_bytes`)."""
     b, h, s, d = spyre.shape_of(op.q)
     kvh, t = spyre.shape_of(op.k)[1:3]
     e = spyre.shape_of(op.v)[3]
@@ -206,17 +208,14 @@ def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig
     g, q_blocks = h // kvh, cost_model.ceil_div(s, plan.rows)
     units = b * kvh * (g // p.heads) * q_blocks
     key_bytes = nbytes((1, 1, p.keys, d + e), elt)
-    kv_reads, copies = 0, 0.0
+    kv_reads = 0
     for ui in range(p.units_per_group):
+        # The cores of a wave that load one key tile are a multicast cohort: one read.
         wave = [u // (q_blocks * (g // p.heads)) for u in range(ui, units, p.units_per_group)]
         kv_reads += len(set(wave)) * p.split_kv * p.key_tiles * key_bytes
-        # The cores of a wave that load one key tile: a multicast cohort.
-        copies += (len(wave) / len(set(wave)) - 1) * p.key_tiles * key_bytes
     q_bytes = nbytes((b, h, s, d), elt)
     out_bytes = nbytes((b, h, s, e), spyre.element_of(op.result))
     per_cycle = config.lpddr_bytes_per_cycle
     card = ((kv_reads + q_bytes) / (per_cycle * config.lpddr_read_efficiency)
             + out_bytes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
-    own = core_bytes(op, plan)
-    multicast = copies * config.multicast_member_cycles_per_byte if config.lpddr_multicast else 0
-    return max(card, own / config.lpddr_core_bytes_per_cycle) + multicast
+    return max(card, core_bytes(op, plan) / config.lpddr_core_bytes_per_cycle)
