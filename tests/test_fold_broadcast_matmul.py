@@ -70,10 +70,11 @@ def test_gqa_loses_its_expansion_and_keeps_its_values(name: str) -> None:
 
 
 def test_it_runs_right_before_stickify() -> None:
-    # Before stickify: it builds plain tensors and leaves laid-out ones alone.
+    # Before stickify: it builds plain tensors and leaves laid-out ones alone. Between
+    # the two only spyre-decompose-long-rows runs, which builds plain tensors too.
     passes = PIPELINES["spyre-to-dataflow"]
-    at = passes.index("spyre-fold-broadcast-matmul")
-    assert passes[at + 1] == "spyre-stickify"
+    at, stickify = passes.index("spyre-fold-broadcast-matmul"), passes.index("spyre-stickify")
+    assert at < stickify and passes[at + 1 : stickify] == ["spyre-decompose-long-rows"]
 
 
 def test_without_grouping_nothing_changes() -> None:
