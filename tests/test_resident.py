@@ -242,3 +242,16 @@ def test_small_inputs_and_results_cross_as_one_transfer_each_way() -> None:
             assert x.end_s - x.start_s == pytest.approx(want_s)
         if s:  # the grown cache stayed on the card: only the three new rows crossed in
             assert links["h2d"][0].nbytes == nbytes(a, b, c)
+
+
+def test_a_host_index_made_on_the_spyre_device_is_evaluated_on_the_host() -> None:
+    # StaticCache's write positions on a model moved to "spyre": the graph builds the
+    # index on the device (arange(..., device="spyre") + a spyre input), and the host
+    # evaluates it to pick the rows a launch writes.
+    graph = torch.fx.Graph()
+    start = graph.placeholder("start")
+    steps = graph.call_function(torch.arange, (3,), {"device": torch.device("spyre")})
+    index = graph.call_function(torch.add, (steps, start))
+    position = {start: 0}
+    got = resident.evaluate_index(index, [torch.tensor(5).to("spyre")], position)
+    assert got.tolist() == [5, 6, 7]

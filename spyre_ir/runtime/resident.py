@@ -277,10 +277,13 @@ def evaluate_index(node: fx.Node | None, args: Sequence[torch.Tensor],
                 values[n] = t.cpu() if t.device.type == "spyre" else t.detach()
             else:
                 call_args, call_kwargs = torch.fx.node.map_arg((n.args, n.kwargs), value)
+                if "device" in call_kwargs:  # the index is computed on the host
+                    call_kwargs = {**call_kwargs, "device": torch.device("cpu")}
                 values[n] = n.target(*call_args, **call_kwargs)
         return values[n]
 
-    return value(node).numpy()
+    result = value(node)
+    return (result.cpu() if result.device.type == "spyre" else result).numpy()
 
 
 # ---------------------------------------------------------------------------- running
