@@ -64,7 +64,7 @@ class Unit:
         self.channels = [0.0, 0.0]  # LS: when its LPDDR5 read / write channel is free
         self.blocked: tuple | None = None  # the (code, queue, op) it waits on
         self.done = False
-        self.events: list[tuple] = []  # (info, start, cycles) when tracing
+        self.events: list[tuple] = []  # (info, start, cycles, channel) when tracing
 
 
 @dataclass
@@ -112,16 +112,19 @@ class Scheduler:
                 if code == INSTR:
                     _, cycles, latency, info, reads, writes = event
                     resource = info.resource
+                    channel = 0  # an LPDDR5 move's: its core's read or write channel
                     if resource < LPDDR:  # PE, SFP: the unit itself, in order
                         start = unit.clock
                         unit.clock = start + cycles
                     else:
+                        if resource == LPDDR:
+                            channel = cycles[2]
                         start, cycles = self._ls_instruction(
                             unit, cycles, latency, resource, reads, writes, issue, regions
                         )
                     unit.busy[resource] += cycles
                     if tracing:
-                        unit.events.append((info, start, cycles))
+                        unit.events.append((info, start, cycles, channel))
                 elif code == PUSH:
                     queue = event[1]
                     if len(queue.tokens) >= queue.depth:

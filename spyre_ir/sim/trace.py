@@ -11,10 +11,14 @@ from collections.abc import Sequence
 
 from spyre_ir.dialects import core
 from spyre_ir.hardware import SpyreConfig
+from spyre_ir.sim.lpddr import WRITE
 from spyre_ir.sim.scheduler import LPDDR, RESOURCES, RING
 
-# The LS unit's ports in a trace: a thread each (lane 1, 2) beside the unit's own (lane 0).
+# The LS unit's ports in a trace: a thread each (lane 1, 2) beside the unit's own (lane 0),
+# and one more (lane 3) for its LPDDR5 write channel: a store streams out while a load
+# streams in (sim/lpddr.py), so the two directions cannot share a thread.
 _PORT_LANES = {LPDDR: 1, RING: 2}
+_WRITE_LANE = 3
 
 
 def _trace_tid(index: int, lane: int) -> int:
@@ -45,6 +49,9 @@ def trace_events(programs: Sequence, config: SpyreConfig) -> dict:
             lanes = _PORT_LANES if unit.name == "ls" else {}
             threads = [(unit.name, 0), *((f"{unit.name} {RESOURCES[r]}", k)
                                          for r, k in lanes.items())]  # fmt: skip
+            writes = any(e[0].resource == LPDDR and e[3] == WRITE for e in unit.events)
+            if lanes and writes:
+                threads.append((f"{unit.name} {RESOURCES[LPDDR]} write", _WRITE_LANE))
             for thread, lane in threads:
                 tid = _trace_tid(unit.index, lane)
                 order = 10 * (unit.index + 1) + lane  # a unit's ports right after it
@@ -52,8 +59,11 @@ def trace_events(programs: Sequence, config: SpyreConfig) -> dict:
                                "args": {"name": thread}})  # fmt: skip
                 events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
                                "tid": tid, "args": {"sort_index": order}})  # fmt: skip
-            for info, begin, cycles in unit.events:
-                tid = _trace_tid(unit.index, lanes.get(info.resource, 0))
+            for info, begin, cycles, channel in unit.events:
+                lane = lanes.get(info.resource, 0)
+                if info.resource == LPDDR and channel == WRITE:
+                    lane = _WRITE_LANE
+                tid = _trace_tid(unit.index, lane)
                 events.append({
                     "name": info.name, "cat": RESOURCES[info.resource], "ph": "X",
                     "ts": start + begin * to_us, "dur": cycles * to_us,
