@@ -41,7 +41,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import row_model
-from spyre_ir.passes.tile_copy import COPY_OPS
+from spyre_ir.passes.tile_copy import is_copy_op
 
 MAX_GROUP_OPS = 128
 """Ops in one group at most. Whether an op joins a group is checked against the whole
@@ -267,7 +267,7 @@ class Fuser:
             if state is not None:
                 candidate.row_dims, candidate.rows = p, state
                 return candidate
-        if isinstance(op, COPY_OPS):
+        if is_copy_op(op):
             # No row fits in LX: move the bytes in boxes of any shape (tile_copy).
             return Candidate("copy", [op], 1)
         return candidate

@@ -1,13 +1,17 @@
 """Copy kernels: data movement LPDDR5 -> LX -> LPDDR5, split over the cores.
 
-`spyre-fuse` makes a "copy" group of a lone `spyre.concat` or `spyre.restickify` whose
-row tiling would put more than half of a core's LX in one row: a concat along its
-outermost dim (the dim a row tiling must keep whole), or the restickify of a flattening
-reshape (rank 1: the whole tensor is one row). `spyre-tile` hands such groups here.
+`spyre-fuse` makes a "copy" group of a lone `spyre.concat`, `spyre.restickify` or
+`spyre.slice` whose row tiling would put more than half of a core's LX in one row: a
+concat along its outermost dim (the dim a row tiling must keep whole), the restickify
+of a flattening reshape (rank 1: the whole tensor is one row), or a slice along a dim
+before the stick dim (a sliced dim cannot be a row dim, so the rows are the dims before
+it: `hidden[:, -1:, :]` of a long prompt has one row of the whole tensor). `spyre-tile`
+hands such groups here.
 
 A copy moves *pieces*: each input of a concat lands in the output at its offset along
 the concat dim; a restickify's input lands whole at offset 0 (the reshape before it
-is the logical index map; the bytes move here). Each piece is cut into boxes
+is the logical index map; the bytes move here); a slice's output is one piece, read
+from its input at the slice's starts. Each piece is cut into boxes
 [1, .., 1, t, d_p, .., d_last]: the trailing dims whole where a box fits in half of LX
 (the other half double-buffers it), t rows of the dim before them. The boxes of a piece
 are dealt out to the cores in contiguous ranges; a core loads a box into LX and stores
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
@@ -30,20 +35,55 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import ELEMENT_BYTES, card_of
 from spyre_ir.shape_rules import numel
 
-COPY_OPS = (spyre.ConcatOp, spyre.RestickifyOp)
+COPY_OPS = (spyre.ConcatOp, spyre.RestickifyOp, spyre.SliceOp)
 
 
-def pieces(op: spyre.SpyreOp) -> list[tuple[SSAValue, int, int]]:
-    """(source, dim, offset along dim) for each piece the op's result is made of."""
+def is_copy_op(op: object) -> bool:
+    """Whether a copy kernel can do `op`: a concat, a restickify, or a slice with unit
+    steps that keeps the stick dim whole (the boxes keep their sticks as they are)."""
+    if not isinstance(op, COPY_OPS):
+        return False
+    if not isinstance(op, spyre.SliceOp):
+        return True
+    last = len(spyre.shape_of(op.input)) - 1
+    starts, stops = spyre.ints(op.starts), spyre.ints(op.stops)
+    return (
+        last >= 0
+        and all(s == 1 for s in spyre.ints(op.steps))
+        and starts[last] == 0
+        and stops[last] == spyre.shape_of(op.input)[last]
+    )
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Boxes over `shape`, loaded from `source` at `read_shift` past the box's place and
+    stored `write_shift` past it; `exact_dim`, if any, is a dim boxes must divide."""
+
+    source: SSAValue
+    shape: tuple[int, ...]
+    read_shift: tuple[int, ...]
+    write_shift: tuple[int, ...]
+    exact_dim: int | None
+
+
+def pieces(op: spyre.SpyreOp) -> list[Piece]:
+    """The pieces the op's result is made of."""
     if isinstance(op, spyre.ConcatOp):
         rank = len(spyre.shape_of(op.results[0]))
         dim = op.dim.value.data % rank
         out, start = [], 0
         for value in op.operands:
-            out.append((value, dim, start))
-            start += spyre.shape_of(value)[dim]
+            shape = spyre.shape_of(value)
+            shift = tuple(start if d == dim else 0 for d in range(rank))
+            out.append(Piece(value, shape, (0,) * rank, shift, dim))
+            start += shape[dim]
         return out
-    return [(op.operands[0], 0, 0)]
+    if isinstance(op, spyre.SliceOp):
+        shape = spyre.shape_of(op.results[0])
+        return [Piece(op.input, shape, tuple(spyre.ints(op.starts)), (0,) * len(shape), None)]
+    shape = spyre.shape_of(op.operands[0])
+    return [Piece(op.operands[0], shape, (0,) * len(shape), (0,) * len(shape), None)]
 
 
 def box_plan(shape: Sequence[int], elem: int, budget: int, per_stick: int, cores: int,
@@ -74,9 +114,10 @@ def tile_copy_group(
     from spyre_ir.passes.tile_kernel import box_offsets, new_kernel, split_index
 
     ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
-    if len(ops) != 1 or not isinstance(ops[0], COPY_OPS):
+    if len(ops) != 1 or not is_copy_op(ops[0]):
         raise located_error(group, f"group @{group.sym_name.data}: a copy group holds one "
-                                   "spyre.concat or spyre.restickify")  # fmt: skip
+                                   "spyre.concat, spyre.restickify or unit-step spyre.slice "
+                                   "that keeps the stick dim whole")  # fmt: skip
     op = ops[0]
     out = op.results[0]
     elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(out))]
@@ -86,10 +127,9 @@ def tile_copy_group(
     cores = plan.cores.data
     shell = new_kernel(group, cores, lx_bytes, plan)
     b = shell.body
-    for source, dim, start in pieces(op):
-        shape = spyre.shape_of(source)
-        exact = dim if isinstance(op, spyre.ConcatOp) else None
-        p, t = box_plan(shape, elem, budget, per_stick, cores, exact)
+    for piece in pieces(op):
+        shape = piece.shape
+        p, t = box_plan(shape, elem, budget, per_stick, cores, piece.exact_dim)
         if numel(shape[p:]) * t * elem > budget:
             raise located_error(group, f"group @{group.sym_name.data}: no box of {shape} "
                                        f"fits {budget} bytes")  # fmt: skip
@@ -98,19 +138,21 @@ def tile_copy_group(
         items = numel(lead) * chunks
         per_core = cost_model.ceil_div(items, cores)
         box = [1] * (p - 1) + [t, *shape[p:]]
-        buffer = b.alloc(box, spyre.element_of(source))
+        buffer = b.alloc(box, spyre.element_of(piece.source))
         iv, lb = b.loop(per_core)
         item = lb.rem(lb.add(lb.mul(shell.kernel.core_id, per_core), iv), items)
         outer = split_index(lb, lb.div(item, chunks), lead) if lead else []
         index = [*outer, lb.mul(lb.rem(item, chunks), t)]
-        axes = tuple(range(p))
-        src_offsets = box_offsets(lb, source, axes, index)
-        lb.emit(dataflow.LoadOp(shell.memory[source], src_offsets, buffer))
-        dst_offsets = list(src_offsets)
-        if start:
-            dst_offsets[dim] = lb.add(dst_offsets[dim], start)
+        place = box_offsets(lb, piece.source, tuple(range(p)), index)
+        src_offsets = shifted(lb, place, piece.read_shift)
+        lb.emit(dataflow.LoadOp(shell.memory[piece.source], src_offsets, buffer))
+        dst_offsets = shifted(lb, place, piece.write_shift)
         lb.emit(dataflow.StoreOp(buffer, shell.memory[out], dst_offsets))
     return shell.kernel
+
+
+def shifted(lb, offsets: Sequence[SSAValue], shift: Sequence[int]) -> list[SSAValue]:
+    return [lb.add(o, d) if d else o for o, d in zip(offsets, shift)]
 
 
 def lone_transpose(group: dataflow.GroupOp) -> spyre.TransposeOp | None:
