@@ -52,12 +52,13 @@ storage does; an f32 buffer stays f32. `ring_allreduce` combines in float32 and 
 once. Results and DDR tensors use the L1 storage dtypes (f16 -> float16).
 
 `halves="dlfloat16"` computes as the card does (docs/dlfloat16.md; the simulator's
-numerics): an f16 tensor is DLFloat16, held in float32 in LX and in DDR alike (loads
-and stores copy), every tile op computes in float32 (the L1 op with f16 widened to f32)
-and rounds its result to DLFloat16 once, and an L1 op between kernels does the same.
-f16 arguments (IEEE float16) are converted to DLFloat16 on entry and f16 results back
-to float16, or, with `card_format`, taken and given as float32 arrays of DLFloat16
-values. The default, "ieee", stays bit for bit with the L1 interpreter.
+numerics): an f16 or bf16 tensor is DLFloat16, held in float32 in LX and in DDR alike
+(loads and stores copy), every tile op computes in float32 (the L1 op with f16/bf16
+widened to f32) and rounds its result to DLFloat16 once, and an L1 op between kernels
+does the same. f16 arguments (IEEE float16) and bf16 ones (bf16 values in float32) are
+converted to DLFloat16 on entry (rounded, saturated) and results back to float16 / bf16
+(round to nearest even), or, with `card_format`, taken and given as float32 arrays of
+DLFloat16 values. The default, "ieee", stays bit for bit with the L1 interpreter.
 
 `check_races=True` (a debug mode, used by the tests) raises `InterpreterError` when two
 cores write the same in-range element with different values, within one store or
@@ -127,13 +128,25 @@ HALVES = {"ieee": "f16", "dlfloat16": "dlf16"}
 """The `halves` choices -> the name the interpreter holds f16 tensors under."""
 
 
-def _is_f16(t: Attribute) -> bool:
-    return isinstance(t, TensorType) and S.element_type_name(t.element_type) == "f16"
+CARD_HALVES = ("f16", "bf16")
+"""The 16-bit float types the card stores as DLFloat16 (with `halves="dlfloat16"`)."""
+
+
+def _is_half(t: Attribute) -> bool:
+    """Whether `t` is an f16 or bf16 tensor type (DLFloat16 on the card)."""
+    return isinstance(t, TensorType) and S.element_type_name(t.element_type) in CARD_HALVES
 
 
 def _wide(t: Attribute) -> Attribute:
-    """An f16 tensor type as f32 (what an op on DLFloat16 values computes in)."""
-    return TensorType(Float32Type(), t.get_shape()) if _is_f16(t) else t
+    """An f16/bf16 tensor type as f32 (what an op on DLFloat16 values computes in)."""
+    return TensorType(Float32Type(), t.get_shape()) if _is_half(t) else t
+
+
+def _user_dtype(t: Attribute) -> np.dtype | str:
+    """The host format of an f16/bf16 tensor type: IEEE float16, or "bf16" (bf16
+    values held in float32, as the interpreters take and give them)."""
+    assert isinstance(t, TensorType)
+    return np.dtype(np.float16) if S.element_type_name(t.element_type) == "f16" else "bf16"
 
 
 class _DataflowInterpreter(_Interpreter):
@@ -153,9 +166,11 @@ class _DataflowInterpreter(_Interpreter):
 
     def held_name(self, element: Attribute) -> str:
         """The name tensors and buffers of `element` are held under: "dlf16" for f16
-        on the card, else the element type's name."""
+        and bf16 on the card, else the element type's name."""
         name = S.element_type_name(element)
-        return self.half if name == "f16" else name
+        if name == "f16" or (name == "bf16" and self.half == "dlf16"):
+            return self.half
+        return name
 
     def storage(self, element: Attribute) -> np.dtype:
         """The numpy dtype of a tensor of `element` between kernels (DDR)."""
@@ -164,15 +179,16 @@ class _DataflowInterpreter(_Interpreter):
         )
 
     def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
-        if self.half == "f16" or not _is_f16(t):
+        if self.half == "f16" or not _is_half(t):
             return super().take_argument(value, t, what)
         if self.card_format:  # already DLFloat16 values (decoded from the card's codes)
             return check_value(value, t, what, self.storage)
-        return from_user(check_value(value, t, what))  # IEEE fp16 in: the h2d conversion
+        # IEEE fp16, or bf16 values in float32: the h2d conversion (round, saturate)
+        return from_user(check_value(value, t, what))
 
     def give_result(self, value: np.ndarray, t: Attribute) -> np.ndarray:
-        if self.half == "dlf16" and _is_f16(t) and not self.card_format:
-            return to_user(value, np.float16)
+        if self.half == "dlf16" and _is_half(t) and not self.card_format:
+            return to_user(value, _user_dtype(t))  # the d2h conversion
         return value
 
     def check_result(self, value: object, op: Operation, result: SSAValue, who: str) -> None:
@@ -185,7 +201,7 @@ class _DataflowInterpreter(_Interpreter):
         if (
             self.half == "f16"
             or isinstance(op, func.CallOp)
-            or not any(_is_f16(v.type) for v in (*op.operands, *op.results))
+            or not any(_is_half(v.type) for v in (*op.operands, *op.results))
         ):
             return super().run_op(op, operands)
         wide = self.widened.get(op)
@@ -194,7 +210,7 @@ class _DataflowInterpreter(_Interpreter):
                            [_wide(r.type) for r in op.results], dict(op.properties))  # fmt: skip
             self.widened[op] = wide
         result = apply_op(wide, operands)
-        if _is_f16(op.results[0].type):
+        if _is_half(op.results[0].type):
             result = round_to_dlf16(result)
         self.check_result(result, op, op.results[0], "interpreter")
         return [result]
@@ -623,7 +639,7 @@ class _TileOp:
         assert isinstance(out_type, D.LxType)
         self.out_shape = out_type.get_shape()
         self.name = S.element_type_name(out_type.element_type)
-        if self.name == "f16":
+        if self.name == "f16" or (self.name == "bf16" and half == "dlf16"):
             self.name = half
         self.combine = D.ACCUMULATING.get(kind) if op.accumulate is not None else None
         props = op.op_attrs()
@@ -651,6 +667,8 @@ class _TileOp:
         # card's units compute in fp32 and round the result once.
         rounds_from_f32 = half == "dlf16" or _rounds_from_f32(self.op_class, props)
         widen = {"f16"} if rounds_from_f32 else set()
+        if half == "dlf16":
+            widen |= {"bf16"}
         if self.combine is not None:
             widen |= {"f16", "bf16"}
         f32 = Float32Type()
