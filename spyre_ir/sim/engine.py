@@ -109,14 +109,8 @@ from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig, card_of
-from spyre_ir.interp.dataflow import (
-    _DataflowInterpreter,
-    _Kernel,
-    _Located,
-    _Lx,
-    _signed,
-    _width,
-)
+from spyre_ir.interp.dataflow import DataflowInterpreter
+from spyre_ir.interp.machine import KernelMachine, LocatedError, LxBuffer, index_width, signed
 from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
@@ -196,7 +190,7 @@ def simulate(
     return SimResult(outputs, report, events)
 
 
-class _SimInterpreter(_DataflowInterpreter):
+class _SimInterpreter(DataflowInterpreter):
     """The L2 interpreter's function level, running `core.program`s on the card."""
 
     def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
@@ -232,7 +226,7 @@ class _SimInterpreter(_DataflowInterpreter):
 # ---------------------------------------------------------------- programs
 
 
-class _Program(_Kernel):
+class _Program(KernelMachine):
     """One run of a `core.program`: the L2 kernel machinery (handlers for index ops,
     buffers, moves and tile ops, all vectorised over cores) driven by a discrete-event
     scheduler of the program's units instead of one walk of a kernel body."""
@@ -256,7 +250,7 @@ class _Program(_Kernel):
     # -------------------------------------------------------- driver
 
     def run_block(self, block: Block, args: Sequence[object]) -> list:
-        """The program body (called by `_Kernel.run` with the core id and the memories):
+        """The program body (called by `KernelMachine.run` with the core id and the memories):
         declare buffers, constants and queues, then schedule the units."""
         if block is not self.op.body.block:
             return super().run_block(block, args)
@@ -319,7 +313,7 @@ class _Program(_Kernel):
                 self.box_feed = iter(step.boxes)
                 try:
                     step.function(self, step.op, operands)
-                except _Located:
+                except LocatedError:
                     raise
                 except (InterpreterError, ValueError, TypeError, IndexError) as error:
                     raise self.error(step.op, str(error)) from None
@@ -338,15 +332,15 @@ class _Program(_Kernel):
     def _call(self, op: Operation, operands: list) -> list:
         try:
             return self.handler(op)(op, operands)
-        except _Located:
+        except LocatedError:
             raise
         except (InterpreterError, ValueError, TypeError, IndexError) as error:
             raise self.error(op, str(error)) from None
 
     def error(self, op: Operation, message: str) -> InterpreterError:
-        return _Located(f"{op_label(op)} (program @{self.op.sym_name.data}): {message}")
+        return LocatedError(f"{op_label(op)} (program @{self.op.sym_name.data}): {message}")
 
-    def _place(self, op: D.AllocLxOp, buffer: _Lx) -> None:
+    def _place(self, op: D.AllocLxOp, buffer: LxBuffer) -> None:
         """Where an LX buffer lies, for the LS unit's dependencies: allocated buffers
         share one address space (buffers whose lifetimes do not overlap may share
         bytes); an unallocated one is a space of its own."""
@@ -359,7 +353,7 @@ class _Program(_Kernel):
         base = op.offset_value if op.offset is not None else 0
         self.places[buffer.root] = (space, base, tuple(sizes))
 
-    def _region(self, buffer: _Lx) -> tuple[object, int, int]:
+    def _region(self, buffer: LxBuffer) -> tuple[object, int, int]:
         """(address space, first byte, end byte) of an LX buffer or slot of one; a slot
         index that differs between cores stands for all the slots (conservative)."""
         place = self.places.get(buffer.root)
@@ -429,7 +423,7 @@ class _Program(_Kernel):
                     else:
                         results = handler(op, operands)
                     event = timer(op, operands) if code == INSTR else None
-                except _Located:
+                except LocatedError:
                     raise
                 except (InterpreterError, ValueError, TypeError, IndexError) as error:
                     raise self.error(op, str(error)) from None
@@ -450,12 +444,12 @@ class _Program(_Kernel):
                 except InterpreterError as error:
                     raise self.error(op, str(error)) from None
                 carried = operands[3:]
-                width = _width(op.lb.type)
+                width = index_width(op.lb.type)
                 body = op.body.block
                 path.append(None)
                 for i in range(lb, ub, step):
                     path[-1] = (i, lb, ub, step)
-                    carried = yield from self._stream(body, [_signed(i, width), *carried], path)
+                    carried = yield from self._stream(body, [signed(i, width), *carried], path)
                 path.pop()
                 values.update(zip(outs, carried))
             elif code == IF:
