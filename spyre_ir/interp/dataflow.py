@@ -67,7 +67,7 @@ across stores, and when a kernel leaves an element of an output unwritten.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -128,11 +128,28 @@ def _user_dtype(t: Attribute) -> np.dtype | str:
 
 
 class DataflowInterpreter(_Interpreter):
+    """The L2 interpreter's function level (public: the simulator drives it). Besides
+    the L1 interpreter's interface (`run_entry`, `take_argument`, `give_result`) a
+    driver may use `runners` (see `__init__`), `check_result`, `held_name` /
+    `storage` (how an element type is held) and `share_caches`; `tiles` maps each
+    `dataflow.compute` op run so far to its `TileOp` (a replay installs its own)."""
+
     TERMINATORS = (*_Interpreter.TERMINATORS, D.YieldOp)
 
-    def __init__(self, module: ModuleOp, check_races: bool, halves: str = "ieee",
-                 card_format: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        module: ModuleOp,
+        check_races: bool = False,
+        halves: str = "ieee",
+        card_format: bool = False,
+        *,
+        runners: Mapping[type[Operation], Callable[[Operation, list], list]] | None = None,
+    ) -> None:
+        """`runners`: function-level ops (by exact class) that a driver runs itself
+        (the simulator: `core.program`), each called with the op and its operand
+        values and returning its results; every other op runs as described above."""
         super().__init__(module)
+        self.runners = dict(runners or {})
         if halves not in HALVES:
             raise ValueError(f"halves={halves!r}: expected one of {', '.join(HALVES)}")
         self.check_races = check_races
@@ -193,7 +210,17 @@ class DataflowInterpreter(_Interpreter):
         self.check_result(result, op, op.results[0], "interpreter")
         return [result]
 
+    def share_caches(self, shared: dict) -> None:
+        """Keep the per-op facts this interpreter derives from a module that never
+        changes (load pads and permutations, widened L1 ops) in `shared`, so later
+        interpreters of the same module reuse them (tile ops stay per interpreter)."""
+        self.loads = shared.setdefault("loads", self.loads)
+        self.widened = shared.setdefault("widened", self.widened)
+
     def run_op(self, op: Operation, operands: list) -> list:
+        runner = self.runners.get(type(op))
+        if runner is not None:
+            return runner(op, operands)
         if isinstance(op, D.GroupOp):
             results = self.run_block(
                 op.body.block, operands, f"{op_label(op)}: the group has no dataflow.yield"

@@ -1,4 +1,31 @@
-"""The L2 machine."""
+"""The L2 kernel machine: one run of a `dataflow.kernel` (or of a `core.program`, for
+the simulator), every value vectorised over the cores (semantics: the docstring of
+`spyre_ir.interp.dataflow`). This module is the machine's public interface; a driver
+such as the simulator (`spyre_ir/sim/engine.py`) composes with it instead of
+subclassing it:
+
+    machine = KernelMachine(interp, op, body=drive, kind="program")
+    outputs = machine.run(inputs)   # builds the memories, then drive(block, memories)
+
+* `interp`: the `DataflowInterpreter` whose numerics (`halves`) and caches it uses;
+  `body`: what runs the kernel's body block on `[core ids, *input memories, *output
+  memories]` (by default the machine walks the block itself); `kind` names the op in
+  errors ("kernel", "program").
+* `machine.values`: the SSA environment (value -> per-core array, `LxBuffer`,
+  `DdrMemory`, ...); `machine.execute(op, operands)` runs one op's numerics and
+  returns its results, `machine.handler(op)` gives the function that does it (called
+  as `handler(op, operands)`, or unbound as `function(machine, op, operands)` -
+  what a replay calls); `machine.uniform(value, what)` is a value every core agrees on
+  (an `InterpreterError` naming `what` otherwise); `machine.error(op, message)` a
+  `LocatedError` naming the op and the kernel.
+* `machine.box_log` (a list: each executed move appends the boxes it cut) and
+  `machine.box_feed` (an iterator: moves take their boxes from it instead of cutting
+  them) let a driver record a run and replay it without the index arithmetic.
+* `machine.cores`, `machine.check` (the race checks are on), `machine.op`.
+* `LxBuffer` (`.root`: its `LxRoot`, whose `.array` is [cores, *shape]; `.index`: the
+  per-core slot indices; `.shape`), `DdrMemory` (a tensor in LPDDR5), `signed` and
+  `index_width` (index values wrapped to a bit width) are what the values hold.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +71,16 @@ from spyre_ir.interp.tile_ops import TileOp
 if TYPE_CHECKING:
     from spyre_ir.interp.dataflow import DataflowInterpreter
 
+__all__ = [
+    "DdrMemory",
+    "KernelMachine",
+    "LocatedError",
+    "LxBuffer",
+    "LxRoot",
+    "index_width",
+    "signed",
+]
+
 # ---------------------------------------------------------------- kernels
 
 
@@ -54,8 +91,15 @@ class LocatedError(InterpreterError):
 class KernelMachine:
     """One run of a `dataflow.kernel`, vectorised over its cores."""
 
-    def __init__(self, interp: DataflowInterpreter, op: D.KernelOp):
-        self.interp, self.op = interp, op
+    def __init__(
+        self,
+        interp: DataflowInterpreter,
+        op: Operation,
+        *,
+        body: Callable[[Block, list], None] | None = None,
+        kind: str = "kernel",
+    ):
+        self.interp, self.op, self.body, self.kind = interp, op, body, kind
         self.cores = op.core_count
         self.check = interp.check_races
         self.values: dict[SSAValue, object] = {}
@@ -99,7 +143,10 @@ class KernelMachine:
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
             outputs.append(self._ddr(zeros, arg, True, f"output {i} of @{name}"))
         memories += outputs
-        self.run_block(block, memories)
+        if self.body is None:
+            self.run_block(block, memories)
+        else:
+            self.body(block, memories)
         results = []
         for memory in outputs:
             if memory.writers is not None:
@@ -143,7 +190,17 @@ class KernelMachine:
         return found
 
     def error(self, op: Operation, message: str) -> InterpreterError:
-        return LocatedError(f"{op_label(op)} (kernel @{self.op.sym_name.data}): {message}")
+        return LocatedError(f"{op_label(op)} ({self.kind} @{self.op.sym_name.data}): {message}")
+
+    def execute(self, op: Operation, operands: list) -> list:
+        """Run one op of the kernel body on its operand values (the numerics only);
+        an error names the op (`LocatedError`)."""
+        try:
+            return self.handler(op)(op, operands)
+        except LocatedError:
+            raise
+        except (InterpreterError, ValueError, TypeError, IndexError) as error:
+            raise self.error(op, str(error)) from None
 
     # -------------------------------------------------------- arith and scf
 
@@ -201,7 +258,7 @@ class KernelMachine:
         source, target = index_width(op.operands[0].type), index_width(op.results[0].type)
         return [signed(as_int(x, source, False), target)]
 
-    def _uniform_operand(self, value: object, what: str) -> int:
+    def uniform(self, value: object, what: str) -> int:
         u = uniform_value(value)
         if u is None:
             a = np.asarray(value)
@@ -216,7 +273,7 @@ class KernelMachine:
 
     def for_(self, op: scf.ForOp, operands: list) -> list:
         lb, ub, step = (
-            self._uniform_operand(v, what)
+            self.uniform(v, what)
             for v, what in zip(operands[:3], ("lower bound", "upper bound", "step"))
         )
         if step <= 0:
@@ -228,7 +285,7 @@ class KernelMachine:
         return carried
 
     def if_(self, op: scf.IfOp, operands: list) -> list:
-        taken = self._uniform_operand(operands[0], "scf.if condition")
+        taken = self.uniform(operands[0], "scf.if condition")
         region = op.true_region if taken else op.false_region
         if not region.blocks:
             return []

@@ -73,7 +73,7 @@ class Recording:
     """The program's LX buffers: each gets a fresh zeroed array for a replay, as a run
     allocates them, and lets it go afterwards (a recording holds no tensor data)."""
     tiles: dict = field(default_factory=dict)
-    """Tile-op implementations of the program's compute ops (see `_TileOp`)."""
+    """Tile-op implementations of the program's compute ops (`spyre_ir.interp.tile_ops.TileOp`)."""
     timing: dict = field(default_factory=dict)
     """The program's timing results, as `_Program` attributes."""
     traced: bool = False
