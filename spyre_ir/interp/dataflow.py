@@ -93,7 +93,7 @@ from spyre_ir.interp.tensor import (
 )
 from spyre_ir.interp.tile_ops import TileOp, is_half, wide_type
 
-__all__ = ["InterpreterError", "run_module"]
+__all__ = ["DataflowInterpreter", "InterpreterError", "run_module"]
 
 
 def run_module(
