@@ -69,12 +69,16 @@ def lpddr_seconds(
     return max(shared, own)
 
 
-def ring_allreduce_seconds(bytes_per_core: float, group: int, config: SpyreConfig) -> float:
-    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link (its
-    reduction, `allreduce_reduction_cycles`, comes on top and holds the LS unit)."""
+def ring_allreduce_seconds(
+    bytes_per_core: float, group: int, config: SpyreConfig, stride: int = 1
+) -> float:
+    """A ring all-reduce moves 2 (g - 1) / g of the buffer over each link, shared by
+    `ring_link_sharers(stride)` groups (its reduction, `allreduce_reduction_cycles`,
+    comes on top and holds the LS unit)."""
     if group <= 1:
         return 0.0
-    return 2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth
+    sharers = ring_link_sharers(stride, config)
+    return 2 * (group - 1) / group * bytes_per_core / config.ring_bandwidth * sharers
 
 
 def allreduce_reduction_cycles(nbytes: float, group: int, config: SpyreConfig) -> float:
@@ -92,11 +96,15 @@ def allreduce_reduction_cycles(nbytes: float, group: int, config: SpyreConfig) -
     return rounds * nbytes / group * config.allreduce_round_cycles_per_byte
 
 
-def ring_allgather_seconds(full_bytes: float, group: int, config: SpyreConfig) -> float:
-    """A ring all-gather moves (g - 1) / g of the gathered buffer over each link."""
+def ring_allgather_seconds(
+    full_bytes: float, group: int, config: SpyreConfig, stride: int = 1
+) -> float:
+    """A ring all-gather moves (g - 1) / g of the gathered buffer over each link, shared
+    by `ring_link_sharers(stride)` groups."""
     if group <= 1:
         return 0.0
-    return (group - 1) / group * full_bytes / config.ring_bandwidth
+    sharers = ring_link_sharers(stride, config)
+    return (group - 1) / group * full_bytes / config.ring_bandwidth * sharers
 
 
 @dataclass(frozen=True)
@@ -257,7 +265,9 @@ def plan_matmul(
                     # With split-K each core of a K group stores tm / sk rows of a tile.
                     c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
                     used = sm * sn * sk
-                    gather = ring_allgather_seconds(tm * tk * elem, sn, config) if share else 0.0
+                    # The N cohort sharing an A tile: sn cores sk apart (K innermost).
+                    gather = (ring_allgather_seconds(tm * tk * elem, sn, config, sk)
+                              if share else 0.0)  # fmt: skip
                     reduce = ring_allreduce_seconds(tm * tn * 4, sk, config)
                     # Its reduction holds the LS unit: never hidden behind other tiles.
                     reduction = (
@@ -513,19 +523,27 @@ def lpddr_cycles(nbytes: float, active_cores: int, config: SpyreConfig) -> float
     return config.lpddr_latency_cycles + lpddr_transfer_cycles(nbytes, active_cores, config)
 
 
+def ring_link_sharers(stride: int, config: SpyreConfig) -> int:
+    """Collectives sharing each ring link a collective of cores `stride` apart crosses:
+    the `stride` groups interleaved with it (`SpyreConfig.ring_ports_shared`; 1 when
+    the links are not shared). Groups of adjacent cores share none."""
+    return max(1, stride) if config.ring_ports_shared else 1
+
+
 def ring_allreduce_cycles(nbytes: float, group: int, config: SpyreConfig, stride: int = 1) -> float:
     """A ring all-reduce of an `nbytes` buffer over `group` cores `stride` apart:
 
-        2 (g - 1) / g * nbytes / ring_bytes_per_cycle
+        2 (g - 1) / g * nbytes / ring_bytes_per_cycle * sharers
             + 2 (g - 1) * stride * ring_hop_latency_cycles
 
     (reduce-scatter then all-gather: 2 (g - 1) steps of nbytes / g, each crossing
-    `stride` hops), plus the reduction's adds (`allreduce_reduction_cycles`). Zero for
-    a group of one."""
+    `stride` hops, on links shared by `ring_link_sharers` groups), plus the reduction's
+    adds (`allreduce_reduction_cycles`). Zero for a group of one."""
     if group <= 1:
         return 0.0
     steps = 2 * (group - 1)
-    return (steps / group * nbytes / config.ring_bytes_per_cycle
+    sharers = ring_link_sharers(stride, config)
+    return (steps / group * nbytes / config.ring_bytes_per_cycle * sharers
             + steps * stride * config.ring_hop_latency_cycles
             + allreduce_reduction_cycles(nbytes, group, config))  # fmt: skip
 
@@ -536,14 +554,15 @@ def ring_allgather_cycles(
     """A ring all-gather of parts stacking to `full_bytes` over `group` cores `stride`
     apart:
 
-        (g - 1) / g * full_bytes / ring_bytes_per_cycle
+        (g - 1) / g * full_bytes / ring_bytes_per_cycle * sharers
             + (g - 1) * stride * ring_hop_latency_cycles
 
-    Zero for a group of one."""
+    (links shared by `ring_link_sharers` groups). Zero for a group of one."""
     if group <= 1:
         return 0.0
     steps = group - 1
-    return (steps / group * full_bytes / config.ring_bytes_per_cycle
+    sharers = ring_link_sharers(stride, config)
+    return (steps / group * full_bytes / config.ring_bytes_per_cycle * sharers
             + steps * stride * config.ring_hop_latency_cycles)  # fmt: skip
 
 

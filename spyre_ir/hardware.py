@@ -184,6 +184,16 @@ class SpyreConfig:
     """MODEL ASSUMPTION: cycles for one step of a ring collective to cross one hop
     between neighbouring cores."""
 
+    ring_ports_shared: bool = True
+    """Each core has one port on the ring (32 cores on one bidirectional ring, 128 B per
+    cycle per direction: `ring_bytes_per_cycle`, spyre-hardware.md), so a collective of
+    cores `stride` apart shares every link it crosses with the `stride` groups
+    interleaved with it (all run the same program at once): a step moves its chunk at
+    `ring_bytes_per_cycle / stride` (cost_model.ring_link_sharers). *Derived* from the
+    topology, not fitted: no row of real-card/ isolates ring traffic (the split-K rows
+    use groups of adjacent cores, which share no link). False: every group has the
+    links to itself (the uncalibrated card)."""
+
     ls_issue_cycles: int = 4
     """MODEL ASSUMPTION: cycles the load/store unit spends issuing one instruction to
     its port (LPDDR5, ring, LX rearrangement) - decoding the descriptor and computing
@@ -361,13 +371,14 @@ UNCALIBRATED_CONFIG = SpyreConfig(
     lpddr_core_bytes_in_flight=10**15,
     lpddr_multicast=False,
     allreduce_round_cycles_per_byte=0.0,
+    ring_ports_shared=False,
     sfp_cost_special=3,
     sfp_cost_reduction=1,
 )
 """The card before calibration, for comparison (bench/fidelity.py): the 1.5 GHz clock
 derived from torch-spyre's 98.304 TFLOP/s, its 204.8 GB/s, the PE array and LPDDR5 at
 their peaks, no per-core limit on requests in flight, no multicast, an all-reduce at
-the ring's bandwidth."""
+the ring's bandwidth, every collective with the ring's links to itself."""
 
 
 # ---------------------------------------------------------------- the module's card

@@ -129,6 +129,11 @@ def test_ring_allreduce_cycles() -> None:
     assert cm.ring_allreduce_cycles(65536, 4, SIMPLE) == pytest.approx(828)
     # Group members 2 apart: every step crosses 2 hops.
     assert cm.ring_allreduce_cycles(65536, 4, SIMPLE, stride=2) == pytest.approx(888)
+    # On the calibrated card the 2 interleaved groups share every link: 768 * 2, + 120
+    # of hops, + the reduction (2 rounds of 16384 bytes at 0.8 cycles per byte).
+    assert cm.ring_allreduce_cycles(65536, 4, C, stride=2) == pytest.approx(1536 + 120 + 26214.4)
+    assert cm.ring_link_sharers(2, C) == 2 and cm.ring_link_sharers(2, SIMPLE) == 1
+    assert cm.ring_link_sharers(1, C) == 1
     assert cm.ring_allreduce_cycles(65536, 1, C) == 0.0
 
 
@@ -150,7 +155,11 @@ def test_allreduce_reduction_is_calibrated_on_split_k() -> None:
 def test_ring_allgather_cycles() -> None:
     # A 64 KiB tile gathered over 32 cores: 31/32 * 65536 / 128 = 496, + 31 * 10.
     assert cm.ring_allgather_cycles(65536, 32, C) == pytest.approx(806)
-    assert cm.ring_allgather_cycles(4096, 2, C, stride=3) == pytest.approx(16 + 30)
+    # Members 3 apart: 3 hops per step, and each link carries the chunks of the 3
+    # interleaved groups at once: 1/2 * 4096 / 128 * 3 = 48 cycles, + 1 step * 3 * 10.
+    assert cm.ring_allgather_cycles(4096, 2, C, stride=3) == pytest.approx(48 + 30)
+    # The uncalibrated card gives every group the links to itself: 16 + 30.
+    assert cm.ring_allgather_cycles(4096, 2, SIMPLE, stride=3) == pytest.approx(16 + 30)
     assert cm.ring_allgather_cycles(4096, 1, C) == 0.0
 
 

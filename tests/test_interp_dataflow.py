@@ -12,8 +12,10 @@ import pytest
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp import dataflow as L2
+from spyre_ir.interp import index_arith as IA
 from spyre_ir.interp import tensor as L1
-from spyre_ir.interp.dataflow import InterpreterError, round_to_f16
+from spyre_ir.interp.dataflow import InterpreterError
+from spyre_ir.interp.halves import round_to_f16
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.registry import make_context
 
@@ -1114,32 +1116,32 @@ def test_rank0_values_cross_kernels_at_every_level() -> None:
 SCALARS = [0, 1, 2, 3, 7, 64, 4096, 2**31, 2**62, -1, -2, -7, -(2**62)]
 
 
-@pytest.mark.parametrize("op", list(L2._INT_SCALAR), ids=lambda c: c.name)
+@pytest.mark.parametrize("op", list(IA.INT_SCALAR), ids=lambda c: c.name)
 def test_scalar_index_arithmetic_matches_the_vector_path(op) -> None:
     """Uniform index values take a Python-int shortcut; wherever it answers, it gives
     what the per-core numpy path gives (which handles everything else)."""
-    fn, unsigned = L2._INT_BINARY[op]
+    fn, unsigned = IA.INT_BINARY[op]
     answered = 0
     for a in SCALARS:
         for b in SCALARS:
-            got = L2._INT_SCALAR[op](a, b)
+            got = IA.INT_SCALAR[op](a, b)
             if got is None or not -(2**63) <= got < 2**63:
                 continue
             answered += 1
-            x, y = (L2._as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
+            x, y = (IA.as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
             with np.errstate(over="ignore"):
-                want = int(L2._signed(fn(x, y), 64))
+                want = int(IA.signed(fn(x, y), 64))
             assert got == want, (op.name, a, b)
     assert answered > 0, op.name
 
 
 @pytest.mark.parametrize("predicate", range(10))
 def test_scalar_comparisons_match_the_vector_path(predicate: int) -> None:
-    fn, unsigned = L2._CMPI[predicate]
+    fn, unsigned = IA.CMPI[predicate]
     for a in SCALARS:
         for b in SCALARS:
             if unsigned and min(a, b) < 0:
                 continue  # the shortcut leaves these to the vector path
-            got = L2._CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](a, b)
-            x, y = (L2._as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
+            got = IA.CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](a, b)
+            x, y = (IA.as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
             assert got == bool(fn(x, y)), (predicate, a, b)

@@ -192,10 +192,8 @@ def test_slot_stick_image_matches_layout_maths(element: str) -> None:
     image = slot.stick_image(values, pad=7.0)
     assert image.size == slot.size
     stored = image.view(slot.device_dtype)
-    if element == "bf16":
-        want = stickify((values.view(np.uint32) >> 16).astype(np.uint16), slot.layout,
-                        pad_value=0x40E0)  # 7.0 in bf16  # fmt: skip
-    elif element == "f16":  # DLFloat16 codes; 7.0 = 2^(33-31) x (1 + 384/512)
+    if element in ("f16", "bf16"):  # DLFloat16 codes; 7.0 = 2^(33-31) x (1 + 384/512)
+        # (bf16 values are DLFloat16 values: 7 fraction bits fit in 9, the range in 2^+-32)
         want = stickify(dlfloat16.encode(values), slot.layout, pad_value=33 << 9 | 384)
     else:
         want = stickify(values.astype(slot.device_dtype), slot.layout, pad_value=7)

@@ -403,14 +403,14 @@ def test_a_push_to_a_full_queue_waits_for_a_pop() -> None:
 P8, X32, X64 = "!dataflow.lx<8x64xf16>", "!dataflow.ddr<32x64xf16>", "!dataflow.ddr<64x64xf16>"
 
 
-def ls_program(body: str, out_rows: int = 32) -> str:
+def ls_program(body: str, out_rows: int = 32, cores: int = 2) -> str:
     """An LS-only program on two cores over a 32 x 64 f16 input: %a holds two 8-row
     slots (%s0, %s1), %c aliases slot 0 (the same LX bytes), %g and %h take 16 gathered
     rows; %row = 16 x core. `body` is the LS stream."""
     out = f"!dataflow.ddr<{out_rows}x64xf16>"
     return f"""
 func.func @main(%x: tensor<32x64xf16>) -> tensor<{out_rows}x64xf16> {{
-  %0 = core.program @ls cores(2) (%x) : (tensor<32x64xf16>) -> tensor<{out_rows}x64xf16> {{
+  %0 = core.program @ls cores({cores}) (%x) : (tensor<32x64xf16>) -> tensor<{out_rows}x64xf16> {{
   ^bb0(%core: index, %in: {X32}, %out: {out}):
     %a = dataflow.alloc_lx {{offset = 0 : i64}} : !dataflow.lx<2x8x64xf16>
     %c = dataflow.alloc_lx {{offset = 0 : i64}} : {P8}
@@ -469,6 +469,25 @@ def test_ls_ports_overlap_unless_the_data_depends(part: str, dependent: bool) ->
     (kernel,) = result.report["kernels"]
     assert kernel["busy_us"]["lpddr"] == pytest.approx(15 / 1500)
     assert kernel["busy_us"]["ring"] == pytest.approx(18 / 1500)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_interleaved_ring_groups_share_the_links(stride: int) -> None:
+    """4 cores all-gather 2 x 8 rows (2048 bytes) in pairs: adjacent pairs (0 1, 2 3)
+    cross disjoint links; pairs 2 apart (0 2, 1 3) each cross 2 links per step, which
+    the other pair crosses at the same time, so each moves its chunk at half the link's
+    128 B per cycle. On the calibrated card: 1/2 * 2048 / 128 * sharers + 1 step *
+    stride * 10 hop cycles = 8 + 10 = 18 (stride 1), 16 + 20 = 36 (stride 2); the
+    uncalibrated card's links are its own: 8 + 20 = 28 (stride 2)."""
+    props = "group_size = 2 : i64" + (f", stride = {stride} : i64" if stride > 1 else "")
+    body = (f"      ls.ring_allgather %s0 into %g {{{props}}} : "
+            f"{P8}, !dataflow.lx<16x64xf16>")  # fmt: skip
+    text = ls_program(body, cores=4)
+    want = {1: 8 + 10, 2: 16 + 20}[stride]
+    for card, cycles in ((DEFAULT_CONFIG, want), (SIMPLE, 8 + 10 * stride)):
+        result = simulate(parse(text), random_args(text), config=card)
+        (kernel,) = result.report["kernels"]
+        assert kernel["busy_us"]["ring"] == pytest.approx(cycles / card.clock_hz * 1e6)
 
 
 def test_an_allreduces_reduction_holds_the_ls_unit() -> None:

@@ -26,13 +26,14 @@ stream:
 5. a host step that frees the launch's slot blocks, after everything above (a step that
    fails frees them itself, since the stream cancels the rest of the launch).
 
-Element types on the card: f16 as DLFloat16 codes (uint16; `interp.dlfloat16`: an h2d
-converts fp16/f32 host data into it, with its rounding and saturation, and the
-simulator takes and gives float32 arrays of DLFloat16 values, so results come back
-exactly and the caller casts them to its dtype), bf16 as its raw 16 bits (uint16; on
-the host bf16 travels as float32 holding bf16 values, as in the interpreters), f32 /
-i32 / i64 as themselves, i1 as one byte (bool). A `DeviceArray` (the eager device's
-row-major tensors) holds f16 as IEEE float16: its restickify converts, both ways.
+Element types on the card: f16 and bf16 as DLFloat16 codes (uint16; `interp.dlfloat16`:
+an h2d converts fp16/bf16/f32 host data into it, with its rounding and saturation, and
+the simulator takes and gives float32 arrays of DLFloat16 values), f32 / i32 / i64 as
+themselves, i1 as one byte (bool). A d2h of f16 gives the DLFloat16 values exactly (in
+float32; the caller casts them to its dtype); one of bf16 rounds them to bf16 (to
+nearest even; on the host bf16 travels as float32 holding bf16 values, as in the
+interpreters). A `DeviceArray` (the eager device's row-major tensors) holds f16 as IEEE
+float16 and bf16 as its raw 16 bits: its restickify converts, both ways.
 """
 
 from __future__ import annotations
@@ -127,16 +128,23 @@ class Slot:
 
     def to_device_elements(self, values: np.ndarray) -> np.ndarray:
         """Host values (any numeric dtype) as the card stores this slot's elements."""
-        if self.element == "f16":
+        if self.element in ("f16", "bf16"):
             return dlfloat16.encode(values)
-        if self.element == "bf16":
-            return _bf16_bits(values)
         return values.astype(self.device_dtype, copy=False)
+
+    def to_host_values(self, values: np.ndarray) -> np.ndarray:
+        """Simulator values as a d2h gives them (`host_dtype`): bf16 rounded from
+        DLFloat16 to bf16, the rest as they are (f16: DLFloat16 values, exact)."""
+        if self.element == "bf16":
+            return dlfloat16.to_user(values, "bf16")
+        return values
 
     def to_array_elements(self, values: np.ndarray) -> np.ndarray:
         """Simulator values as a row-major `DeviceArray` of `array_dtype` holds them."""
         if self.element == "f16":
             return dlfloat16.to_user(values, np.float16)
+        if self.element == "bf16":
+            return _bf16_bits(dlfloat16.to_user(values, "bf16"))
         return self.to_device_elements(values)
 
     def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
@@ -150,10 +158,8 @@ class Slot:
     def read_image(self, raw: np.ndarray) -> np.ndarray:
         """The slot's values (simulator dtype) from its device bytes."""
         elements = unstickify(raw.view(self.device_dtype), self.layout).reshape(self.shape)
-        if self.element == "f16":  # an array also for a rank-0 slot (decode gives a scalar)
+        if self.element in ("f16", "bf16"):  # an array also for a rank-0 slot
             return np.asarray(dlfloat16.decode(elements))
-        if self.element == "bf16":
-            return _bf16_values(elements)
         return elements.astype(self.host_dtype, copy=False)
 
 
@@ -590,6 +596,7 @@ class PreparedRecipe:
                 else:
                     out._elements()[index] = elements[index]
                 return cost_model.device_copy_s(nbytes, config)
+            values = slot.to_host_values(values)
             if index is None:
                 out[...] = values
             else:

@@ -109,14 +109,8 @@ from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig, card_of
-from spyre_ir.interp.dataflow import (
-    _DataflowInterpreter,
-    _Kernel,
-    _Located,
-    _Lx,
-    _signed,
-    _width,
-)
+from spyre_ir.interp.dataflow import DataflowInterpreter
+from spyre_ir.interp.machine import KernelMachine, LocatedError, LxBuffer, index_width, signed
 from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
@@ -187,60 +181,66 @@ def simulate(
     the report and trace are those of a full run, the outputs are not meaningful."""
     if config is None:
         config = card_of(module)
-    interp = _SimInterpreter(module, config, check_races, trace, card_format)
-    interp.numerics = numerics
+    sim = _Simulation(module, config, check_races, trace, card_format, numerics)
     with _blas_threads(blas_threads):
-        outputs = run_entry(interp, args, entry)
-    report = run_report([p.stats for p in interp.programs], config)
-    events = trace_events(interp.programs, config) if trace else None
+        outputs = run_entry(sim.interp, args, entry)
+    report = run_report([p.stats for p in sim.programs], config)
+    events = trace_events(sim.programs, config) if trace else None
     return SimResult(outputs, report, events)
 
 
-class _SimInterpreter(_DataflowInterpreter):
-    """The L2 interpreter's function level, running `core.program`s on the card."""
+class _Simulation:
+    """One `simulate` call: the L2 interpreter's function level (a `DataflowInterpreter`
+    with the card's numerics), which hands each `core.program` to a `_Program`."""
 
     def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
-                 card_format: bool) -> None:  # fmt: skip
-        super().__init__(module, check_races, "dlfloat16", card_format)
+                 card_format: bool, numerics: bool) -> None:  # fmt: skip
+        refuse = self._refuse_l2
+        self.interp = DataflowInterpreter(
+            module, check_races, "dlfloat16", card_format,
+            runners={core.ProgramOp: self._run_program, D.KernelOp: refuse, D.GroupOp: refuse},
+        )  # fmt: skip
         shared = replay.shared_caches(module)
         if shared is not None:  # facts of ops that never change: kept between runs
-            self.loads = shared.setdefault("loads", self.loads)
-            self.widened = shared.setdefault("widened", self.widened)
+            self.interp.share_caches(shared)
         self.config = config
         self.tracing = trace
-        self.numerics = True
+        self.numerics = numerics
         self.programs: list[_Program] = []
 
-    def run_op(self, op: Operation, operands: list) -> list:
-        if isinstance(op, core.ProgramOp):
-            program = _Program(self, op)
-            results = program.run(operands)
-            self.programs.append(program)
-            for value, result in zip(results, op.results):
-                self.check_result(value, op, result, "simulator")
-            return results
-        if isinstance(op, (D.KernelOp, D.GroupOp)):
-            raise SimulationError(
-                f"{op_label(op)}: @{op.sym_name.data} is still an L2 {op.name}; the "
-                "simulator runs L3 programs - lower it to units first (spyre-opt -p "
-                "convert-dataflow-to-units on L2, -p spyre-to-units on L1; or "
-                "spyre_ir.pipelines.lower_to_units)"
-            )
-        return super().run_op(op, operands)
+    def _run_program(self, op: Operation, operands: list) -> list:
+        assert isinstance(op, core.ProgramOp)
+        program = _Program(self, op)
+        results = program.run(operands)
+        self.programs.append(program)
+        for value, result in zip(results, op.results):
+            self.interp.check_result(value, op, result, "simulator")
+        return results
+
+    @staticmethod
+    def _refuse_l2(op: Operation, operands: list) -> list:
+        assert isinstance(op, (D.KernelOp, D.GroupOp))
+        raise SimulationError(
+            f"{op_label(op)}: @{op.sym_name.data} is still an L2 {op.name}; the "
+            "simulator runs L3 programs - lower it to units first (spyre-opt -p "
+            "convert-dataflow-to-units on L2, -p spyre-to-units on L1; or "
+            "spyre_ir.pipelines.lower_to_units)"
+        )
 
 
 # ---------------------------------------------------------------- programs
 
 
-class _Program(_Kernel):
-    """One run of a `core.program`: the L2 kernel machinery (handlers for index ops,
-    buffers, moves and tile ops, all vectorised over cores) driven by a discrete-event
-    scheduler of the program's units instead of one walk of a kernel body."""
+class _Program:
+    """One run of a `core.program`: the L2 kernel machine (`KernelMachine`: handlers for
+    index ops, buffers, moves and tile ops, all vectorised over cores), whose body is
+    driven by a discrete-event scheduler of the program's units instead of one walk."""
 
-    def __init__(self, interp: _SimInterpreter, op: core.ProgramOp):
-        super().__init__(interp, op)  # type: ignore[arg-type]
-        self.config = interp.config
-        self.tracing = interp.tracing
+    def __init__(self, sim: _Simulation, op: core.ProgramOp):
+        self.machine = KernelMachine(sim.interp, op, body=self._run_body, kind="program")
+        self.sim, self.op, self.cores = sim, op, self.machine.cores
+        self.config = sim.config
+        self.tracing = sim.tracing
         self.compiled: dict[Block, list[tuple]] = {}
         self.units: list[Unit] = []
         self.queues: list[Queue] = []
@@ -253,20 +253,22 @@ class _Program(_Kernel):
         self.stats: dict = {}
         self.recorder: replay.Recorder | None = None
 
+    def run(self, operands: list) -> list:
+        return self.machine.run(operands)
+
     # -------------------------------------------------------- driver
 
-    def run_block(self, block: Block, args: Sequence[object]) -> list:
-        """The program body (called by `_Kernel.run` with the core id and the memories):
-        declare buffers, constants and queues, then schedule the units."""
-        if block is not self.op.body.block:
-            return super().run_block(block, args)
-        if not self.check and self.interp.numerics:
+    def _run_body(self, block: Block, args: list) -> None:
+        """The program body (called by `KernelMachine.run` with the core id and the
+        memories): declare buffers, constants and queues, then schedule the units."""
+        machine = self.machine
+        if not machine.check and self.sim.numerics:
             recording = replay.lookup(self.op, self.config, self.tracing)
             if recording is not None:
                 self._replay(recording, args)
-                return []
+                return
             self.recorder = replay.Recorder(self.op, self.config, args)
-        values = self.values
+        values = machine.values
         values.update(zip(block.args, args))
         for op in block.ops:
             if isinstance(op, core.QueueOp):
@@ -281,7 +283,9 @@ class _Program(_Kernel):
             elif isinstance(op, core.EndOp):
                 break
             else:  # dataflow.alloc_lx, arith.constant
-                values.update(zip(op.results, self._call(op, [values[v] for v in op.operands])))
+                values.update(
+                    zip(op.results, machine.execute(op, [values[v] for v in op.operands]))
+                )
                 if isinstance(op, D.AllocLxOp):
                     self._place(op, values[op.buffer])
         scheduler = Scheduler(self.op, self.units, self.queues,
@@ -290,7 +294,6 @@ class _Program(_Kernel):
         self.stats = program_stats(self)
         if self.recorder is not None:
             self._keep_recording(self.recorder)
-        return []
 
     _TIMING = ("units", "queues", "flops", "lpddr_bytes", "ring_bytes", "cycles", "stats")
 
@@ -298,7 +301,7 @@ class _Program(_Kernel):
         recording = recorder.recording
         recording.buffers = [(root, root.array.shape, root.array.dtype) for root in self.places]
         ops = {step.op for step in recording.steps}
-        recording.tiles = {op: t for op, t in self.interp.tiles.items() if op in ops}
+        recording.tiles = {op: t for op, t in self.sim.interp.tiles.items() if op in ops}
         recording.timing = {name: getattr(self, name) for name in self._TIMING}
         recording.traced = self.tracing
         recorder.keep(self.op)
@@ -308,7 +311,8 @@ class _Program(_Kernel):
         """The recorded numerics on this run's memories (see `spyre_ir.sim.replay`)."""
         for root, shape, dtype in recording.buffers:
             root.array = np.zeros(shape, dtype)
-        self.interp.tiles.update(recording.tiles)
+        self.sim.interp.tiles.update(recording.tiles)
+        machine = self.machine
         try:
             for step in recording.steps:
                 operands = step.operands
@@ -316,15 +320,15 @@ class _Program(_Kernel):
                     operands = list(operands)
                     for i, j in step.memory_slots:
                         operands[i] = memories[j]
-                self.box_feed = iter(step.boxes)
+                machine.box_feed = iter(step.boxes)
                 try:
-                    step.function(self, step.op, operands)
-                except _Located:
+                    step.function(machine, step.op, operands)
+                except LocatedError:
                     raise
                 except (InterpreterError, ValueError, TypeError, IndexError) as error:
-                    raise self.error(step.op, str(error)) from None
+                    raise machine.error(step.op, str(error)) from None
         finally:
-            self.box_feed = None
+            machine.box_feed = None
             self._release(recording)
         for name, value in recording.timing.items():
             setattr(self, name, value)
@@ -335,18 +339,7 @@ class _Program(_Kernel):
         for root, _, _ in recording.buffers:
             root.array = _RELEASED
 
-    def _call(self, op: Operation, operands: list) -> list:
-        try:
-            return self.handler(op)(op, operands)
-        except _Located:
-            raise
-        except (InterpreterError, ValueError, TypeError, IndexError) as error:
-            raise self.error(op, str(error)) from None
-
-    def error(self, op: Operation, message: str) -> InterpreterError:
-        return _Located(f"{op_label(op)} (program @{self.op.sym_name.data}): {message}")
-
-    def _place(self, op: D.AllocLxOp, buffer: _Lx) -> None:
+    def _place(self, op: D.AllocLxOp, buffer: LxBuffer) -> None:
         """Where an LX buffer lies, for the LS unit's dependencies: allocated buffers
         share one address space (buffers whose lifetimes do not overlap may share
         bytes); an unallocated one is a space of its own."""
@@ -359,7 +352,7 @@ class _Program(_Kernel):
         base = op.offset_value if op.offset is not None else 0
         self.places[buffer.root] = (space, base, tuple(sizes))
 
-    def _region(self, buffer: _Lx) -> tuple[object, int, int]:
+    def region(self, buffer: LxBuffer) -> tuple[object, int, int]:
         """(address space, first byte, end byte) of an LX buffer or slot of one; a slot
         index that differs between cores stands for all the slots (conservative)."""
         place = self.places.get(buffer.root)
@@ -396,9 +389,9 @@ class _Program(_Kernel):
             elif isinstance(op, scf.IfOp):
                 steps.append((IF, op, operands, results, None, None))
             else:
-                handler = self.handler(op)
+                handler = self.machine.handler(op)
                 timer = timer_for(self, op)
-                if timer is not None and not self.interp.numerics:
+                if timer is not None and not self.sim.numerics:
                     handler = _no_numerics
                 if timer is None and isinstance(op, _L2INSTRUCTIONS):
                     raise SimulationError(
@@ -414,7 +407,8 @@ class _Program(_Kernel):
         """Run a unit block, yielding an event per instruction (after running its
         numerics) and per push/pop; returns the terminator's operands. `path` holds the
         iteration of every enclosing loop (for messages)."""
-        values = self.values
+        machine = self.machine
+        values = machine.values
         values.update(zip(block.args, args))
         recorder = self.recorder
         for code, op, ins, outs, handler, timer in self._compile(block):
@@ -422,17 +416,17 @@ class _Program(_Kernel):
             if code == PLAIN or code == INSTR:
                 try:
                     if recorder is not None and code == INSTR:
-                        self.box_log = []
+                        machine.box_log = []
                         results = handler(op, operands)
-                        recorder.add(handler, op, operands, self.box_log)
-                        self.box_log = None
+                        recorder.add(handler, op, operands, machine.box_log)
+                        machine.box_log = None
                     else:
                         results = handler(op, operands)
                     event = timer(op, operands) if code == INSTR else None
-                except _Located:
+                except LocatedError:
                     raise
                 except (InterpreterError, ValueError, TypeError, IndexError) as error:
-                    raise self.error(op, str(error)) from None
+                    raise machine.error(op, str(error)) from None
                 if outs:
                     values.update(zip(outs, results))
                 if event is not None:
@@ -442,27 +436,27 @@ class _Program(_Kernel):
             elif code == FOR:
                 try:
                     lb, ub, step = (
-                        self._uniform_operand(v, what)
+                        machine.uniform(v, what)
                         for v, what in zip(operands[:3], ("lower bound", "upper bound", "step"))
                     )
                     if step <= 0:
                         raise InterpreterError(f"the step must be positive, got {step}")
                 except InterpreterError as error:
-                    raise self.error(op, str(error)) from None
+                    raise machine.error(op, str(error)) from None
                 carried = operands[3:]
-                width = _width(op.lb.type)
+                width = index_width(op.lb.type)
                 body = op.body.block
                 path.append(None)
                 for i in range(lb, ub, step):
                     path[-1] = (i, lb, ub, step)
-                    carried = yield from self._stream(body, [_signed(i, width), *carried], path)
+                    carried = yield from self._stream(body, [signed(i, width), *carried], path)
                 path.pop()
                 values.update(zip(outs, carried))
             elif code == IF:
                 try:
-                    taken = self._uniform_operand(operands[0], "scf.if condition")
+                    taken = machine.uniform(operands[0], "scf.if condition")
                 except InterpreterError as error:
-                    raise self.error(op, str(error)) from None
+                    raise machine.error(op, str(error)) from None
                 region = op.true_region if taken else op.false_region
                 if region.blocks:
                     results = yield from self._stream(region.block, [], path)
@@ -470,8 +464,6 @@ class _Program(_Kernel):
             else:
                 return operands
         return []
-
-    # -------------------------------------------------------- scheduling
 
 
 def _no_numerics(op: Operation, operands: list) -> list:

@@ -33,7 +33,7 @@ from xdsl.ir import Operation
 
 from spyre_ir.byte_lru import ByteLRU
 from spyre_ir.hardware import SpyreConfig
-from spyre_ir.interp.dataflow import _Ddr, _Root
+from spyre_ir.interp.machine import DdrMemory, LxRoot
 
 
 def _fingerprint(program: Operation) -> tuple:
@@ -69,11 +69,11 @@ class Recording:
     config: SpyreConfig
     fingerprint: tuple
     steps: list[Step] = field(default_factory=list)
-    buffers: list[tuple[_Root, tuple[int, ...], np.dtype]] = field(default_factory=list)
+    buffers: list[tuple[LxRoot, tuple[int, ...], np.dtype]] = field(default_factory=list)
     """The program's LX buffers: each gets a fresh zeroed array for a replay, as a run
     allocates them, and lets it go afterwards (a recording holds no tensor data)."""
     tiles: dict = field(default_factory=dict)
-    """Tile-op implementations of the program's compute ops (see `_TileOp`)."""
+    """Tile-op implementations of the program's compute ops (`spyre_ir.interp.tile_ops.TileOp`)."""
     timing: dict = field(default_factory=dict)
     """The program's timing results, as `_Program` attributes."""
     traced: bool = False
@@ -152,12 +152,12 @@ class Recorder:
 
     def __init__(self, program: Operation, config: SpyreConfig, memories: Sequence[object]):
         self.recording = Recording(config, _fingerprint(program))
-        self.positions = {id(m): i for i, m in enumerate(memories) if isinstance(m, _Ddr)}
+        self.positions = {id(m): i for i, m in enumerate(memories) if isinstance(m, DdrMemory)}
         self.memories = list(memories)  # held, so the ids above stay theirs
 
     def add(self, handler: Callable, op: Operation, operands: list, boxes: list) -> None:
         slots = tuple(
-            (i, self.positions[id(v)]) for i, v in enumerate(operands) if isinstance(v, _Ddr)
+            (i, self.positions[id(v)]) for i, v in enumerate(operands) if isinstance(v, DdrMemory)
         )
         function = handler.__func__  # type: ignore[attr-defined]
         self.recording.steps.append(Step(function, op, operands, slots, tuple(boxes)))

@@ -180,7 +180,7 @@ class Scheduler:
         all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
         and the unit, which adds the partial sums as they arrive, issues nothing until
         the reduction is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
-        operand (`_region`); accesses depend on each other when their bytes overlap."""
+        operand (`_Program.region`); accesses depend on each other when their bytes overlap."""
         issued = unit.clock + issue
         unit.busy[LS] += issue
         start = issued

@@ -47,7 +47,7 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     info = Info(op.name, LPDDR, {"sticks": nominal})
     offsets = slice(1, -1) if load else slice(2, None)
     stick = config.stick_bytes
-    region = program._region
+    region = program.region
 
     def move(op: Operation, operands: list) -> tuple:
         boxes = lpddr.box_moves(operands[offsets], extents, shape, stick_dim, per_stick, cores)
@@ -182,7 +182,7 @@ def _static(
             return event
 
         return timer
-    region = program._region
+    region = program.region
 
     def ls_timer(op: Operation, operands: list) -> tuple:
         program.lpddr_bytes += lpddr
