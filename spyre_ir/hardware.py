@@ -38,7 +38,7 @@ SFP_OPS = frozenset(
         "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu",
         "gelu", "sin", "cos", "floor", "ceil", "pow", "div", "cast", "sum", "mean",
         "reduce_max", "reduce_min", "argmax", "argmin", "var", "cumsum", "softmax",
-        "layer_norm", "rms_norm",
+        "layer_norm", "rms_norm", "round",
     )
 )  # fmt: skip
 LS_OPS = frozenset(

@@ -288,6 +288,26 @@ def _int_ops(ids):
             torch.logical_xor(ids > 3, pos))  # fmt: skip
 
 
+def _bitwise_ints(a, b):
+    """Integer bitwise ops (bool ones are in `_logical`); shift counts past the width too."""
+    return (a & b, a | 3, a ^ b, ~a, a << 2, a >> b, a << b, 5 >> b, a & (b > 3), a & 6, a | b,
+            a ^ 5, torch.bitwise_and(6, a), torch.bitwise_or(6, a), torch.bitwise_xor(6, a),
+            a >> 3, torch.bitwise_left_shift(a, b), torch.bitwise_left_shift(a, 3),
+            torch.bitwise_left_shift(3, b), torch.bitwise_right_shift(a, 2),
+            torch.bitwise_right_shift(a, b))  # fmt: skip
+
+
+def _round_isnan_repeat(x):
+    # x / x is NaN where x is 0 (every third element); round(x * 2) has ties at halves
+    return (
+        torch.round(x * 2.0),
+        torch.round(x),
+        torch.isnan(x / x),
+        x.repeat(2, 3),
+        x.repeat(3, 1, 1),
+    )
+
+
 def _remainders(x, y):
     """fmod (the dividend's sign) and remainder (the divisor's), by scalars of both signs
     and by tensors; torch.roll's decomposition gives (arange + shift) fmod n."""
@@ -329,6 +349,8 @@ CASES: list[Case] = [
     Case("sign_rounding", _sign_rounding, lambda dt, s: (with_zeros(ODD, dt, s),),
          ("aten.neg.default", "aten.abs.default", "aten.sign.default", "aten.relu.default",
           "aten.floor.default", "aten.ceil.default")),
+    Case("round_isnan_repeat", _round_isnan_repeat, lambda dt, s: (with_zeros(ODD, dt, s),),
+         ("aten.round.default", "aten.isnan.default", "aten.repeat.default")),
     Case("activations", _activations, lambda dt, s: (normal(S2, dt, s, 2.0),),
          ("aten.erf.default", "aten.tanh.default", "aten.exp.default")),
     Case("clamp", _clamp, lambda dt, s: (normal(ODD, dt, s),),
@@ -407,6 +429,13 @@ CASES: list[Case] = [
           "aten.sum.dim_IntList", "aten.max.dim", "aten.argmax.default", "aten.floor.default",
           "aten.ceil.default", "aten.logical_and.default", "aten.logical_xor.default"),
          dtypes=(I64,)),
+    Case("bitwise_ints", _bitwise_ints,
+         lambda dt, s: (ints(ODD, -5000, 5000, s).to(dt), ints(ODD, -3, 70, s + 1).to(dt)),
+         tuple(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor", "left_shift",
+               "right_shift") for kind in ("Tensor", "Scalar_Tensor"))
+         + ("aten.bitwise_not.default", "aten.__lshift__.Scalar", "aten.__rshift__.Tensor",
+            "aten.__lshift__.Tensor", "aten.__rshift__.Scalar"),
+         dtypes=(I64, torch.int32)),
     Case("fmod_remainder", _remainders, _signed_divisors,
          ("aten.fmod.Scalar", "aten.fmod.Tensor", "aten.remainder.Scalar",
           "aten.remainder.Tensor"), dtypes=(I64, F32)),

@@ -588,7 +588,8 @@ _ROUNDS_FROM_F32: frozenset[type[Operation]] = frozenset({
     S.CeilOp, S.LogicalNotOp, S.ClampOp, S.CastOp,
     S.MatmulOp, S.SumOp, S.MeanOp, S.ReduceMaxOp, S.ReduceMinOp, S.ArgmaxOp, S.ArgminOp,
     S.SoftmaxOp, S.ReshapeOp, S.TransposeOp, S.BroadcastToOp, S.SliceOp, S.ConcatOp,
-    S.GatherOp,
+    S.GatherOp, S.RoundOp, S.BitwiseAndOp, S.BitwiseOrOp, S.BitwiseXorOp, S.ShiftLeftOp,
+    S.ShiftRightOp, S.BitwiseNotOp,
 })  # fmt: skip
 
 

@@ -155,21 +155,13 @@ def _logical(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
     return lower
 
 
-def _bool_operands(node: torch.fx.Node) -> str | None:
-    if node.target in (aten.logical_and.default, aten.logical_or.default,
-                       aten.logical_xor.default):  # fmt: skip
-        return None  # logical ops test != 0 first, whatever the dtype
-    if any(a.meta["val"].dtype != torch.bool for a in node.all_input_nodes):
-        return f"{node.target} on non-bool tensors is not supported"
-    return None
-
-
-for _targets, _cls in (
-    ((aten.logical_and.default, aten.bitwise_and.Tensor), spyre.LogicalAndOp),
-    ((aten.logical_or.default, aten.bitwise_or.Tensor), spyre.LogicalOrOp),
-    ((aten.logical_xor.default, aten.bitwise_xor.Tensor), spyre.LogicalXorOp),
+# (bitwise_and/or/xor: aten_bitwise.py, logical on bool tensors, bitwise on integers)
+for _target, _cls in (
+    (aten.logical_and.default, spyre.LogicalAndOp),
+    (aten.logical_or.default, spyre.LogicalOrOp),
+    (aten.logical_xor.default, spyre.LogicalXorOp),
 ):
-    lowers(*_targets, check=_bool_operands)(_logical(_cls))
+    lowers(_target)(_logical(_cls))
 
 
 @lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
@@ -225,15 +217,6 @@ def _rounding(op_cls: type[spyre.UnaryOp]) -> LoweringFn:
 
 lowers(aten.floor.default)(_rounding(spyre.FloorOp))
 lowers(aten.ceil.default)(_rounding(spyre.CeilOp))
-
-
-def _bool_input(node: torch.fx.Node) -> str | None:
-    if node.args[0].meta["val"].dtype != torch.bool:
-        return "bitwise_not on non-bool tensors is not supported"
-    return None
-
-
-lowers(aten.bitwise_not.default, check=_bool_input)(_unary(spyre.LogicalNotOp))
 
 
 @lowers(aten.gelu.default)
@@ -882,7 +865,7 @@ def _iota(imp: Importer, node: torch.fx.Node, start: int, step: int) -> SSAValue
 
 
 # Families kept in modules of their own register into LOWERINGS when imported.
-from spyre_ir.lowering import aten_remainder  # noqa: E402, F401
+from spyre_ir.lowering import aten_bitwise, aten_remainder  # noqa: E402, F401
 
 
 def supported_targets() -> Sequence[str]:
