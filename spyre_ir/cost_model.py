@@ -409,7 +409,7 @@ SFP_SIMPLE = frozenset({
     "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
 })  # fmt: skip
 SFP_SPECIAL = frozenset({
-    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "sin", "cos",
+    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "log1p", "sin", "cos",
     "pow", "div",
 })  # fmt: skip
 SFP_ACTIVATIONS = frozenset({"gelu", "silu"})

@@ -105,7 +105,7 @@ def _max_min_pow(x, y):
 
 
 def _exp_log(x, p):
-    return x.exp(), p.log(), p.sqrt(), p.rsqrt(), p.reciprocal()
+    return x.exp(), p.log(), p.sqrt(), p.rsqrt(), p.reciprocal(), p.log1p()
 
 
 def _transcendental(x):
@@ -342,7 +342,7 @@ CASES: list[Case] = [
           "aten.pow.Scalar", "aten.pow.Tensor_Tensor")),
     Case("exp_log_sqrt", _exp_log, lambda dt, s: (normal(ODD, dt, s), positive(ODD, dt, s + 1)),
          ("aten.exp.default", "aten.log.default", "aten.sqrt.default", "aten.rsqrt.default",
-          "aten.reciprocal.default")),
+          "aten.reciprocal.default", "aten.log1p.default")),
     Case("transcendental", _transcendental, lambda dt, s: (normal(S2, dt, s, 2.0),),
          ("aten.sin.default", "aten.cos.default", "aten.tanh.default", "aten.sigmoid.default",
           "aten.erf.default")),

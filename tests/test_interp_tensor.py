@@ -214,6 +214,7 @@ UNARY = {  # name: (torch fn, input transform, attr-dict text)
     "relu": (torch.relu, None, ""),
     "exp": (torch.exp, None, ""),
     "log": (torch.log, POS, ""),
+    "log1p": (torch.log1p, POS, ""),
     "sqrt": (torch.sqrt, POS, ""),
     "rsqrt": (torch.rsqrt, POS, ""),
     "reciprocal": (torch.reciprocal, POS, ""),

@@ -308,6 +308,7 @@ ReciprocalOp = _unary("reciprocal", FLOAT_ONLY=True)
 TanhOp = _unary("tanh", FLOAT_ONLY=True)
 SigmoidOp = _unary("sigmoid", FLOAT_ONLY=True)
 ErfOp = _unary("erf", FLOAT_ONLY=True)
+Log1pOp = _unary("log1p", FLOAT_ONLY=True)
 SiluOp = _unary("silu", FLOAT_ONLY=True)
 SinOp = _unary("sin", FLOAT_ONLY=True)
 CosOp = _unary("cos", FLOAT_ONLY=True)
@@ -1058,7 +1059,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     LogicalAndOp, LogicalOrOp, LogicalXorOp, SelectOp,
     BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp, BitwiseNotOp, RoundOp,
     NegOp, AbsOp, SignOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
-    SigmoidOp, ErfOp, SiluOp, SinOp, CosOp, FloorOp, CeilOp, LogicalNotOp, GeluOp,
+    SigmoidOp, ErfOp, Log1pOp, SiluOp, SinOp, CosOp, FloorOp, CeilOp, LogicalNotOp, GeluOp,
     ClampOp, CastOp,
     MatmulOp,
     SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,

@@ -186,6 +186,7 @@ IMPLS.update({
     S.SqrtOp: _float_unary(np.sqrt), S.RsqrtOp: _float_unary(lambda x: 1 / np.sqrt(x)),
     S.ReciprocalOp: _float_unary(lambda x: 1 / x), S.TanhOp: _float_unary(np.tanh),
     S.SigmoidOp: _float_unary(lambda x: 1 / (1 + np.exp(-x))), S.ErfOp: _float_unary(erf),
+    S.Log1pOp: _float_unary(np.log1p),
     S.SiluOp: _float_unary(lambda x: x / (1 + np.exp(-x))),
     S.SinOp: _float_unary(np.sin), S.CosOp: _float_unary(np.cos),
 })  # fmt: skip

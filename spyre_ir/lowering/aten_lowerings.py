@@ -197,6 +197,7 @@ for _target, _cls in (
     (aten.sqrt.default, spyre.SqrtOp), (aten.rsqrt.default, spyre.RsqrtOp),
     (aten.reciprocal.default, spyre.ReciprocalOp), (aten.tanh.default, spyre.TanhOp),
     (aten.sigmoid.default, spyre.SigmoidOp), (aten.erf.default, spyre.ErfOp),
+    (aten.log1p.default, spyre.Log1pOp),
     (aten.silu.default, spyre.SiluOp), (aten.sin.default, spyre.SinOp),
     (aten.cos.default, spyre.CosOp), (aten.logical_not.default, spyre.LogicalNotOp),
 ):  # fmt: skip

@@ -102,6 +102,9 @@ func.func @elementwise(%a: tensor<4x64xf16>, %b: tensor<4x64xf16>, %row: tensor<
   // CHECK-NEXT: %erf = spyre.erf %a : tensor<4x64xf16> -> tensor<4x64xf16>
   // GENERIC: %erf = "spyre.erf"(%a) : (tensor<4x64xf16>) -> tensor<4x64xf16>
   %erf = spyre.erf %a : tensor<4x64xf16> -> tensor<4x64xf16>
+  // CHECK-NEXT: %log1p = spyre.log1p %a : tensor<4x64xf16> -> tensor<4x64xf16>
+  // GENERIC: %log1p = "spyre.log1p"(%a) : (tensor<4x64xf16>) -> tensor<4x64xf16>
+  %log1p = spyre.log1p %a : tensor<4x64xf16> -> tensor<4x64xf16>
   // CHECK-NEXT: %silu = spyre.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
   // GENERIC: %silu = "spyre.silu"(%a) : (tensor<4x64xf16>) -> tensor<4x64xf16>
   %silu = spyre.silu %a : tensor<4x64xf16> -> tensor<4x64xf16>
