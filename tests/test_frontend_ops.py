@@ -598,6 +598,22 @@ def test_integer_pow_is_unsupported_not_invalid_ir(spyre_env) -> None:
     assert "float-only" in str(info.value.inner_exception)
 
 
+def test_integer_index_put_is_unsupported_not_a_compile_error(spyre_env) -> None:
+    """spyre-lower-scatter lowers scatters of floats only: an index_put into an integer
+    tensor (Mixtral's routing counts) is a declared limit, not a compile error."""
+
+    def fn(counts, idx):
+        counts = counts.clone()
+        counts[idx] = idx * 2
+        return counts
+
+    compiled = torch.compile(fn, backend="spyre", dynamic=False)
+    with torch.no_grad(), pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as info:
+        compiled(ints((16,), 0, 9, 0), torch.tensor([3, 1, 7]))
+    assert info.value.inner_exception.op == "aten.index_put.default"
+    assert "floats only" in str(info.value.inner_exception)
+
+
 def test_every_lowered_target_is_exercised(spyre_env) -> None:
     """The table covers supported_targets(), except the UNREACHABLE ones, which it must
     not reach (if it does, the list is stale)."""

@@ -705,6 +705,8 @@ def _index_put_check(node: torch.fx.Node) -> str | None:
         return "index_put on dims that are not adjacent is not supported"
     if any(indices[d].meta["val"].dtype not in (torch.int32, torch.int64) for d in present):
         return "index_put with a boolean mask is not supported"
+    if not meta_dtype(node).is_floating_point:  # spyre-lower-scatter: a one-hot select of floats
+        return f"index_put into a {meta_dtype(node)} tensor is not supported (floats only)"
     return None
 
 
