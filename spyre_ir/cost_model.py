@@ -415,10 +415,11 @@ def roofline_seconds(flops: float, nbytes: float, config: SpyreConfig) -> float:
 SFP_SIMPLE = frozenset({
     "add", "sub", "mul", "max", "min", "neg", "abs", "sign", "relu", "clamp", "cast",
     "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge", "select", "where", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "full", "iota",
+    "logical_or", "logical_xor", "logical_not", "full", "iota", "round", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
 })  # fmt: skip
 SFP_SPECIAL = frozenset({
-    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "sin", "cos",
+    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "log1p", "sin", "cos",
     "pow", "div",
 })  # fmt: skip
 SFP_ACTIVATIONS = frozenset({"gelu", "silu"})

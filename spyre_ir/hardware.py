@@ -35,10 +35,10 @@ ELEMENT_BYTES: dict[str, int] = {
 SFP_OPS = frozenset(
     f"spyre.{name}"
     for name in (
-        "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu",
+        "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "log1p", "silu",
         "gelu", "sin", "cos", "floor", "ceil", "pow", "div", "cast", "sum", "mean",
         "reduce_max", "reduce_min", "argmax", "argmin", "var", "cumsum", "softmax",
-        "layer_norm", "rms_norm",
+        "layer_norm", "rms_norm", "round",
     )
 )  # fmt: skip
 LS_OPS = frozenset(

@@ -1,6 +1,56 @@
 """Session-wide test settings."""
 
+from pathlib import Path
+
 import pytest
+
+# Tests whose ops may run on CPU because a compile failed, and why that is expected (a
+# compile error elsewhere fails its test: it is a bug, not a fallback). A prefix of a
+# test id (file::name) per entry; the `compile_fallback_expected` mark does the same
+# for one test.
+EXPECTED_COMPILE_FALLBACKS: dict[str, str] = {
+    "tests/test_failure_isolation.py::": "injects compile failures to test the isolation",
+}
+
+# Files whose tests report the ops they ran on CPU (pytest's terminal summary).
+_REPORTED = ("test_device_", "test_frontend_")
+_cpu_ops: dict[str, set[str]] = {}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "compile_fallback_expected(reason): this test expects a compile error's CPU fallback",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _compile_errors_are_not_fallbacks(request):
+    """Fail the test when an op of it ran on CPU because compiling it failed, rather
+    than because it has no lowering (see spyre_ir/runtime/fallbacks.py)."""
+    from spyre_ir.runtime import fallbacks
+
+    fallbacks.clear()
+    yield
+    seen = fallbacks.records()
+    nodeid = request.node.nodeid
+    if Path(nodeid.split("::")[0]).name.startswith(_REPORTED) and seen:
+        _cpu_ops[nodeid] = {f"{r.op} ({r.kind}, {r.path})" for r in seen}
+    errors = [r for r in seen if r.kind == "compile-error"]
+    expected = request.node.get_closest_marker("compile_fallback_expected") or any(
+        nodeid.startswith(prefix) for prefix in EXPECTED_COMPILE_FALLBACKS
+    )
+    if errors and not expected:
+        listed = "; ".join(f"{r.op} ({r.path}): {r.reason[:300]}" for r in errors[:5])
+        pytest.fail(f"a compile error was hidden by a CPU fallback: {listed}", pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _cpu_ops:
+        return
+    terminalreporter.section("spyre: ops that ran on CPU (device and frontend tests)")
+    for nodeid, ops in sorted(_cpu_ops.items()):
+        terminalreporter.write_line(f"{nodeid}: {', '.join(sorted(ops))}")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -78,11 +78,13 @@ def test_pe_elementwise_cycles() -> None:
     ("kind", "factor"),
     [
         ("spyre.add", 1), ("spyre.cast", 1), ("spyre.select", 1), ("spyre.gt", 1),
-        ("spyre.exp", 5), ("spyre.tanh", 5), ("spyre.erf", 5), ("spyre.rsqrt", 5),
+        ("spyre.exp", 5), ("spyre.tanh", 5), ("spyre.erf", 5), ("spyre.log1p", 5),
+        ("spyre.rsqrt", 5),
         ("spyre.reciprocal", 5), ("spyre.div", 5), ("spyre.gelu", 6), ("spyre.silu", 6),
         ("spyre.sum", 8), ("spyre.reduce_max", 8), ("spyre.cumsum", 8), ("spyre.var", 16),
         ("spyre.softmax", 5), ("spyre.layer_norm", 4), ("spyre.rms_norm", 4),
-        ("exp", 5), ("spyre.something_new", 1),
+        ("exp", 5), ("spyre.something_new", 1), ("spyre.round", 1), ("spyre.bitwise_and", 1),
+        ("spyre.shift_right", 1), ("spyre.bitwise_not", 1),
     ],
 )  # fmt: skip
 def test_sfp_cost_factor(kind: str, factor: int) -> None:

@@ -114,6 +114,20 @@ def test_tensor_scalar_arithmetic() -> None:
     close(da**2, a**2)
 
 
+def test_float32_results_keep_the_cards_range() -> None:
+    """An f32 op computed as 16-bit floats gave its result back through IEEE fp16, so
+    values past 65,504 became inf (x * 1e5; a -1e9 attention mask became -inf). The card
+    holds them as DLFloat16 (range 2^32), and they come back as its float32 values."""
+    x, m = cpu_randn(8, 64), (cpu_randn(8, 64, seed=1) > 0).float()
+    for got, want in (
+        ((on_spyre(x) * 1e5).cpu(), x * 1e5),
+        ((on_spyre(x) * m.to("spyre") + (1 - m.to("spyre")) * -1e9).cpu(), x * m + (1 - m) * -1e9),
+        (((on_spyre(x) + 1e9) * 1e-9).cpu(), (x + 1e9) * 1e-9),
+    ):
+        assert torch.isfinite(got).all()
+        torch.testing.assert_close(got, want, rtol=2**-8, atol=2e-2)  # two DLFloat16 places
+
+
 def test_broadcasting() -> None:
     a, b = cpu_randn(3, 1, 16, seed=3), cpu_randn(5, 16, seed=4)
     close(on_spyre(a) + on_spyre(b), a + b)

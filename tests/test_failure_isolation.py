@@ -77,6 +77,47 @@ def test_the_failing_op_alone_runs_on_cpu(env) -> None:
     assert {launch.graph for launch in rec.launches} == {c.graph for c in rec.compiles}
 
 
+def test_the_failure_is_recorded_as_a_compile_error(env) -> None:
+    """runtime/fallbacks.py tells a compile error from an unsupported op (tests/conftest.py
+    fails a test whose compile error a fallback hid; this file is on its expected list)."""
+    from spyre_ir.runtime import fallbacks
+
+    fallbacks.clear()
+    x = torch.randn(64, 128, dtype=torch.float16) * 0.1
+    _run(_model, x)
+    _run(lambda t: torch.cumprod(t, 0), x)  # no lowering: unsupported
+    kinds = {(r.op, r.kind, r.path) for r in fallbacks.records()}
+    assert kinds == {("aten.sin.default", "compile-error", "compiled"),
+                     ("aten.cumprod.default", "unsupported", "compiled")}, kinds  # fmt: skip
+    (sin,) = [r for r in fallbacks.records() if r.kind == "compile-error"]
+    assert FORCED in sin.reason
+
+
+def test_the_suite_fails_a_test_whose_compile_error_a_fallback_hid(tmp_path: Path) -> None:
+    """The conftest hook, run on a test file of its own that hits a compile error."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copy(Path(__file__).parent / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_hidden.py").write_text(
+        "import torch\n"
+        "from spyre_ir.lowering import aten_lowerings\n"
+        "def test_hidden(monkeypatch):\n"
+        "    def broken(imp, node):\n"
+        "        raise RuntimeError('boom')\n"
+        "    monkeypatch.setitem(aten_lowerings.LOWERINGS, torch.ops.aten.sin.default, broken)\n"
+        "    monkeypatch.delenv('SPYRE_STRICT', raising=False)\n"
+        "    f = torch.compile(lambda x: x.exp().sin() * 2, backend='spyre', dynamic=False)\n"
+        "    f(torch.randn(8, 64, dtype=torch.float16))\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-W", "ignore", str(tmp_path)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "a compile error was hidden by a CPU fallback: aten.sin.default" in done.stdout
+
+
 def test_warned_again_for_every_compiled_model(env) -> None:
     x = torch.randn(64, 128, dtype=torch.float16) * 0.1
     _, first, _ = _run(_model, x)

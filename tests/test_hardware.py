@@ -66,6 +66,8 @@ def test_units_by_op() -> None:
     assert unit_for("spyre.add") == "pe"
     assert unit_for("spyre.exp") == "sfp"
     assert unit_for("spyre.sum") == "sfp"
+    assert unit_for("spyre.round") == "sfp"  # as floor and ceil
+    assert unit_for("spyre.bitwise_and") == "pe"  # integer arithmetic, as add
     assert unit_for("spyre.transpose") == "ls"
 
 

@@ -622,7 +622,14 @@ TILE_CASES = [
     ("spyre.select", "", [((4, 128), "i1", True), ((4, 128), "f16", True), ((128,), "f16", False)], ((4, 128), "f16")),
     ("spyre.exp", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
     ("spyre.erf", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
+    ("spyre.log1p", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
     ("spyre.rsqrt", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
+    ("spyre.round", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
+    ("spyre.bitwise_and", "", [((4, 128), "i32", True), ((128,), "i32", False)], ((4, 128), "i32")),
+    ("spyre.bitwise_xor", "", [((4, 128), "i64", True), ((4, 128), "i64", True)], ((4, 128), "i64")),
+    ("spyre.shift_left", "", [((4, 128), "i32", True), ((128,), "i32", False)], ((4, 128), "i32")),
+    ("spyre.shift_right", "", [((4, 128), "i64", True), ((4, 1), "i64", True)], ((4, 128), "i64")),
+    ("spyre.bitwise_not", "", [((4, 128), "i32", True)], ((4, 128), "i32")),
     ("spyre.gelu", "", [((4, 128), "f16", True)], ((4, 128), "f16")),
     ("spyre.gelu", 'approximate = "tanh"', [((4, 128), "f16", True)], ((4, 128), "f16")),
     ("spyre.silu", "", [((4, 128), "bf16", True)], ((4, 128), "bf16")),
@@ -754,7 +761,7 @@ def test_every_spyre_op_is_covered_by_a_tile_case_or_listed():
               "spyre.neg", "spyre.abs", "spyre.sign", "spyre.log", "spyre.sqrt",
               "spyre.reciprocal", "spyre.tanh", "spyre.sigmoid", "spyre.sin", "spyre.cos",
               "spyre.floor", "spyre.ceil", "spyre.logical_not", "spyre.reduce_min",
-              "spyre.argmin"}  # fmt: skip
+              "spyre.argmin", "spyre.bitwise_or"}  # fmt: skip
     # Not a tile op: its result type must carry a stick layout, which LX buffers do not.
     family.add("spyre.restickify")
     # Not a tile op either: spyre-lower-scatter rewrites it into covered ops before tiling

@@ -175,6 +175,27 @@ def test_logical(name):
     check(f"spyre.{name} %a0, %a1 : {{T0}}, {{T1}} -> {{R}}", [(a, "i1"), (b, "i1")], ref)
 
 
+BITWISE = {"bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
+           "bitwise_xor": torch.bitwise_xor, "shift_left": torch.bitwise_left_shift,
+           "shift_right": torch.bitwise_right_shift}  # fmt: skip
+
+
+@pytest.mark.parametrize("elt", ["i32", "i64"])
+@pytest.mark.parametrize("name", list(BITWISE))
+def test_bitwise(name, elt):
+    """Large values (shifts that wrap) and shift counts below 0 and past the width."""
+    a = make((3, 7, 9), elt, 1) * (1 << 26)
+    b = make((7, 1), elt, 2) * 4  # -80 .. 76
+    ref = BITWISE[name](to_torch(a, elt), to_torch(b, elt))
+    check(f"spyre.{name} %a0, %a1 : {{T0}}, {{T1}} -> {{R}}", [(a, elt), (b, elt)], ref)
+
+
+@pytest.mark.parametrize("elt", ["i32", "i64"])
+def test_bitwise_not(elt):
+    x = make((3, 7, 9), elt, 5) * 12345
+    check("spyre.bitwise_not %a0 : {T0} -> {R}", [(x, elt)], torch.bitwise_not(to_torch(x, elt)))
+
+
 @pytest.mark.parametrize("elt", FLOATS + ["i64", "i1"])
 def test_select_broadcasts_all_three(elt):
     c, a, b = make((3, 1, 9), "i1", 3), make((7, 1), elt, 1), make((9,), elt, 2)
@@ -193,6 +214,7 @@ UNARY = {  # name: (torch fn, input transform, attr-dict text)
     "relu": (torch.relu, None, ""),
     "exp": (torch.exp, None, ""),
     "log": (torch.log, POS, ""),
+    "log1p": (torch.log1p, POS, ""),
     "sqrt": (torch.sqrt, POS, ""),
     "rsqrt": (torch.rsqrt, POS, ""),
     "reciprocal": (torch.reciprocal, POS, ""),
@@ -204,6 +226,7 @@ UNARY = {  # name: (torch fn, input transform, attr-dict text)
     "cos": (torch.cos, None, ""),
     "floor": (torch.floor, None, ""),
     "ceil": (torch.ceil, None, ""),
+    "round": (torch.round, lambda x: np.round(x * 4) / 4, ""),  # ties at every half
     "gelu": (F.gelu, None, ""),
     "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"), None, '{approximate = "tanh"}'),
     "clamp_min": (lambda t: torch.clamp(t, min=-0.3), None, "{min = -3.0e-01 : f64}"),
@@ -654,7 +677,7 @@ def test_attention(masked):
 
 def test_every_op_is_tested_against_torch():
     source = Path(__file__).read_text()
-    tabled = {*ARITH, *COMPARE, *UNARY, *LOGICAL, *REDUCE, *ARG_REDUCE, "var"}
+    tabled = {*ARITH, *COMPARE, *UNARY, *LOGICAL, *BITWISE, *REDUCE, *ARG_REDUCE, "var"}
     untested = [
         op.name for op in SPYRE_OPS
         if op.name + " " not in source and op.name.removeprefix("spyre.") not in tabled

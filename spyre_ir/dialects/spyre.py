@@ -164,6 +164,7 @@ class BinaryOp(SpyreOp):
     RESULT_ELEMENT: ClassVar[Attribute | None] = None
     FLOAT_ONLY: ClassVar[bool] = False
     BOOL_ONLY: ClassVar[bool] = False
+    INTEGER_ONLY: ClassVar[bool] = False  # integers and i1 (bitwise ops)
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
@@ -175,6 +176,8 @@ class BinaryOp(SpyreOp):
             raise VerifyException(f"'{self.name}' needs float operands, got {elt}")
         if self.BOOL_ONLY and elt != I1:
             raise VerifyException(f"'{self.name}' needs i1 operands, got {elt}")
+        if self.INTEGER_ONLY and is_float(elt):
+            raise VerifyException(f"'{self.name}' needs integer operands, got {elt}")
         self.expect_element(self.result, self.RESULT_ELEMENT or elt, "result")
         self.expect_shape(shape_rules.broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs)))
 
@@ -217,6 +220,13 @@ GeOp = _binary("ge", CompareOp)
 LogicalAndOp = _binary("logical_and", LogicalBinaryOp)
 LogicalOrOp = _binary("logical_or", LogicalBinaryOp)
 LogicalXorOp = _binary("logical_xor", LogicalBinaryOp)
+# Bitwise ops of integers (two's complement, as torch); shifts by a negative or too
+# large count are as torch's CPU kernels do them (see interp/tensor.py).
+BitwiseAndOp = _binary("bitwise_and", INTEGER_ONLY=True)
+BitwiseOrOp = _binary("bitwise_or", INTEGER_ONLY=True)
+BitwiseXorOp = _binary("bitwise_xor", INTEGER_ONLY=True)
+ShiftLeftOp = _binary("shift_left", INTEGER_ONLY=True)
+ShiftRightOp = _binary("shift_right", INTEGER_ONLY=True)
 
 
 @irdl_op_definition
@@ -260,6 +270,7 @@ class UnaryOp(SpyreOp):
 
     FLOAT_ONLY: ClassVar[bool] = False
     BOOL_ONLY: ClassVar[bool] = False
+    INTEGER_ONLY: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -275,6 +286,8 @@ class UnaryOp(SpyreOp):
             raise VerifyException(f"'{self.name}' needs a float operand, got {elt}")
         if self.BOOL_ONLY and elt != I1:
             raise VerifyException(f"'{self.name}' needs an i1 operand, got {elt}")
+        if self.INTEGER_ONLY and (is_float(elt) or elt == I1):
+            raise VerifyException(f"'{self.name}' needs an integer operand, got {elt}")
         self.expect_element(self.result, elt, "result")
         self.expect_shape(shape_of(self.input))
 
@@ -295,11 +308,14 @@ ReciprocalOp = _unary("reciprocal", FLOAT_ONLY=True)
 TanhOp = _unary("tanh", FLOAT_ONLY=True)
 SigmoidOp = _unary("sigmoid", FLOAT_ONLY=True)
 ErfOp = _unary("erf", FLOAT_ONLY=True)
+Log1pOp = _unary("log1p", FLOAT_ONLY=True)
 SiluOp = _unary("silu", FLOAT_ONLY=True)
 SinOp = _unary("sin", FLOAT_ONLY=True)
 CosOp = _unary("cos", FLOAT_ONLY=True)
 FloorOp = _unary("floor", FLOAT_ONLY=True)
 CeilOp = _unary("ceil", FLOAT_ONLY=True)
+RoundOp = _unary("round", FLOAT_ONLY=True)  # to nearest, ties to even (torch.round)
+BitwiseNotOp = _unary("bitwise_not", INTEGER_ONLY=True)  # ~x of integers; i1 has logical_not
 LogicalNotOp = _unary("logical_not", BOOL_ONLY=True)
 
 
@@ -1041,8 +1057,9 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
     EqOp, NeOp, LtOp, LeOp, GtOp, GeOp,
     LogicalAndOp, LogicalOrOp, LogicalXorOp, SelectOp,
+    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp, BitwiseNotOp, RoundOp,
     NegOp, AbsOp, SignOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
-    SigmoidOp, ErfOp, SiluOp, SinOp, CosOp, FloorOp, CeilOp, LogicalNotOp, GeluOp,
+    SigmoidOp, ErfOp, Log1pOp, SiluOp, SinOp, CosOp, FloorOp, CeilOp, LogicalNotOp, GeluOp,
     ClampOp, CastOp,
     MatmulOp,
     SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,

@@ -130,6 +130,27 @@ IMPLS.update({S.MaxOp: _exact(np.maximum), S.MinOp: _exact(np.minimum),
               S.LogicalXorOp: _exact(np.logical_xor)})  # fmt: skip
 
 
+def _shift_left(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """torch's `<<`: in two's complement (wrapping); a count < 0 or >= the width gives 0."""
+    bits = a.dtype.itemsize * 8
+    unsigned = np.dtype(f"u{a.dtype.itemsize}")
+    shifted = np.left_shift(a.astype(unsigned), np.clip(b, 0, bits - 1).astype(unsigned))
+    return np.where((b < 0) | (b >= bits), 0, shifted.astype(a.dtype)).astype(a.dtype)
+
+
+def _shift_right(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """torch's `>>`: arithmetic; a count < 0 or >= the width shifts in only the sign."""
+    bits = a.dtype.itemsize * 8
+    count = np.where((b < 0) | (b >= bits), bits - 1, b)
+    return np.right_shift(a, count.astype(a.dtype)).astype(a.dtype)
+
+
+IMPLS.update({S.BitwiseAndOp: _exact(np.bitwise_and), S.BitwiseOrOp: _exact(np.bitwise_or),
+              S.BitwiseXorOp: _exact(np.bitwise_xor), S.ShiftLeftOp: _exact(_shift_left),
+              S.ShiftRightOp: _exact(_shift_right),
+              S.BitwiseNotOp: lambda op, x: np.invert(x)})  # fmt: skip
+
+
 @implements(S.SelectOp)
 def _select(op: S.SelectOp, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(cond, a, b)
@@ -148,7 +169,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
 IMPLS.update({S.NegOp: _exact_unary(np.negative), S.AbsOp: _exact_unary(np.abs),
               S.SignOp: _exact_unary(_sign), S.FloorOp: _exact_unary(np.floor),
               S.ReluOp: _exact_unary(lambda x: np.maximum(x, x.dtype.type(0))),
-              S.CeilOp: _exact_unary(np.ceil),
+              S.CeilOp: _exact_unary(np.ceil), S.RoundOp: _exact_unary(np.rint),
               S.LogicalNotOp: lambda op, x: np.logical_not(x)})  # fmt: skip
 
 
@@ -165,6 +186,7 @@ IMPLS.update({
     S.SqrtOp: _float_unary(np.sqrt), S.RsqrtOp: _float_unary(lambda x: 1 / np.sqrt(x)),
     S.ReciprocalOp: _float_unary(lambda x: 1 / x), S.TanhOp: _float_unary(np.tanh),
     S.SigmoidOp: _float_unary(lambda x: 1 / (1 + np.exp(-x))), S.ErfOp: _float_unary(erf),
+    S.Log1pOp: _float_unary(np.log1p),
     S.SiluOp: _float_unary(lambda x: x / (1 + np.exp(-x))),
     S.SinOp: _float_unary(np.sin), S.CosOp: _float_unary(np.cos),
 })  # fmt: skip

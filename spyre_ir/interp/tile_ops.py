@@ -81,11 +81,12 @@ _ROUNDS_FROM_F32: frozenset[type[Operation]] = frozenset({
     S.EqOp, S.NeOp, S.LtOp, S.LeOp, S.GtOp, S.GeOp,
     S.LogicalAndOp, S.LogicalOrOp, S.LogicalXorOp, S.SelectOp,
     S.NegOp, S.AbsOp, S.SignOp, S.ReluOp, S.ExpOp, S.LogOp, S.SqrtOp, S.RsqrtOp,
-    S.ReciprocalOp, S.TanhOp, S.SigmoidOp, S.SiluOp, S.SinOp, S.CosOp, S.FloorOp,
+    S.ReciprocalOp, S.TanhOp, S.SigmoidOp, S.Log1pOp, S.SiluOp, S.SinOp, S.CosOp, S.FloorOp,
     S.CeilOp, S.LogicalNotOp, S.ClampOp, S.CastOp,
     S.MatmulOp, S.SumOp, S.MeanOp, S.ReduceMaxOp, S.ReduceMinOp, S.ArgmaxOp, S.ArgminOp,
     S.SoftmaxOp, S.ReshapeOp, S.TransposeOp, S.BroadcastToOp, S.SliceOp, S.ConcatOp,
-    S.GatherOp,
+    S.GatherOp, S.RoundOp, S.BitwiseAndOp, S.BitwiseOrOp, S.BitwiseXorOp, S.ShiftLeftOp,
+    S.ShiftRightOp, S.BitwiseNotOp,
 })  # fmt: skip
 
 

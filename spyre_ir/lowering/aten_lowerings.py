@@ -155,21 +155,13 @@ def _logical(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
     return lower
 
 
-def _bool_operands(node: torch.fx.Node) -> str | None:
-    if node.target in (aten.logical_and.default, aten.logical_or.default,
-                       aten.logical_xor.default):  # fmt: skip
-        return None  # logical ops test != 0 first, whatever the dtype
-    if any(a.meta["val"].dtype != torch.bool for a in node.all_input_nodes):
-        return f"{node.target} on non-bool tensors is not supported"
-    return None
-
-
-for _targets, _cls in (
-    ((aten.logical_and.default, aten.bitwise_and.Tensor), spyre.LogicalAndOp),
-    ((aten.logical_or.default, aten.bitwise_or.Tensor), spyre.LogicalOrOp),
-    ((aten.logical_xor.default, aten.bitwise_xor.Tensor), spyre.LogicalXorOp),
+# (bitwise_and/or/xor: aten_bitwise.py, logical on bool tensors, bitwise on integers)
+for _target, _cls in (
+    (aten.logical_and.default, spyre.LogicalAndOp),
+    (aten.logical_or.default, spyre.LogicalOrOp),
+    (aten.logical_xor.default, spyre.LogicalXorOp),
 ):
-    lowers(*_targets, check=_bool_operands)(_logical(_cls))
+    lowers(_target)(_logical(_cls))
 
 
 @lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
@@ -205,6 +197,7 @@ for _target, _cls in (
     (aten.sqrt.default, spyre.SqrtOp), (aten.rsqrt.default, spyre.RsqrtOp),
     (aten.reciprocal.default, spyre.ReciprocalOp), (aten.tanh.default, spyre.TanhOp),
     (aten.sigmoid.default, spyre.SigmoidOp), (aten.erf.default, spyre.ErfOp),
+    (aten.log1p.default, spyre.Log1pOp),
     (aten.silu.default, spyre.SiluOp), (aten.sin.default, spyre.SinOp),
     (aten.cos.default, spyre.CosOp), (aten.logical_not.default, spyre.LogicalNotOp),
 ):  # fmt: skip
@@ -225,15 +218,6 @@ def _rounding(op_cls: type[spyre.UnaryOp]) -> LoweringFn:
 
 lowers(aten.floor.default)(_rounding(spyre.FloorOp))
 lowers(aten.ceil.default)(_rounding(spyre.CeilOp))
-
-
-def _bool_input(node: torch.fx.Node) -> str | None:
-    if node.args[0].meta["val"].dtype != torch.bool:
-        return "bitwise_not on non-bool tensors is not supported"
-    return None
-
-
-lowers(aten.bitwise_not.default, check=_bool_input)(_unary(spyre.LogicalNotOp))
 
 
 @lowers(aten.gelu.default)
@@ -721,6 +705,8 @@ def _index_put_check(node: torch.fx.Node) -> str | None:
         return "index_put on dims that are not adjacent is not supported"
     if any(indices[d].meta["val"].dtype not in (torch.int32, torch.int64) for d in present):
         return "index_put with a boolean mask is not supported"
+    if not meta_dtype(node).is_floating_point:  # spyre-lower-scatter: a one-hot select of floats
+        return f"index_put into a {meta_dtype(node)} tensor is not supported (floats only)"
     return None
 
 
@@ -882,7 +868,7 @@ def _iota(imp: Importer, node: torch.fx.Node, start: int, step: int) -> SSAValue
 
 
 # Families kept in modules of their own register into LOWERINGS when imported.
-from spyre_ir.lowering import aten_remainder  # noqa: E402, F401
+from spyre_ir.lowering import aten_bitwise, aten_remainder  # noqa: E402, F401
 
 
 def supported_targets() -> Sequence[str]:

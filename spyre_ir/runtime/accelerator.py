@@ -10,6 +10,12 @@ accelerator is spyre, they are ``torch.spyre``'s: ``synchronize`` waits for the 
 ``current_stream`` returns the card's current ``torch.spyre.Stream``, ``set_stream`` makes a
 ``torch.spyre.Stream`` current. Other accelerators (and other stream types) go to torch.
 (``device_count``, ``current_device_index``, ``is_available`` already work through the hooks.)
+
+The memory calls of ``torch.accelerator`` (``memory_allocated``, ``memory_stats``,
+``empty_cache``, ``get_memory_info``, ...) ask the C++ ``DeviceAllocator`` of the device,
+which a Python backend does not have: they failed an internal assert. On spyre they are
+``torch.spyre.memory``'s; ``empty_host_cache`` (pinned host memory, which spyre does not
+keep) does nothing.
 """
 
 from __future__ import annotations
@@ -56,14 +62,66 @@ def _set_stream(original: Callable[..., Any], stream: Any) -> None:
         original(stream)
 
 
+def _memory_stats() -> Any:
+    from collections import OrderedDict
+
+    from spyre_ir.runtime import spyre_memory
+
+    return OrderedDict(spyre_memory.memory_stats())
+
+
+def _memory_info() -> tuple[int, int]:
+    from spyre_ir.runtime import torch_spyre
+
+    return torch_spyre.mem_get_info()
+
+
+def _spyre_memory(name: str) -> Callable[[], Any]:
+    def call() -> Any:
+        from spyre_ir.runtime import spyre_memory
+
+        return getattr(spyre_memory, name)()
+
+    return call
+
+
+_MEMORY_CALLS: dict[str, Callable[[], Any]] = {
+    "memory_stats": _memory_stats,
+    "get_memory_info": _memory_info,
+    "empty_host_cache": lambda: None,
+    **{name: _spyre_memory(name) for name in (
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+        "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache")},
+}  # fmt: skip
+"""torch.accelerator's memory functions -> what answers them on spyre."""
+
+
+def _memory_call(spyre_call: Callable[[], Any], original: Callable[..., Any], *args: Any) -> Any:
+    device = args[0] if args else None
+    if not _on_spyre(device):
+        return original(*args)
+    return spyre_call()
+
+
+def _wrap(owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "spyre_aware", False):
+        return
+    wrapped = functools.wraps(original)(functools.partial(wrapper, original))
+    wrapped.spyre_aware = True  # type: ignore[attr-defined]
+    setattr(owner, name, wrapped)
+
+
 def install() -> None:
-    """Wrap torch.accelerator's synchronize / current_stream / set_stream (idempotent)."""
+    """Wrap torch.accelerator's synchronize / current_stream / set_stream and its memory
+    calls, in ``torch.accelerator`` and ``torch.accelerator.memory`` (idempotent)."""
     accelerator = torch.accelerator
     for name, wrapper in (("synchronize", _synchronize), ("current_stream", _current_stream),
                           ("set_stream", _set_stream)):  # fmt: skip
-        original = getattr(accelerator, name, None)
-        if original is None or getattr(original, "spyre_aware", False):
-            continue
-        wrapped = functools.wraps(original)(functools.partial(wrapper, original))
-        wrapped.spyre_aware = True  # type: ignore[attr-defined]
-        setattr(accelerator, name, wrapped)
+        _wrap(accelerator, name, wrapper)
+    memory = getattr(accelerator, "memory", None)
+    for name, spyre_call in _MEMORY_CALLS.items():
+        wrapper = functools.partial(_memory_call, spyre_call)
+        for owner in (accelerator, memory):
+            if owner is not None:
+                _wrap(owner, name, wrapper)

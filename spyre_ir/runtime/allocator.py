@@ -185,6 +185,12 @@ class LpddrAllocator:
                     released += size
             return released
 
+    def reset_event_counts(self) -> None:
+        """Zero the event counters (allocations, frees, OOMs, cache flushes)."""
+        with self._lock:
+            for name in self._counts:
+                self._counts[name] = 0
+
     def reset_peak_stats(self) -> None:
         with self._lock:
             self._peak_allocated = self._allocated

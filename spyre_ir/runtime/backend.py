@@ -65,6 +65,8 @@ import numpy as np
 import torch
 from torch import fx
 
+from spyre_ir.runtime import fallbacks
+
 aten = torch.ops.aten
 
 __all__ = [
@@ -266,6 +268,7 @@ def _check_support(gm: fx.GraphModule, graph: str, settings: Settings) -> dict[f
         (op, why), *rest = bad.items()
         raise SpyreUnsupportedError(op, why, [o for o, _ in rest])
     for op, reason in bad.items():  # every graph: a fallback is never silent
+        fallbacks.record(op, reason, "unsupported", "compiled")
         warnings.warn(f"spyre: {op} is not supported ({reason}); running it on CPU in {graph}",
                       stacklevel=2)  # fmt: skip
     return reasons
@@ -349,9 +352,11 @@ class SpyrePartition(torch.nn.Module):
                     why += "; the next call tries the executor again"
                 else:
                     self.failed = why
+                fallbacks.record(self.name, why, "launch-error", "compiled")
                 warnings.warn(f"spyre: {self.name} failed on the {self.settings.executor} "
                               f"executor ({why}); running it on CPU", stacklevel=2)  # fmt: skip
         else:  # a CPU fallback is never silent: every call says so
+            fallbacks.record(self.name, self.failed, "launch-error", "compiled")
             warnings.warn(f"spyre: {self.name} runs on CPU (it failed on the "
                           f"{self.settings.executor} executor: {self.failed})", stacklevel=2)  # fmt: skip
         return tuple(self.cpu_graph(*args))
@@ -507,10 +512,12 @@ def _isolate_failure(sub: fx.GraphModule, graph: str, settings: Settings,
 
     found = first_failing_node(sub, fails)
     if found is None:
+        fallbacks.record(graph, f"{type(error).__name__}: {error}", "compile-error", "compiled")
         warnings.warn(f"spyre: could not compile {graph} ({type(error).__name__}: {error}); "
                       "running it on CPU", stacklevel=3)  # fmt: skip
         return sub
     culprit, why = found
+    fallbacks.record(op_name(culprit), f"{type(why).__name__}: {why}", "compile-error", "compiled")
     warnings.warn(f"spyre: {op_name(culprit)} ({culprit.name}) in {graph} failed to compile "
                   f"({type(why).__name__}: {why}); running it on CPU, the rest of {graph} on spyre",
                   stacklevel=3)  # fmt: skip

@@ -136,6 +136,7 @@ def setup(required: bool = True) -> bool:
         for op in _BACKEND_SPECIFIC_ENTRIES:
             register_direct(op)
         _install_printing()
+        _install_storage_clone()
         _fake_tensors_never_touch_the_card()
         torch.serialization.register_package(_SERIALIZATION_PRIORITY, _no_tag, _deserialize)
         _library = library
@@ -198,6 +199,35 @@ def _new_storage(nbytes: int) -> torch.UntypedStorage:
     storage = torch._C._construct_storage_from_data_pointer(address, device, nbytes)
     storage.spyre_block = _BlockOwner(card, block)
     return storage
+
+
+def _clone_storage(storage: torch.UntypedStorage) -> torch.UntypedStorage:
+    """A new spyre storage holding a copy of `storage`'s bytes (copied on the card)."""
+    nbytes = storage.nbytes()
+    clone = _new_storage(nbytes)
+    if nbytes:
+        source = _on_storage(storage, [nbytes], [1], 0, torch.uint8)
+        _copy_on_card(_on_storage(clone, [nbytes], [1], 0, torch.uint8), source)
+    return clone
+
+
+def _install_storage_clone() -> None:
+    """`UntypedStorage.clone` (what `copy.deepcopy` of a tensor calls) makes its copy
+    with the C++ allocator of the storage's device and a raw byte copy; a Python backend
+    has no allocator, so on a spyre storage the process crashed. A spyre storage is
+    cloned with a card block of its own and a copy on the card instead."""
+    original = torch.UntypedStorage.clone
+    if getattr(original, "spyre_aware", False):
+        return
+
+    @functools.wraps(original)
+    def clone(self: torch.UntypedStorage) -> torch.UntypedStorage:
+        if self.device.type == BACKEND:
+            return _clone_storage(self)
+        return original(self)
+
+    clone.spyre_aware = True  # type: ignore[attr-defined]
+    torch.UntypedStorage.clone = clone  # type: ignore[method-assign]
 
 
 def _owner(t: torch.Tensor) -> _BlockOwner | None:

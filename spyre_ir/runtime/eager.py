@@ -31,7 +31,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from spyre_ir.byte_lru import ByteLRU
-from spyre_ir.runtime import device
+from spyre_ir.runtime import device, fallbacks
 from spyre_ir.runtime.recipe import LaunchError
 
 __all__ = [
@@ -145,7 +145,7 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     try:
         return _launch(kernel, flat)
     except LaunchError as error:  # the recipe refused these arguments: CPU from now on
-        reason = f"its launch failed ({error})"
+        reason = f"{_LAUNCH_FAILED} ({error})"
         with _lock:
             _cache.put(key, reason)
         return run_on_cpu(op, args, kwargs, reason=reason)
@@ -304,7 +304,7 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
     except UnsupportedNode as error:
         return str(error)
     except Exception as error:  # noqa: BLE001 - a compiler bug must not break eager code
-        return f"compiling it failed ({type(error).__name__}: {error})"
+        return f"{_COMPILE_FAILED} ({type(error).__name__}: {error})"
     if in_f16:
         warn_f32_as_f16()
     _stats["compiles"] += 1
@@ -329,7 +329,10 @@ def launch_on_device(prepared: Any, tensors: list[torch.Tensor],
         if not device.is_spyre(t):
             t = device.upload(t)
         arrays.append(device.device_array(t))
-    outs = prepared.launch(arrays, stream=device._card().current_stream())
+    # f32 results the card computed as 16-bit floats come back as float32 arrays of their
+    # DLFloat16 values: through fp16 they would overflow past 65504 (x * 1e5 gave inf)
+    wide = [dtype == torch.float32 for _shape, dtype in out_meta]
+    outs = prepared.launch(arrays, stream=device._card().current_stream(), float32_results=wide)
     results = []
     for array, (shape, dtype) in zip(outs, out_meta, strict=True):
         bits_of_bf16 = dtype == torch.bfloat16 and array.dtype == np.uint16
@@ -354,9 +357,16 @@ def _with_strides(result: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- CPU fallback
+_COMPILE_FAILED = "compiling it failed"
+_LAUNCH_FAILED = "its launch failed"
+
+
 def _warn_fallback(op: torch._ops.OpOverload, reason: str) -> None:
     """Every CPU run warns (a CPU fallback is never silent; Python's warning filters decide
-    what is shown)."""
+    what is shown) and is recorded with its kind (runtime/fallbacks.py)."""
+    kind = ("compile-error" if reason.startswith(_COMPILE_FAILED)
+            else "launch-error" if reason.startswith(_LAUNCH_FAILED) else "unsupported")  # fmt: skip
+    fallbacks.record(str(op), reason, kind, "eager")
     warnings.warn(f"spyre: {op} runs on CPU copies of device memory: {reason}",
                   SpyreCpuFallbackWarning, stacklevel=3)  # fmt: skip
 

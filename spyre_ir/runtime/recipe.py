@@ -139,9 +139,13 @@ class Slot:
             return dlfloat16.to_user(values, "bf16")
         return values
 
-    def to_array_elements(self, values: np.ndarray) -> np.ndarray:
-        """Simulator values as a row-major `DeviceArray` of `array_dtype` holds them."""
+    def to_array_elements(self, values: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+        """Simulator values as a row-major `DeviceArray` of `array_dtype` (or `dtype`)
+        holds them. An f16 slot into a float32 array (an f32 tensor the card computed as
+        16-bit floats) keeps the DLFloat16 values exactly, its range beyond fp16's."""
         if self.element == "f16":
+            if dtype is not None and np.dtype(dtype) == np.float32:
+                return np.asarray(values, np.float32)
             return dlfloat16.to_user(values, np.float16)
         if self.element == "bf16":
             return _bf16_bits(dlfloat16.to_user(values, "bf16"))
@@ -325,11 +329,15 @@ class PreparedRecipe:
         return cls(name, module, plan, card)
 
     # ----------------------------------------------------------------- launching
-    def launch(self, args: Sequence[Argument], stream: Stream | None = None) -> list[DeviceArray]:
+    def launch(self, args: Sequence[Argument], stream: Stream | None = None,
+               float32_results: Sequence[bool] = ()) -> list[DeviceArray]:  # fmt: skip
         """Enqueue one run; results are new contiguous row-major DeviceArrays (the caller
-        frees `.block`), valid once the stream's work has run."""
+        frees `.block`), valid once the stream's work has run. Result i is a float32
+        array where `float32_results[i]` and its slot is f16 (see `to_array_elements`)."""
         staged, stream = self._check(args), self._stream(stream)
-        outs = [self.card.empty(s.shape, s.array_dtype) for s in self.outputs]
+        wide = list(float32_results) + [False] * (len(self.outputs) - len(float32_results))
+        outs = [self.card.empty(s.shape, np.float32 if w and s.element == "f16" else s.array_dtype)
+                for s, w in zip(self.outputs, wide)]  # fmt: skip
         self._enqueue(staged, stream, [Fetch(o) for o in outs], [False] * len(outs))
         return outs
 
@@ -590,7 +598,7 @@ class PreparedRecipe:
         def run() -> float:
             values = slot.read_image(self._view(launch, slot))
             if isinstance(out, DeviceArray):
-                elements = slot.to_array_elements(values).reshape(slot.shape)
+                elements = slot.to_array_elements(values, out.dtype).reshape(slot.shape)
                 if index is None:
                     out.write_host(elements)
                 else:

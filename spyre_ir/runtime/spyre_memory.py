@@ -24,6 +24,7 @@ __all__ = [
     "memory_stats",
     "memory_summary",
     "register_host_cache",
+    "reset_accumulated_memory_stats",
     "reset_peak_memory_stats",
 ]
 
@@ -72,6 +73,11 @@ def max_memory_reserved(device: Any = None) -> int:
 
 def reset_peak_memory_stats(device: Any = None) -> None:
     _card().allocator.reset_peak_stats()
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    """Zero the event counters (allocations, frees, OOMs, cache flushes)."""
+    _card().allocator.reset_event_counts()
 
 
 def memory_stats(device: Any = None) -> dict[str, Any]:

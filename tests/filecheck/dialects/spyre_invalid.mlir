@@ -66,6 +66,36 @@ func.func @f(%a: tensor<4xf16>, %b: tensor<4xf16>) {
 
 // -----
 
+// Bitwise ops and shifts take integers.
+func.func @f(%a: tensor<4xf16>, %b: tensor<4xf16>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.shift_left' needs integer operands, got f16
+  // expected-error @+1 {{needs integer operands}}
+  %0 = spyre.shift_left %a, %b : tensor<4xf16>, tensor<4xf16> -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+// bitwise_not takes integers (i1 has logical_not).
+func.func @f(%p: tensor<4xi1>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.bitwise_not' needs an integer operand, got i1
+  // expected-error @+1 {{needs an integer operand}}
+  %0 = spyre.bitwise_not %p : tensor<4xi1> -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// round is float-only.
+func.func @f(%i: tensor<4xi32>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.round' needs a float operand, got i32
+  // expected-error @+1 {{needs a float operand}}
+  %0 = spyre.round %i : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
 // Comparisons produce i1.
 func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) {
   // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.eq': result element type f32 should be i1
