@@ -603,7 +603,11 @@ class PreparedRecipe:
         store = launch.stores.get(slot.name)
 
         def run() -> float:
-            values = slot.read_image(self._view(launch, slot)) if store is None else store.read(self.card.memory)
+            values = (
+                slot.read_image(self._view(launch, slot))
+                if store is None
+                else store.read(self.card.memory)
+            )
             if fetch.rows:
                 if isinstance(out, DeviceArray):
                     out._elements()[index] = slot.to_array_elements(values).reshape(slot.shape)

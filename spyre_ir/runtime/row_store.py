@@ -67,8 +67,10 @@ def find_row_writes(graph: fx.Graph) -> dict[int, RowWrite]:
         write = _row_write_of(i, node, position)
         if write is None or not _host_index(write.index, position):
             continue
-        if write.rows in position or outputs.count(write.rows) or any(
-            w.rows is write.rows for w in found.values()
+        if (
+            write.rows in position
+            or outputs.count(write.rows)
+            or any(w.rows is write.rows for w in found.values())
         ):
             continue
         found[i] = write
