@@ -129,19 +129,23 @@ class ResidentImages:
             old.free()
         entry.images[_image_key_of(image)] = image
 
-    def written_in_place(self, t: torch.Tensor, image: StickImage, expect: torch.Tensor) -> None:
+    def written_in_place(self, t: torch.Tensor, image: StickImage, result: torch.Tensor) -> None:
         """`image`, `t`'s and bound to a launch, had rows written in place (row_store.py):
-        it holds `expect` now, not `t`; it is `t`'s again once `t` equals `expect`. Other
-        images of `t` hold the old value: freed."""
-        entry = self._valid_entry(t)
-        image.share()  # the pending hold, taken before the entry's are let go
-        if entry is not None:
-            entry.free()
-        else:
-            key = id(t)
-            entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
-            self._entries[key] = entry
-        entry.pending = (image, expect, expect._version)
+        it holds `result` now (a host tensor), no longer `t`. It is kept for `result` (a
+        bucketed graph passes its padded result back in) and for `t` once `t` equals
+        `result` (AOTAutograd copies it into `t`); whoever else held it, or held another
+        image of `t`, holds an old value: dropped."""
+        image.share()  # this method's holds, taken before the old holders let go
+        image.share()
+        for key, entry in list(self._entries.items()):
+            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
+            if entry.ref() is t or any(i is image for i in held):
+                self._drop(key)
+        self.store(result, image)
+        key = id(t)
+        entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
+        self._entries[key] = entry
+        entry.pending = (image, result, result._version)
 
     def copied_onto_itself(self, t: torch.Tensor) -> None:
         """`t.copy_(t)` is about to bump `t`'s version without changing it."""
