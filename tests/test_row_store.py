@@ -108,3 +108,53 @@ def test_rows_graph_returns_the_rows_in_the_writes_place() -> None:
     assert not any(n.target is torch.ops.aten.index_copy.default for n in rows.graph.nodes)
     # the original stays whole (the CPU fallback)
     assert any(n.target is torch.ops.aten.index_copy.default for n in gm.graph.nodes)
+
+
+def _grow(cache: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return torch.cat([cache, x * 2.0], dim=2)
+
+
+def test_a_bucketed_cache_grows_on_the_card(card) -> None:
+    """DynamicCache-style growth under bucketing: after the bucket's first step the cache
+    neither crosses the link nor moves on the card; only the new rows are written (and
+    fetched), and the result fed back in is the same padded tensor with the same block."""
+    from spyre_ir.runtime.card import get_card
+
+    card.setenv("SPYRE_BUCKET_MIN", "32")
+    torch._dynamo.reset()
+    compiled = torch.compile(_grow, backend="spyre")  # dynamic after the 2nd length
+    gen = torch.Generator().manual_seed(0)
+    cache = torch.randn(1, HEADS, 4, DIM, generator=gen).half()
+    want = torch.from_numpy(as_on_the_card(cache.numpy()))
+    cache = want.clone()
+    moved, blocks = [], []
+    for _ in range(5):
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        with get_card().timeline.recording_steps() as log:
+            cache = compiled(cache, x)
+            get_card().synchronize()
+        want = torch.from_numpy(as_on_the_card(_grow(want, x).numpy()))
+        assert torch.equal(cache, want)
+        moved.append(
+            {e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h", "dma")}
+        )
+        graphs = _bucketed_graphs()  # none while the graph is static (the first length)
+        if graphs:
+            (graph,) = graphs
+            padded = graph.padded_results[id(cache)][2]
+            entry = images()._valid_entry(padded)
+            blocks.append([(i.block.region, i.block.offset) for i in entry.images.values()])
+    rows_bytes = HEADS * 128  # the new rows' stick image: 2 sticks of 128 bytes
+    cache_bytes = HEADS * 32 * 128  # the padded cache's image (capacity 32)
+    for step in moved[3:]:  # static first, then the bucket compiled and uploaded
+        assert step["dma"] == 0 and step["d2h"] == rows_bytes, moved
+        assert step["h2d"] < cache_bytes // 4, moved  # x and the lengths only
+    assert len(blocks) == 4 and all(b == blocks[0] and len(b) == 1 for b in blocks), blocks
+
+
+def _bucketed_graphs():
+    import gc
+
+    from spyre_ir.runtime.dynamic import BucketedGraph
+
+    return [o for o in gc.get_objects() if type(o) is BucketedGraph]
