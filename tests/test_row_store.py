@@ -138,10 +138,14 @@ def test_a_bucketed_cache_grows_on_the_card(card) -> None:
         moved.append(
             {e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h", "dma")}
         )
-        graphs = _bucketed_graphs()  # none while the graph is static (the first length)
-        if graphs:
-            (graph,) = graphs
-            padded = graph.padded_results[id(cache)][2]
+        # the padded tensor `cache` was cut from (none while the graph is static, the first
+        # length; other tests' graphs may still be alive)
+        cut = [
+            g.padded_results[id(cache)] for g in _bucketed_graphs() if id(cache) in g.padded_results
+        ]
+        cut = [padded for ref, _, padded in cut if ref() is cache]
+        if cut:
+            (padded,) = cut
             entry = images()._valid_entry(padded)
             blocks.append([(i.block.region, i.block.offset) for i in entry.images.values()])
     rows_bytes = HEADS * 128  # the new rows' stick image: 2 sticks of 128 bytes
