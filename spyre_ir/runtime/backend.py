@@ -453,6 +453,7 @@ def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
     from spyre_ir.lowering.fx_importer import import_graph
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import count_ops
+    from spyre_ir.runtime.row_store import rows_graph
 
     executor = get_executor(settings.executor)
     ir: dict[str, Any] = {}  # level -> module (text, Artifact), in lowering order
@@ -461,7 +462,9 @@ def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
     dump_dir = None if probe else settings.dump_dir
     try:
         with telemetry.stage(graph, "import") as timer:
-            module = ir["tensor"] = import_graph(sub)  # types come from meta["val"]
+            # on the card a KV cache write is compiled as its new rows (runtime/row_store.py)
+            card_graph = rows_graph(sub) if settings.executor == "card" else sub
+            module = ir["tensor"] = import_graph(card_graph)  # types come from meta["val"]
         rec.stage_seconds["import"] = timer.seconds
         rec.ir_ops["tensor"] = count_ops(module)
         if executor.level == "recipe":

@@ -28,6 +28,7 @@ from __future__ import annotations
 import operator
 import os
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,6 +119,10 @@ class BucketedGraph:
         self.floor = bucket_floor()
         self.compiled: dict[Any, Callable] = {}
         self.specialise = False
+        # id(an unpadded result) -> (a weak reference to it, its version, the padded result
+        # it was cut from): passed back in, the padded one is bound again, so a cache whose
+        # image the card keeps is not padded and uploaded anew at every step
+        self.padded_results: dict[int, tuple[weakref.ref, int, torch.Tensor]] = {}
 
     # ------------------------------------------------------------------ analysis
     def _symbol_sources(self) -> dict[sympy.Symbol, tuple[int, int | None]]:
@@ -182,7 +187,16 @@ class BucketedGraph:
         padded = [self._pad(a, n, bucket) for a, n in zip(args, self.placeholders)]
         lengths = [torch.tensor([int(e.xreplace(values))], dtype=torch.int64) for e in self.exprs]
         outs = fn(*padded, *lengths)
-        return [self._unpad(o, n, values) for o, n in zip(outs, self.outputs)]
+        results = [self._unpad(o, n, values) for o, n in zip(outs, self.outputs)]
+        for out, result in zip(outs, results):
+            if isinstance(result, torch.Tensor) and result is not out:
+                self._remember(result, out)
+        return results
+
+    def _remember(self, result: torch.Tensor, padded: torch.Tensor) -> None:
+        key = id(result)
+        drop = lambda _, key=key: self.padded_results.pop(key, None)  # noqa: E731
+        self.padded_results[key] = (weakref.ref(result, drop), result._version, padded)
 
     def _pad(self, arg: Any, node: fx.Node, bucket: Bucket) -> Any:
         if not isinstance(arg, torch.Tensor):
@@ -195,6 +209,10 @@ class BucketedGraph:
         shape = list(arg.shape)
         for d, e in pads.items():
             shape[d] = bucket.of(e)
+        known = self.padded_results.get(id(arg))
+        if known is not None and known[0]() is arg and known[1] == arg._version:
+            if list(known[2].shape) == shape and known[2].dtype == arg.dtype:
+                return known[2]  # a result of this graph, unchanged since: already padded
         out = arg.new_zeros(shape)
         out[tuple(slice(0, s) for s in arg.shape)] = arg
         return out
@@ -445,6 +463,9 @@ class _PaddedInterpreter:
         if isinstance(out_len, int):  # not along a padded dim: capacities agree
             return torch.cat([env[p] for p in parts], dim)
         cap = self.bucket.of(out_len)
+        grown = self.growth(parts, env, dim, cap)
+        if grown is not None:
+            return grown
         shape = [1] * rank
         shape[dim] = cap
         position = torch.arange(cap, dtype=torch.int64)
@@ -465,6 +486,23 @@ class _PaddedInterpreter:
                 out = torch.where(inside, taken, out)
             offset = offset + self.length(n)
         return out
+
+    def growth(self, parts: list[fx.Node], env: dict[fx.Node, Any], dim: int,
+               cap: int) -> torch.Tensor | None:  # fmt: skip
+        """cat([cache, new]) of a padded cache input at full capacity and a few new rows
+        (DynamicCache growth): the rows written at their runtime positions, an index_put
+        into the cache, which the card stores in place (runtime/row_store.py)."""
+        if len(parts) != 2 or parts[0].op != "placeholder":
+            return None
+        cache, new = env[parts[0]], env[parts[1]]
+        rows = _shape(parts[1].meta["val"])[dim]
+        if cache.shape[dim] != cap or not isinstance(rows, int) or not 0 < rows <= cap:
+            return None
+        if new.dtype != cache.dtype or new.shape[dim] != rows:
+            return None
+        start = self.length(_shape(parts[0].meta["val"])[dim])
+        index = torch.arange(rows, dtype=torch.int64) + start
+        return aten.index_put.default(cache, [None] * dim + [index.reshape(-1)], new)
 
     def slice(self, node: fx.Node, env: dict[fx.Node, Any]) -> torch.Tensor:
         src = node.args[0]

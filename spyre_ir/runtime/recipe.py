@@ -41,6 +41,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -241,13 +242,16 @@ class Fetch:
 
     into: np.ndarray | DeviceArray
     index: object = None
+    rows: bool = False
+    """The result is the rows `into[index]` (a row store's, see row_store.py): all of it
+    lands there, instead of its elements at `index`."""
 
 
 class _Launch:
     """The state of one launch: its blocks (bound images' too) and its address table
     (patched by the host callback when the stream reaches it)."""
 
-    __slots__ = ("card", "blocks", "owned", "table", "bound")
+    __slots__ = ("card", "blocks", "owned", "table", "bound", "stores")
 
     def __init__(self, card: Card, blocks: dict, owned: set[str]) -> None:
         self.card = card
@@ -255,6 +259,7 @@ class _Launch:
         self.bound: dict[str, StickImage] = {}  # inputs bound to kept images
         self.owned = owned  # the blocks this launch frees: not bound inputs, not kept results
         self.table: dict = {}
+        self.stores: dict[str, Any] = {}  # output slot -> its row_store.RowStore
 
     def release(self) -> None:
         """Free the launch's own blocks (once): by the last step, or by a step that failed,
@@ -353,16 +358,19 @@ class PreparedRecipe:
         return outs
 
     def launch_resident(self, args: Sequence[Argument], fetches: Sequence[Fetch | None],
-                        keep: Sequence[bool], stream: Stream | None = None) -> list[StickImage | None]:  # fmt: skip
+                        keep: Sequence[bool], stream: Stream | None = None,
+                        stores: dict[int, Any] | None = None) -> list[StickImage | None]:  # fmt: skip
         """Enqueue one run whose arguments may be StickImages already on the card (bound
         to their slots, nothing staged). Result i goes back as `fetches[i]` says (None:
         nothing crosses) and, where `keep[i]`, stays on the card as the StickImage
-        returned at i (valid once the stream's work has run; the caller frees it)."""
+        returned at i (valid once the stream's work has run; the caller frees it).
+        Result i in `stores` (a row_store.RowStore) is stored into its rows of a bound
+        image, in place, and has no block of its own (nor a kept image)."""
         staged, stream = self._check(args), self._stream(stream)
         if len(fetches) != len(self.outputs) or len(keep) != len(self.outputs):
             raise LaunchError(f"{self.name}: {len(fetches)} fetches and {len(keep)} keeps for "
                               f"{len(self.outputs)} results")  # fmt: skip
-        return self._enqueue(staged, stream, list(fetches), list(keep))
+        return self._enqueue(staged, stream, list(fetches), list(keep), stores or {})
 
     def stage(
         self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None
@@ -420,7 +428,8 @@ class PreparedRecipe:
         return stream
 
     def _enqueue(self, staged: list[Argument], stream: Stream, fetches: list[Fetch | None],
-                 keep: list[bool]) -> list[StickImage | None]:  # fmt: skip
+                 keep: list[bool], stores: dict[int, Any] | None = None) -> list[StickImage | None]:  # fmt: skip
+        stores = stores or {}
         blocks, owned = {}, set()
         for slot, arg in zip(self.inputs, staged):
             if isinstance(arg, StickImage):
@@ -430,6 +439,10 @@ class PreparedRecipe:
                 owned.add(slot.name)
         images: list[StickImage | None] = []
         for slot, kept in zip(self.outputs, keep):
+            if slot.index in stores:  # into a bound image: its block is the image's
+                blocks[slot.name] = stores[slot.index].image.block
+                images.append(None)
+                continue
             blocks[slot.name] = self.card.allocate(slot.size)
             images.append(
                 StickImage.for_slot(self.card, slot, 0.0, blocks[slot.name]) if kept else None
@@ -439,6 +452,8 @@ class PreparedRecipe:
         launch = _Launch(self.card, blocks, owned)
         launch.bound = {slot.name: arg for slot, arg in zip(self.inputs, staged)
                         if isinstance(arg, StickImage)}  # fmt: skip
+        launch.stores = {slot.name: stores[slot.index] for slot in self.outputs
+                         if slot.index in stores}  # fmt: skip
         results = dict(zip((s.name for s in self.outputs), fetches))
 
         def enqueue(engine: str, run: Callable[[], float], what: str, nbytes: int = 0) -> None:
@@ -572,7 +587,11 @@ class PreparedRecipe:
             result = simulate(self.module, arrays, step.entry, self.card.config,
                               trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):
-                self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
+                store = launch.stores.get(slot.name)
+                if store is not None:  # the rows, at their patched addresses in the image
+                    store.write(self.card.memory, value)
+                else:
+                    self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
                                                            time.perf_counter() - start))  # fmt: skip
             return result.report["simulated_us"] * 1e-6
@@ -595,8 +614,20 @@ class PreparedRecipe:
     def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
         config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
 
+        store = launch.stores.get(slot.name)
+
         def run() -> float:
-            values = slot.read_image(self._view(launch, slot))
+            values = (
+                slot.read_image(self._view(launch, slot))
+                if store is None
+                else store.read(self.card.memory)
+            )
+            if fetch.rows:
+                if isinstance(out, DeviceArray):
+                    out._elements()[index] = slot.to_array_elements(values).reshape(slot.shape)
+                else:
+                    out[index] = values
+                return (cost_model.device_copy_s if isinstance(out, DeviceArray) else cost_model.host_transfer_s)(nbytes, config)  # fmt: skip
             if isinstance(out, DeviceArray):
                 elements = slot.to_array_elements(values, out.dtype).reshape(slot.shape)
                 if index is None:
@@ -616,7 +647,7 @@ class PreparedRecipe:
 
 def _fetched_bytes(slot: Slot, fetch: Fetch) -> int:
     """Bytes a fetch moves: the whole slot image, or the elements at its index."""
-    if fetch.index is None:
+    if fetch.index is None or fetch.rows:
         return slot.size
     picked = np.empty(slot.shape, dtype=np.bool_)
     picked[...] = False

@@ -39,6 +39,7 @@ import torch
 from torch import fx
 
 from spyre_ir.runtime.recipe import Fetch, PreparedRecipe, Slot, StickImage
+from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes
 
 aten = torch.ops.aten
 
@@ -127,6 +128,24 @@ class ResidentImages:
         if old is not None and old is not image:
             old.free()
         entry.images[_image_key_of(image)] = image
+
+    def written_in_place(self, t: torch.Tensor, image: StickImage, result: torch.Tensor) -> None:
+        """`image`, `t`'s and bound to a launch, had rows written in place (row_store.py):
+        it holds `result` now (a host tensor), no longer `t`. It is kept for `result` (a
+        bucketed graph passes its padded result back in) and for `t` once `t` equals
+        `result` (AOTAutograd copies it into `t`); whoever else held it, or held another
+        image of `t`, holds an old value: dropped."""
+        image.share()  # this method's holds, taken before the old holders let go
+        image.share()
+        for key, entry in list(self._entries.items()):
+            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
+            if entry.ref() is t or any(i is image for i in held):
+                self._drop(key)
+        self.store(result, image)
+        key = id(t)
+        entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
+        self._entries[key] = entry
+        entry.pending = (image, result, result._version)
 
     def copied_onto_itself(self, t: torch.Tensor) -> None:
         """`t.copy_(t)` is about to bump `t`'s version without changing it."""
@@ -298,6 +317,8 @@ class CardPartition:
         self.name, self.artifact = name, artifact
         self.outputs = [n.meta["val"] for n in graph.graph.output_node().args[0]]
         self.writes = analyse_results(graph.graph)
+        # results compiled as their new rows (backend: row_store.rows_graph), stored in place
+        self.row_writes = find_row_writes(graph.graph)
         self.position = {
             n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")
         }
@@ -324,18 +345,26 @@ class CardPartition:
         kept = images(recipe.card)
         bound, staged = self._bind(recipe, kept, args)
         on_card = any(t.device.type == "spyre" for t in args)
+        stores = {i: RowStore(bound[w.source], recipe.inputs[w.source],
+                              tuple(evaluate_index(n, args, self.position) for n in w.indices))
+                  for i, w in self.row_writes.items()}  # fmt: skip
         plans = [
-            self._plan(recipe, slot, i, args, on_card) for i, slot in enumerate(recipe.outputs)
+            self._row_plan(slot, self.row_writes[i], stores[i], args)
+            if i in stores
+            else self._plan(recipe, slot, i, args, on_card)
+            for i, slot in enumerate(recipe.outputs)
         ]
         stream = recipe.card.current_stream()
         made = recipe.launch_resident(
-            bound, [p.fetch for p in plans], [p.keep for p in plans], stream
+            bound, [p.fetch for p in plans], [p.keep for p in plans], stream, stores
         )
         try:
             stream.synchronize()
         except Exception:  # nothing of this launch may be taken for data later
             for t in staged:
                 kept.forget(t)
+            for w in self.row_writes.values():  # maybe written in part
+                kept.forget(args[w.source])
             for image in made:
                 if image is not None:
                     image.free()
@@ -345,6 +374,8 @@ class CardPartition:
             result = plan.finish()
             if image is not None:
                 self._keep(kept, i, args, result, image)
+            elif i in stores and result is not args[self.row_writes[i].source]:
+                kept.written_in_place(args[self.row_writes[i].source], stores[i].image, result)
             results.append(result)
         return tuple(results)
 
@@ -410,6 +441,31 @@ class CardPartition:
             host[prefix + (slice(0, write.prefix),)] = source.detach()
             return _region_plan(slot, host, prefix + (slice(write.prefix, None),), like)
         return self._whole(recipe, slot, like, on_card, keep)
+
+    def _row_plan(self, slot: Slot, write: RowWrite, store: RowStore,
+                  args: list[torch.Tensor]) -> _ResultPlan:  # fmt: skip
+        """A row write's result: its rows cross back (the cache's image keeps them); on the
+        device they land in the input's memory, which is the result; on the host in a
+        copy of the input (AOTAutograd copies it into the input)."""
+        source, like = args[write.source], self.outputs[write.output]
+        if source.device.type == "spyre":
+            from spyre_ir.runtime import device
+
+            fetch = Fetch(device.device_array(source), store.index, rows=True)
+            return _ResultPlan(fetch, False, lambda: source)
+        from spyre_ir.runtime.backend import _to_torch
+
+        stage = np.empty(slot.shape, slot.host_dtype)
+        rows_like = write.rows.meta["val"]
+
+        def finish() -> torch.Tensor:
+            host = source.detach().clone(memory_format=torch.contiguous_format)
+            rows = _to_torch(stage, rows_like, f"the written rows of {self.name}")
+            host[tuple(torch.from_numpy(np.asarray(x)) if not isinstance(x, slice) else x
+                       for x in store.index)] = rows  # fmt: skip
+            return _restride(host, like)
+
+        return _ResultPlan(Fetch(stage), False, finish)
 
     def _whole(self, recipe: PreparedRecipe, slot: Slot, like: torch.Tensor, on_card: bool,
                keep: bool) -> _ResultPlan:  # fmt: skip

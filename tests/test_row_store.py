@@ -1,0 +1,164 @@
+"""KV cache writes stored in place as their new rows (spyre_ir/runtime/row_store.py).
+
+A StaticCache-style write (``cache.index_copy_(2, positions, rows)``) compiled for the card
+stores only the rows, into the cache's kept stick image at the runtime positions: its
+LPDDR5 bytes do not grow with the cache, and the cache's block is the same at every step.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from spyre_ir.runtime import telemetry
+from spyre_ir.runtime.resident import images
+from spyre_ir.runtime.row_store import find_row_writes, rows_graph
+
+sys.path.insert(0, str(Path(__file__).parent))
+from card_tolerance import as_on_the_card  # noqa: E402
+
+HEADS, DIM = 2, 32
+
+
+def _write_doubled(cache: torch.Tensor, pos: torch.Tensor, x: torch.Tensor) -> None:
+    cache.index_copy_(2, pos, x * 2.0)
+
+
+def _write_as_is(cache: torch.Tensor, pos: torch.Tensor, x: torch.Tensor) -> None:
+    cache.index_copy_(2, pos, x)
+
+
+def _steps(fn, length: int, positions=(3, 5, 9)):
+    """Run compiled `fn` on a cache of `length` rows at each position; the card's and
+    eager's caches, each launch's LPDDR5 bytes, and the cache's kept blocks after each."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="spyre")
+    cache = torch.zeros(1, HEADS, length, DIM, dtype=torch.float16)
+    want = cache.clone()
+    blocks = []
+    gen = torch.Generator().manual_seed(length)
+    with telemetry.recording() as rec:
+        for p in positions:
+            x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+            pos = torch.tensor([p])
+            compiled(cache, pos, x)
+            fn(want, pos, x)
+            entry = images()._valid_entry(cache)
+            blocks.append(
+                sorted((i.block.region, i.block.offset) for i in entry.images.values())
+                if entry
+                else None
+            )
+    return cache, want, [launch.report["lpddr_bytes"] for launch in rec.launches], blocks
+
+
+def test_a_cache_write_stores_only_its_rows_in_place(card) -> None:
+    # hand-computed: the kernel loads x and stores x * 2, each [1, 2, 1, 32] f16, whose
+    # stick image is 2 sticks of 64 elements (128 bytes each): 256 bytes in, 256 out,
+    # whatever the cache's length
+    stick_bytes = 128
+    want_bytes = 2 * HEADS * stick_bytes
+    for length in (16, 256):
+        cache, want, lpddr, blocks = _steps(_write_doubled, length)
+        assert np.array_equal(cache.numpy(), as_on_the_card(want.numpy()))
+        assert lpddr == [want_bytes] * 3, (length, lpddr)
+        # the cache's image: one block, the same at every step (written in place)
+        assert blocks[0] is not None and len(blocks[0]) == 1
+        assert blocks == [blocks[0]] * 3, blocks
+
+
+def test_the_kept_image_holds_the_written_cache(card) -> None:
+    from spyre_ir.interp import dlfloat16
+    from spyre_ir.layout import unstickify
+    from spyre_ir.runtime.card import get_card
+
+    cache, want, _, _ = _steps(_write_doubled, 16)
+    (image,) = images()._valid_entry(cache).images.values()
+    raw = get_card().memory.view(image.block.region, image.block.offset, image.size)
+    codes = unstickify(raw.view(np.uint16), image.layout).reshape(cache.shape)
+    on_card = np.asarray(dlfloat16.decode(codes)).astype(np.float16)
+    assert np.array_equal(on_card, as_on_the_card(want.numpy()))
+
+
+def test_rows_that_are_an_input_keep_the_one_hot_write(card) -> None:
+    """Rows passed in as they are (a graph input) are not a row store: the one-hot
+    select rewrites the cache, so its bytes grow with the cache, and it is still right."""
+    lpddr = {}
+    for length in (16, 256):
+        cache, want, lpddr[length], _ = _steps(_write_as_is, length, positions=(3,))
+        assert np.array_equal(cache.numpy(), as_on_the_card(want.numpy()))
+    assert lpddr[256][0] > 8 * lpddr[16][0], lpddr
+
+
+def test_rows_graph_returns_the_rows_in_the_writes_place() -> None:
+    def f(cache, pos, x):
+        return (torch.ops.aten.index_copy.default(cache, 2, pos, x * 2.0),)
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.zeros(1, 2, 8, 4), torch.tensor([1]), torch.ones(1, 2, 1, 4)
+    )
+    writes = find_row_writes(gm.graph)
+    assert list(writes) == [0] and writes[0].source == 0 and writes[0].dim == 2
+    rows = rows_graph(gm)
+    (out,) = rows.graph.output_node().args[0]
+    assert out.target is torch.ops.aten.mul.Tensor
+    assert not any(n.target is torch.ops.aten.index_copy.default for n in rows.graph.nodes)
+    # the original stays whole (the CPU fallback)
+    assert any(n.target is torch.ops.aten.index_copy.default for n in gm.graph.nodes)
+
+
+def _grow(cache: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    return torch.cat([cache, x * 2.0], dim=2)
+
+
+def test_a_bucketed_cache_grows_on_the_card(card) -> None:
+    """DynamicCache-style growth under bucketing: after the bucket's first step the cache
+    neither crosses the link nor moves on the card; only the new rows are written (and
+    fetched), and the result fed back in is the same padded tensor with the same block."""
+    from spyre_ir.runtime.card import get_card
+
+    card.setenv("SPYRE_BUCKET_MIN", "32")
+    torch._dynamo.reset()
+    compiled = torch.compile(_grow, backend="spyre")  # dynamic after the 2nd length
+    gen = torch.Generator().manual_seed(0)
+    cache = torch.randn(1, HEADS, 4, DIM, generator=gen).half()
+    want = torch.from_numpy(as_on_the_card(cache.numpy()))
+    cache = want.clone()
+    moved, blocks = [], []
+    for _ in range(5):
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        with get_card().timeline.recording_steps() as log:
+            cache = compiled(cache, x)
+            get_card().synchronize()
+        want = torch.from_numpy(as_on_the_card(_grow(want, x).numpy()))
+        assert torch.equal(cache, want)
+        moved.append(
+            {e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h", "dma")}
+        )
+        # the padded tensor `cache` was cut from (none while the graph is static, the first
+        # length; other tests' graphs may still be alive)
+        cut = [
+            g.padded_results[id(cache)] for g in _bucketed_graphs() if id(cache) in g.padded_results
+        ]
+        cut = [padded for ref, _, padded in cut if ref() is cache]
+        if cut:
+            (padded,) = cut
+            entry = images()._valid_entry(padded)
+            blocks.append([(i.block.region, i.block.offset) for i in entry.images.values()])
+    rows_bytes = HEADS * 128  # the new rows' stick image: 2 sticks of 128 bytes
+    cache_bytes = HEADS * 32 * 128  # the padded cache's image (capacity 32)
+    for step in moved[3:]:  # static first, then the bucket compiled and uploaded
+        assert step["dma"] == 0 and step["d2h"] == rows_bytes, moved
+        assert step["h2d"] < cache_bytes // 4, moved  # x and the lengths only
+    assert len(blocks) == 4 and all(b == blocks[0] and len(b) == 1 for b in blocks), blocks
+
+
+def _bucketed_graphs():
+    import gc
+
+    from spyre_ir.runtime.dynamic import BucketedGraph
+
+    return [o for o in gc.get_objects() if type(o) is BucketedGraph]
