@@ -422,8 +422,9 @@ def generic(lw: KernelLowering, op: Operation) -> object:
             x = Lazy(lw.math.materialize(x, want, x.element, op), shape, x.element)
         args.append(x)
     block = op.body.block  # type: ignore[attr-defined]
-    for arg, value in zip(block.args, args):
+    for arg, value, operand in zip(block.args, args, [*op.inputs, *outputs]):  # type: ignore[attr-defined]
         lw.env[arg] = value
+        lw.body_operands[arg] = operand
     outer, lw.body_shape = lw.body_shape, shape
     try:
         results = lw.lower_block(block)

@@ -59,7 +59,7 @@ from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.layout import default_layout
-from spyre_ir.lowering import ktir_memory
+from spyre_ir.lowering import ktir_memory, ktir_positions
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
 from spyre_ir.lowering.ktir_values import (
     Buf,
@@ -164,6 +164,7 @@ class KernelLowering:
         self.dest: dict[Operation, SSAValue] = {}
         self.temps: dict[SSAValue, str] = {}
         self.body_shape: tuple[int, ...] | None = None
+        self.body_operands: dict[SSAValue, SSAValue] = {}
         self.math = TileMath(self)
         self.store_guard: Index | None = None
         """The condition (per core) of the stores being lowered, in a guarded scf.if."""
@@ -256,6 +257,10 @@ class KernelLowering:
         elif isinstance(op, ktdp.GetComputeTileIdOp):
             self.tile_ids(op)
             return
+        elif name == "linalg.index":
+            result = ktir_positions.linalg_index(self, op)
+        elif ktir_positions.is_position_op(self, op):
+            result = ktir_positions.position_op(self, op)
         elif (
             op.results
             and isinstance(op.results[0].type, IndexType | IntegerType)
@@ -314,10 +319,14 @@ class KernelLowering:
         small."""
         for v in op.operands:
             x = self.env.get(v)
+            # A generic body's argument stands for the generic's operand: that value's
+            # other readers (outside the body) count too.
+            outer = self.body_operands.get(v)
             if (
                 isinstance(x, Buf)
                 and self.temps.get(x.value) == unit_for(kind)
                 and len(list(v.uses)) == 1
+                and (outer is None or len(list(outer.uses)) == 1)
             ):
                 return x.value
         return None
