@@ -31,6 +31,8 @@ CASES = {
     "strided_sum.mlir": "",
     "window_gather.mlir": "off=5",
     "clamp_bits.mlir": "",
+    "causal_rows.mlir": "shift=3",
+    "online_softmax_rows.mlir": "shift=3",
 }
 
 
@@ -142,10 +144,14 @@ def test_interpreter_bitcast_and_linalg_index_against_numpy():
     np.testing.assert_array_equal(out[1], np.where(cols <= rows + 3, x, -np.inf))
 
 
-def test_linalg_index_is_a_located_lowering_error(capsys):
-    status, out, err = run(capsys, str(KERNELS / "causal_rows.mlir"), "--scalars", "shift=3")
+def test_unsupported_position_arithmetic_is_a_located_lowering_error(capsys, tmp_path):
+    text = (KERNELS / "causal_rows.mlir").read_text()
+    text = text.replace("%last = arith.addi %row, %shift", "%last = arith.remui %row, %shift")
+    path = tmp_path / "causal_rem.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--scalars", "shift=3")
     assert status == 1
-    assert "causal_rows.mlir:31:9: error: 'linalg.index' is not supported" in err
+    assert "causal_rem.mlir:34:9: error: 'arith.remui' on element positions is not supported" in err
     assert "Traceback" not in err
 
 

@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i1
 from xdsl.ir import Operation
 
 from spyre_ir.dialects import dataflow as D
@@ -37,7 +37,9 @@ def is_position_op(lw: KernelLowering, op: Operation) -> bool:
     """An index op of a generic body with a position tile among its operands."""
     if lw.body_shape is None:
         return False
-    if op.name not in KINDS and op.name not in ("arith.cmpi", "arith.index_cast"):
+    if not op.name.startswith("arith.") or not op.results:
+        return False
+    if not isinstance(op.results[0].type, IndexType | IntegerType):
         return False
     return any(isinstance(lw.env.get(v), Buf) for v in op.operands)
 
@@ -79,6 +81,8 @@ def position_op(lw: KernelLowering, op: Operation) -> Buf:
         (x,) = args
         assert isinstance(x, Buf)
         return x
+    if op.name not in KINDS and op.name != "arith.cmpi":
+        raise LoweringError(f"'{op.name}' on element positions is not supported", op)
     if op.name == "arith.cmpi":
         predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]  # type: ignore[attr-defined]
         kind, element = COMPARE[predicate], i1
