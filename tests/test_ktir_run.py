@@ -33,6 +33,7 @@ CASES = {
     "clamp_bits.mlir": "",
     "causal_rows.mlir": "shift=3",
     "online_softmax_rows.mlir": "shift=3",
+    "squeeze_slices.mlir": "",
 }
 
 
@@ -152,6 +153,33 @@ def test_unsupported_position_arithmetic_is_a_located_lowering_error(capsys, tmp
     status, out, err = run(capsys, str(path), "--scalars", "shift=3")
     assert status == 1
     assert "causal_rem.mlir:34:9: error: 'arith.remui' on element positions is not supported" in err
+    assert "Traceback" not in err
+
+
+def test_interpreter_slices_against_numpy():
+    x = f16(2, 8, 64)
+    out = run_kernel(kernel("squeeze_slices.mlir"), {0: x, 1: np.zeros_like(x)}, {})
+    np.testing.assert_array_equal(out[1], x + x)
+
+
+def test_part_of_a_tile_slice_is_a_located_lowering_error(capsys, tmp_path):
+    text = (KERNELS / "squeeze_slices.mlir").read_text()
+    text = text.replace(
+        "[0, 0, 0] [1, 8, 64] [1, 1, 1] : tensor<1x8x64xf16> to tensor<8x64xf16>",
+        "[0, 0, 0] [1, 8, 32] [1, 1, 1] : tensor<1x8x64xf16> to tensor<8x32xf16>",
+    )
+    text = text.replace(
+        "%y = arith.addf %x, %x : tensor<8x64xf16>",
+        "%y = tensor.concat dim(1) %x, %x : (tensor<8x32xf16>, tensor<8x32xf16>) -> tensor<8x64xf16>",
+    )
+    path = tmp_path / "part_slice.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path))
+    assert status == 1
+    assert (
+        "part_slice.mlir:17:5: error: 'tensor.extract_slice' of part of a tile is not supported"
+        in err
+    )
     assert "Traceback" not in err
 
 
