@@ -34,6 +34,7 @@ CASES = {
     "causal_rows.mlir": "shift=3",
     "online_softmax_rows.mlir": "shift=3",
     "squeeze_slices.mlir": "",
+    "dynamic_rows.mlir": "n=16,width=64",
 }
 
 
@@ -180,6 +181,27 @@ def test_part_of_a_tile_slice_is_a_located_lowering_error(capsys, tmp_path):
         "part_slice.mlir:17:5: error: 'tensor.extract_slice' of part of a tile is not supported"
         in err
     )
+    assert "Traceback" not in err
+
+
+def test_views_sized_by_scalars_are_specialized():
+    from spyre_ir.lowering.ktir_specialize import specialize_views
+
+    fn = kernel("dynamic_rows.mlir")
+    specialize_views(fn, {"n": 16, "width": 64})
+    views = [op for op in fn.walk() if op.name == "ktdp.construct_memory_view"]
+    assert [str(v.result.type) for v in views] == ["memref<16x64xf16>"] * 2
+    assert all(not v.sizes and not v.strides for v in views)
+    assert all(v.coordinate_set.data.num_symbols == 0 for v in views)
+    x = f16(16, 64)
+    out = run_kernel(fn, {0: x, 1: np.zeros_like(x)}, {2: 16, 3: 64})
+    np.testing.assert_array_equal(out[1], (x * np.float16(3)).astype(np.float16))
+
+
+def test_views_sized_by_missing_scalars_are_a_located_error(capsys):
+    status, out, err = run(capsys, str(KERNELS / "dynamic_rows.mlir"), "--scalars", "width=64")
+    assert status == 1
+    assert "dynamic_rows.mlir:15:5: error: 'ktdp.construct_memory_view' with dynamic sizes" in err
     assert "Traceback" not in err
 
 

@@ -602,6 +602,9 @@ class KernelLowering:
 
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     """The L2 function of KTIR kernel `fn` (not inserted)."""
+    from spyre_ir.lowering.ktir_specialize import specialize_views
+
+    specialize_views(fn, scalars)
     pointers = kernel_pointers(fn)
     check_in_place(fn, pointers)
     inputs = [p for p in pointers.values() if p.read]
