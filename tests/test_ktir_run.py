@@ -35,6 +35,7 @@ CASES = {
     "online_softmax_rows.mlir": "shift=3",
     "squeeze_slices.mlir": "",
     "dynamic_rows.mlir": "n=16,width=64",
+    "wide_softmax_numerator.mlir": "",
 }
 
 
@@ -203,6 +204,17 @@ def test_views_sized_by_missing_scalars_are_a_located_error(capsys):
     assert status == 1
     assert "dynamic_rows.mlir:15:5: error: 'ktdp.construct_memory_view' with dynamic sizes" in err
     assert "Traceback" not in err
+
+
+def test_tiles_too_wide_to_prefetch_are_loaded_once():
+    from spyre_ir.pipelines import KtirToDataflow
+
+    module = parse_file(make_context(), str(KERNELS / "wide_softmax_numerator.mlir"))
+    KtirToDataflow().apply(make_context(), module)
+    text = str(module)
+    assert "dataflow.kernel" in text and "lx_peak_bytes" in text
+    assert "!dataflow.lx<2x1x196608xf16>" not in text  # no two-slot (prefetched) rows
+    assert "!dataflow.lx<1x196608xf16>" in text
 
 
 def test_missing_scalar_is_named(capsys):

@@ -325,11 +325,25 @@ class KernelLowering:
             if (
                 isinstance(x, Buf)
                 and self.temps.get(x.value) == unit_for(kind)
-                and len(list(v.uses)) == 1
+                and self.reads_last(op, v)
                 and (outer is None or len(list(outer.uses)) == 1)
             ):
                 return x.value
         return None
+
+    def reads_last(self, op: Operation, v: SSAValue) -> bool:
+        """`op` is the last reader of `v`: its other readers all come before it in its
+        block (a softmax's exp is summed, then divided by the sum in place)."""
+        block = op.parent_block()
+        if not isinstance(v.owner, Operation) or v.owner.parent_block() is not block:
+            return len(list(v.uses)) == 1  # made outside this block (a loop's): one reader
+        for use in v.uses:
+            if use.operation is op:
+                continue
+            reader = self.ancestor_in(use.operation, block) if block is not None else None
+            if reader is None or reader is op or not reader.is_before_in_block(op):
+                return False
+        return True
 
     def constant(self, op: arith.ConstantOp) -> object:
         value, t = op.value, op.result.type

@@ -168,3 +168,29 @@ func.func @positions(%x_ptr: index, %y_ptr: index) attributes {grid = [2]} {
   ktdp.store %y, %ya : tensor<8x64xf16>, !ktdp.access_tile<8x64xindex>
   return
 }
+
+// -----
+
+// The exp of a softmax is summed, then divided by the sum: the division, its last
+// reader on the same unit, writes the exp's buffer.
+// CHECK-LABEL: func.func @divide_in_place
+// CHECK: dataflow.compute "spyre.exp" on "sfp"(%{{.*}}) -> (%[[E:[0-9]+]]) :
+// CHECK: dataflow.compute "spyre.sum" on "sfp"(%[[E]]) -> (%[[S:[0-9]+]])
+// CHECK: dataflow.compute "spyre.div" on "sfp"(%[[E]], %[[S]]) -> (%[[E]]) :
+func.func @divide_in_place(%x_ptr: index, %y_ptr: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f16
+  %xv = ktdp.construct_memory_view %x_ptr, sizes: [1, 256], strides: [256, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<1x256xf16>
+  %yv = ktdp.construct_memory_view %y_ptr, sizes: [1, 256], strides: [256, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<1x256xf16>
+  %xa = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x256xf16> -> !ktdp.access_tile<1x256xindex>
+  %x = ktdp.load %xa : !ktdp.access_tile<1x256xindex> -> tensor<1x256xf16>
+  %e = math.exp %x : tensor<1x256xf16>
+  %init = tensor.splat %zero : tensor<1xf16>
+  %s = linalg.reduce { arith.addf } ins(%e : tensor<1x256xf16>) outs(%init : tensor<1xf16>) dimensions = [1]
+  %ss = tensor.extract %s[%c0] : tensor<1xf16>
+  %sb = tensor.splat %ss : tensor<1x256xf16>
+  %y = arith.divf %e, %sb : tensor<1x256xf16>
+  %ya = ktdp.construct_access_tile %yv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x256xf16> -> !ktdp.access_tile<1x256xindex>
+  ktdp.store %y, %ya : tensor<1x256xf16>, !ktdp.access_tile<1x256xindex>
+  return
+}
