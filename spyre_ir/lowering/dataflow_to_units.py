@@ -201,6 +201,22 @@ def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
     }  # fmt: skip
 
 
+def slot_anchor(op: Operation, buffer: SSAValue) -> Operation:
+    """Where `op`'s use of a multi-buffer slot is counted: its ancestor in the block
+    that picks the slot (`dataflow.slot`), so a slot filled once per outer iteration and
+    read in an inner loop is taken and handed back once per outer iteration too."""
+    blocks = {
+        v.owner.parent_block() for v in views(op, buffer) if isinstance(v.owner, dataflow.SlotOp)
+    }
+    if len(blocks) != 1:
+        return op
+    (block,) = blocks
+    at = op
+    while at is not None and at.parent_block() is not block:
+        at = at.parent_op()
+    return at if at is not None else op
+
+
 def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Queues) -> SyncPlan:
     body = kernel.body.block
     order = [op for op in kernel.walk() if op in units]
@@ -243,7 +259,7 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     # Every iteration reads a fresh slot: one token each, pushed once
                     # per write (placed for the unit's first read of the buffer).
                     first = next(op for op, r, _ in uses if r and units[op] == dst)
-                    w_at, r_at = hoist(w, first, body), reader
+                    w_at, r_at = hoist(w, first, body), slot_anchor(reader, buffer)
                 sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
                 # One pop per version and consumer unit: before its first read of it
                 # (of a multi-buffer: in each block that reads a slot).
@@ -258,7 +274,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             last_read = unit_reads[-1]
             # A multi-buffer slot is handed back after the last read of each block that
             # reads one (a loop body, and the drain of the last slot after the loop).
-            handbacks = list({op.parent_block(): op for op in unit_reads}.values())
+            anchors = [slot_anchor(op, buffer) for op in unit_reads]
+            handbacks = list({op.parent_block(): op for op in anchors}.values())
             for writer_unit in dict.fromkeys(units[op] for op in writers):
                 if writer_unit == reader_unit:
                     continue
