@@ -218,6 +218,18 @@ def test_tiles_too_wide_to_prefetch_are_loaded_once():
     assert "!dataflow.lx<1x196608xf16>" in text
 
 
+def test_an_l3_deadlock_is_located_at_the_kernel_and_its_ops(capsys):
+    # The L2 -> L3 conversion does not yet take a store under a branch on the loop
+    # counter: the simulator's deadlock report names the kernel and the ops it waits at.
+    status, out, err = run(
+        capsys, str(KERNELS / "branchy_sum.mlir"), "--check", "--scalars", "relu=1"
+    )
+    assert status == 1 and "Traceback" not in err
+    assert "branchy_sum.mlir:5:3: error: 'core.program': deadlock" in err
+    assert "branchy_sum.mlir:38:7: 'core.push'" in err
+    assert ":1:1:" not in err
+
+
 def test_missing_scalar_is_named(capsys):
     status, out, err = run(capsys, str(KERNELS / "matmul.mlir"), "--scalars", "K=512")
     assert status == 1

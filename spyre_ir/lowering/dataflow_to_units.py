@@ -146,6 +146,7 @@ class SyncPlan:
             return
         self.done.add(key)
         anchor.parent_block().insert_op_before(op, anchor)
+        op.location = anchor.location  # a deadlock report names the op it syncs
         self.unit_of[op] = unit
 
     def after(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
@@ -153,6 +154,7 @@ class SyncPlan:
             return
         self.done.add(key)
         anchor.parent_block().insert_op_after(op, anchor)
+        op.location = anchor.location
         self.unit_of[op] = unit
 
 

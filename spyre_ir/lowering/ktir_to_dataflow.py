@@ -40,6 +40,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    FileLineColLoc,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -165,6 +166,7 @@ class KernelLowering:
         self.temps: dict[SSAValue, str] = {}
         self.body_shape: tuple[int, ...] | None = None
         self.body_operands: dict[SSAValue, SSAValue] = {}
+        self.current: Operation | None = None
         self.math = TileMath(self)
         self.store_guard: Index | None = None
         """The condition (per core) of the stores being lowered, in a guarded scf.if."""
@@ -192,11 +194,19 @@ class KernelLowering:
 
     def emit(self, op: Operation) -> Operation:
         self.block.add_op(op)
+        self.locate(op)
         return op
 
     def emit_at_top(self, op: Operation) -> Operation:
         self.top.append(op)
+        self.locate(op)
         return op
+
+    def locate(self, op: Operation) -> None:
+        """An emitted op takes the place of the KTIR op it lowers (diagnostics and L3
+        sync ops made for it point there)."""
+        if self.current is not None and isinstance(self.current.location, FileLineColLoc):
+            op.location = self.current.location
 
     def alloc(self, shape, element: Attribute, at_top: bool = True) -> SSAValue:
         return self.emit_at_top(D.AllocLxOp(D.LxType(tuple(shape), element))).results[0]
@@ -251,6 +261,13 @@ class KernelLowering:
         return []
 
     def lower_op(self, op: Operation) -> None:
+        outer, self.current = self.current, op
+        try:
+            self.lower_one(op)
+        finally:
+            self.current = outer
+
+    def lower_one(self, op: Operation) -> None:
         name = op.name
         if isinstance(op, arith.ConstantOp):
             result = self.constant(op)
@@ -645,7 +662,11 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
         {"plan": _plan(fn)},
     )
     body.add_ops([kernel, func.ReturnOp(*kernel.results)])
-    return func.FuncOp(name, (in_types, out_types), Region(body))
+    lowered = func.FuncOp(name, (in_types, out_types), Region(body))
+    # Located at the KTIR kernel: a later failure (an LX overflow, an L3 deadlock) of
+    # an op without a place of its own is reported there, not at the module.
+    kernel.location = lowered.location = fn.location
+    return lowered
 
 
 def _plan(fn: func.FuncOp) -> Attribute:
