@@ -60,7 +60,7 @@ from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.layout import default_layout
-from spyre_ir.lowering import ktir_memory, ktir_positions
+from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
 from spyre_ir.lowering.ktir_values import (
     Buf,
@@ -167,6 +167,7 @@ class KernelLowering:
         self.body_shape: tuple[int, ...] | None = None
         self.body_operands: dict[SSAValue, SSAValue] = {}
         self.current: Operation | None = None
+        self.lx_contents: dict[object, Buf] = {}  # LX views stored to -> their buffers
         self.math = TileMath(self)
         self.store_guard: Index | None = None
         """The condition (per core) of the stores being lowered, in a guarded scf.if."""
@@ -286,6 +287,8 @@ class KernelLowering:
             and all(not isinstance(o.type, TensorType) for o in op.operands)
         ):
             result = self.index_op(op)
+        elif ktir_lx.handles(self, op):
+            result = ktir_lx.lower(self, op)
         elif name in ktir_memory.HANDLED:
             result = ktir_memory.lower(self, op)
         elif name in BINARY or name in UNARY:
@@ -686,6 +689,12 @@ class ConvertKtirToDataflow(ModulePass):
             values = parse_scalars(self.scalars)
         except ValueError as error:
             raise ValueError(f"convert-ktir-to-dataflow: scalars: {error}") from None
+        from spyre_ir.lowering.ktir_calls import inline_calls
+
+        try:
+            inline_calls(op)
+        except LoweringError as error:
+            raise located_error(error.op or op, str(error)) from None
         for fn in ktir_kernels(op):
             try:
                 lowered = lower_kernel(fn, values)
