@@ -103,19 +103,40 @@ def branch_path(op: Operation, other: Operation, body: Block) -> tuple:
     return tuple(reversed(path))
 
 
-def hoist(op: Operation, other: Operation, body: Block) -> Operation:
+def hoist(op: Operation, other: Operation, body: Block, through_ifs: bool = False) -> Operation:
     """The outermost ancestor of `op` (within the kernel body) that does not contain
-    `other`: where a sync op for `op` goes so both sides run equally often."""
+    `other`: where a sync op for `op` goes so both sides run equally often. With
+    `through_ifs` (a read under a condition of a version `other` makes every pass), the
+    sync leaves `scf.if`s without an else region too (a store on the last iteration):
+    the version is taken and handed back every pass, read or not. (A version read in
+    both regions of an if takes a pop in each, as before.)"""
     other_chain = set(ancestors(other, body))
     best = op
     for a in ancestors(op, body):
         if a in other_chain:
             break
-        if not isinstance(a, scf.IfOp):
+        if not isinstance(a, scf.IfOp) or (through_ifs and one_way(a)):
             # Conditional work keeps its sync ops inside the condition, so a skipped
             # prefetch neither sends nor takes a token.
             best = a
     return best
+
+
+def one_way(op: scf.IfOp) -> bool:
+    """An `scf.if` whose else region does nothing (absent, or only its yield)."""
+    blocks = op.false_region.blocks
+    return not blocks or all(isinstance(o, scf.YieldOp) for o in blocks[0].ops)
+
+
+def conditional(op: Operation, other: Operation, body: Block) -> bool:
+    """Whether `op` runs under an `scf.if` that does not also hold `other`."""
+    other_chain = set(ancestors(other, body))
+    for a in ancestors(op, body)[1:]:
+        if a in other_chain:
+            return False
+        if isinstance(a, scf.IfOp):
+            return True
+    return False
 
 
 @dataclass
@@ -256,7 +277,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             for w in producers:
                 src, dst = units[w], units[reader]
                 q = queues.get(src, dst, buffer, copies, 0)
-                w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
+                w_at = hoist(w, reader, body)
+                r_at = hoist(reader, w, body, through_ifs=not conditional(w, reader, body))
                 if copies > 1 and not same_view:
                     # Every iteration reads a fresh slot: one token each, pushed once
                     # per write (placed for the unit's first read of the buffer).
@@ -297,8 +319,9 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                             sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     else:
                         w_at = hoist(w, last_read, body)
+                        every_pass = not conditional(w, last_read, body)
                         for read in last_reads(unit_reads, w, body):
-                            r_at = hoist(read, w, body)
+                            r_at = hoist(read, w, body, through_ifs=every_pass)
                             sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
     return sync

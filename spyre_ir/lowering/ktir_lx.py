@@ -46,7 +46,11 @@ def lower(lw: KernelLowering, op: Operation) -> object:
     if isinstance(op, ktdp.ConstructMemoryViewOp):
         address = constant_address(op.offset)
         if address is None:
-            raise LoweringError(f"'{op.name}': an LX view needs a constant address", op)
+            raise LoweringError(
+                f"'{op.name}': views of {op.memory_space} memory are not supported other "
+                "than at a constant byte address",
+                op,
+            )
         memref = op.result.type
         shape = tuple(memref.get_shape())  # type: ignore[attr-defined]
         return LxView(address, shape, memref.element_type)  # type: ignore[attr-defined]
