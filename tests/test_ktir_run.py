@@ -58,8 +58,7 @@ def test_simulator_matches_the_ktir_interpreter(capsys, name):
 
 
 def test_branch_on_the_loop_counter_at_l2(capsys):
-    # An scf.if on the loop counter that stores: lowered and run at L2 (the L2 -> L3
-    # conversion does not yet take a store under such a branch).
+    # An scf.if on the loop counter that stores, at L2 (at L3: the test below).
     for relu in ("0", "1"):
         status, out, err = run(
             capsys,

@@ -16,7 +16,9 @@ make the order explicit:
   when done. A double-buffered input has two slots, so the loads run one tile ahead.
 * branches: the two regions of an `scf.if` never run in the same pass, so a version
   read in both takes a pop in each, and a credit is returned after the last read of
-  each (a matmul's last K step, computed apart from the others).
+  each (a matmul's last K step, computed apart from the others). A version made every
+  pass but read only under a one-way `scf.if` (a store on the last iteration) is
+  popped and handed back every pass, outside the if.
 
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
