@@ -394,9 +394,10 @@ def public_row(path: Path) -> dict:
 
 
 def run_public(directory: Path, json_out: str | None) -> int:
-    files = sorted(directory.glob("*.mlir"))
+    # Triton-Spyre's examples use both extensions for the same textual IR.
+    files = sorted([*directory.glob("*.mlir"), *directory.glob("*.ktir")])
     if not files:
-        raise SystemExit(f"{directory}: no .mlir files")
+        raise SystemExit(f"{directory}: no .mlir or .ktir files")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
     print(
         f"{'file':44} {'parse':>5} {'lower':>5} {'check':>8} {'max err':>9} {'sim us':>9} {'wall s':>6}"

@@ -133,6 +133,27 @@ class KtirToDataflow(_KtirPipeline):
 
     name = "ktir-to-dataflow"
 
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        """As the pipeline, but a kernel whose double-buffered tiles overflow LX is
+        compiled without the prefetch (a tile as wide as ktir-cpu's softmax_wide.mlir
+        rows fits only once), before the scratchpad is declared too small."""
+        from spyre_ir.diagnostics import DiagnosticError
+
+        convert, double_buffer, allocate = build_passes(
+            self.name, scalars=self.scalars, lx_bytes=self.lx_bytes
+        )
+        convert.apply(ctx, op)
+        single = op.clone()
+        try:
+            double_buffer.apply(ctx, op)
+            allocate.apply(ctx, op)
+        except DiagnosticError as error:
+            if "bytes of LX per core" not in str(error):
+                raise
+            allocate.apply(ctx, single)
+            op.body.detach_block(0)
+            op.body.add_block(single.body.detach_block(0))
+
 
 @dataclass(frozen=True)
 class KtirToUnits(_KtirPipeline):

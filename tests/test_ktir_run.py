@@ -31,6 +31,13 @@ CASES = {
     "strided_sum.mlir": "",
     "window_gather.mlir": "off=5",
     "clamp_bits.mlir": "",
+    "causal_rows.mlir": "shift=3",
+    "online_softmax_rows.mlir": "shift=3",
+    "squeeze_slices.mlir": "",
+    "dynamic_rows.mlir": "n=16,width=64",
+    "wide_softmax_numerator.mlir": "",
+    "outer_weight_inner_rows.mlir": "",
+    "staged_calls.mlir": "",
 }
 
 
@@ -51,8 +58,7 @@ def test_simulator_matches_the_ktir_interpreter(capsys, name):
 
 
 def test_branch_on_the_loop_counter_at_l2(capsys):
-    # An scf.if on the loop counter that stores: lowered and run at L2 (the L2 -> L3
-    # conversion does not yet take a store under such a branch).
+    # An scf.if on the loop counter that stores, at L2 (at L3: the test below).
     for relu in ("0", "1"):
         status, out, err = run(
             capsys,
@@ -142,11 +148,96 @@ def test_interpreter_bitcast_and_linalg_index_against_numpy():
     np.testing.assert_array_equal(out[1], np.where(cols <= rows + 3, x, -np.inf))
 
 
-def test_linalg_index_is_a_located_lowering_error(capsys):
-    status, out, err = run(capsys, str(KERNELS / "causal_rows.mlir"), "--scalars", "shift=3")
+def test_unsupported_position_arithmetic_is_a_located_lowering_error(capsys, tmp_path):
+    text = (KERNELS / "causal_rows.mlir").read_text()
+    text = text.replace("%last = arith.addi %row, %shift", "%last = arith.remui %row, %shift")
+    path = tmp_path / "causal_rem.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--scalars", "shift=3")
     assert status == 1
-    assert "causal_rows.mlir:31:9: error: 'linalg.index' is not supported" in err
+    assert "causal_rem.mlir:34:9: error: 'arith.remui' on element positions is not supported" in err
     assert "Traceback" not in err
+
+
+def test_interpreter_slices_against_numpy():
+    x = f16(2, 8, 64)
+    out = run_kernel(kernel("squeeze_slices.mlir"), {0: x, 1: np.zeros_like(x)}, {})
+    np.testing.assert_array_equal(out[1], x + x)
+
+
+def test_part_of_a_tile_slice_is_a_located_lowering_error(capsys, tmp_path):
+    text = (KERNELS / "squeeze_slices.mlir").read_text()
+    text = text.replace(
+        "[0, 0, 0] [1, 8, 64] [1, 1, 1] : tensor<1x8x64xf16> to tensor<8x64xf16>",
+        "[0, 0, 0] [1, 8, 32] [1, 1, 1] : tensor<1x8x64xf16> to tensor<8x32xf16>",
+    )
+    text = text.replace(
+        "%y = arith.addf %x, %x : tensor<8x64xf16>",
+        "%y = tensor.concat dim(1) %x, %x : (tensor<8x32xf16>, tensor<8x32xf16>) -> tensor<8x64xf16>",
+    )
+    path = tmp_path / "part_slice.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path))
+    assert status == 1
+    assert (
+        "part_slice.mlir:17:5: error: 'tensor.extract_slice' of part of a tile is not supported"
+        in err
+    )
+    assert "Traceback" not in err
+
+
+def test_views_sized_by_scalars_are_specialized():
+    from spyre_ir.lowering.ktir_specialize import specialize_views
+
+    fn = kernel("dynamic_rows.mlir")
+    specialize_views(fn, {"n": 16, "width": 64})
+    views = [op for op in fn.walk() if op.name == "ktdp.construct_memory_view"]
+    assert [str(v.result.type) for v in views] == ["memref<16x64xf16>"] * 2
+    assert all(not v.sizes and not v.strides for v in views)
+    assert all(v.coordinate_set.data.num_symbols == 0 for v in views)
+    x = f16(16, 64)
+    out = run_kernel(fn, {0: x, 1: np.zeros_like(x)}, {2: 16, 3: 64})
+    np.testing.assert_array_equal(out[1], (x * np.float16(3)).astype(np.float16))
+
+
+def test_views_sized_by_missing_scalars_are_a_located_error(capsys):
+    status, out, err = run(capsys, str(KERNELS / "dynamic_rows.mlir"), "--scalars", "width=64")
+    assert status == 1
+    assert "dynamic_rows.mlir:15:5: error: 'ktdp.construct_memory_view' with dynamic sizes" in err
+    assert "Traceback" not in err
+
+
+def test_tiles_too_wide_to_prefetch_are_loaded_once():
+    from spyre_ir.pipelines import KtirToDataflow
+
+    module = parse_file(make_context(), str(KERNELS / "wide_softmax_numerator.mlir"))
+    KtirToDataflow().apply(make_context(), module)
+    text = str(module)
+    assert "dataflow.kernel" in text and "lx_peak_bytes" in text
+    assert "!dataflow.lx<2x1x196608xf16>" not in text  # no two-slot (prefetched) rows
+    assert "!dataflow.lx<1x196608xf16>" in text
+
+
+def test_a_kernel_too_big_for_lx_is_located_at_the_kernel(capsys, tmp_path):
+    # Rows of 393216 halves: the row, x - max and the result need 2.25 MiB even
+    # loaded once. The failure of a pass after the lowering names the KTIR kernel.
+    text = (KERNELS / "wide_softmax_numerator.mlir").read_text()
+    text = text.replace("196608", "393216").replace("196607", "393215")
+    path = tmp_path / "too_wide.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1 and "Traceback" not in err
+    assert "too_wide.mlir:5:3: error: kernel @wide_softmax_numerator needs" in err, err
+    assert ":1:1:" not in err
+
+
+def test_a_store_on_the_last_iteration_runs_at_l3(capsys):
+    # The store under `scf.if` on the loop counter: its version is taken and its
+    # credit handed back every iteration, stored or not.
+    for relu in ("0", "1"):
+        argv = [str(KERNELS / "branchy_sum.mlir"), "--check", "--scalars", f"relu={relu}"]
+        status, out, err = run(capsys, *argv)
+        assert status == 0 and "check: ok" in out and "simulated" in out, out + err
 
 
 def test_missing_scalar_is_named(capsys):

@@ -170,6 +170,9 @@ class ConstructMemoryViewOp(IRDLOperation):
         for key in ("memory_space", "coordinate_set"):
             if key in attrs:
                 props[key] = attrs.pop(key)
+        if "coordinate_set" not in props and DYNAMIC not in static_sizes:
+            # Left out (ktir-cpu's softmax_lx_fused.ktir): the view's whole box.
+            props["coordinate_set"] = syntax.box_set(static_sizes)
         return cls.create(
             operands=[
                 offset,

@@ -35,7 +35,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.dialects.ktdp_types import TileFutureType
+from spyre_ir.dialects.ktdp_types import TileFutureType, future_groups
 
 
 def _print_attrs(printer: Printer, op: Operation, elided: Sequence[str]) -> None:
@@ -89,13 +89,18 @@ class InterTileProduceOp(IRDLOperation):
         parser.parse_keyword("producer_tiles_per_group")
         parser.parse_punctuation("=")
         props = {"producer_tiles_per_group": parser.parse_attribute()}
+        groups = _parse_groups(parser) if parser.parse_optional_punctuation(",") else None
         attrs = _parse_attrs(parser)
         partials = None
         pos = parser.pos
-        if parser.parse_optional_punctuation(":"):
-            partials = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-        parser.parse_punctuation("->")
-        future = _DeliveryBase.parse_future_type(parser)
+        with future_groups(groups):
+            if parser.parse_optional_punctuation(":"):
+                partials = parser.parse_comma_separated_list(
+                    parser.Delimiter.NONE, parser.parse_type
+                )
+            parser.parse_punctuation("->")
+            future = _DeliveryBase.parse_future_type(parser)
+        _check_groups(parser, future, groups, pos)
         if partials is not None and (
             not isinstance(future, TileFutureType) or list(future.partial_types.data) != partials
         ):
@@ -184,9 +189,21 @@ class _DeliveryBase(IRDLOperation):
             if parser.parse_optional_keyword("producer_dependency_per_consumer"):
                 parser.parse_punctuation("=")
                 props["producer_dependency_per_consumer"] = parser.parse_attribute()
+            elif parser._current_token.text == "groups":  # noqa: SLF001
+                props["groups"] = _parse_groups(parser)
             else:
                 break
         return future, props
+
+    @staticmethod
+    def parse_future(parser: Parser, props: dict[str, Attribute]) -> Attribute:
+        """The future's type, taking the op's `groups = SET` when it has none."""
+        groups = props.pop("groups", None)
+        pos = parser.pos
+        with future_groups(groups):  # type: ignore[arg-type]
+            future = _DeliveryBase.parse_future_type(parser)
+        _check_groups(parser, future, groups, pos)  # type: ignore[arg-type]
+        return future
 
     def print_head(self, printer: Printer) -> None:
         printer.print_string("(")
@@ -202,6 +219,27 @@ class _DeliveryBase(IRDLOperation):
         printer.print_attribute(self.future.type)
         printer.print_string(" -> ")
         printer.print_list([r.type for r in self.results], printer.print_attribute)
+
+
+def _parse_groups(parser: Parser) -> AffineSetAttr:
+    """`groups = SET` on an inter-tile op (ktir-cpu's newer spelling of the future's
+    groups: torch-spyre/ktir-cpu examples/ktir/ffn_swiglu_4core.mlir)."""
+    parser.parse_keyword("groups")
+    parser.parse_punctuation("=")
+    pos = parser.pos
+    groups = parser.parse_attribute()
+    if not isinstance(groups, AffineSetAttr):
+        parser.raise_error("groups must be an affine set", pos, parser.pos)
+    return groups
+
+
+def _check_groups(
+    parser: Parser, future: Attribute, groups: AffineSetAttr | None, pos: int
+) -> None:
+    if groups is not None and isinstance(future, TileFutureType) and future.groups != groups:
+        parser.raise_error(
+            f"the op's groups {groups} are not those of its future type {future}", pos, parser.pos
+        )
 
 
 def _parse_result_types(parser: Parser) -> list[Attribute]:
@@ -228,7 +266,7 @@ class InterTileConsumeOp(_DeliveryBase):
         future, props = cls.parse_head(parser)
         attrs = _parse_attrs(parser)
         parser.parse_punctuation(":")
-        future_type = cls.parse_future_type(parser)
+        future_type = cls.parse_future(parser, props)
         parser.parse_punctuation("->")
         results = _parse_result_types(parser)
         return cls.create(
@@ -281,7 +319,7 @@ class InterTileReduceOp(_DeliveryBase):
             parser.parse_punctuation(")")
         attrs = _parse_attrs(parser)
         parser.parse_punctuation(":")
-        future_type = cls.parse_future_type(parser)
+        future_type = cls.parse_future(parser, props)
         parser.parse_punctuation("->")
         results = _parse_result_types(parser)
         combiner = parser.parse_region()

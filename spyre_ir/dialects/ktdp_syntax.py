@@ -163,6 +163,21 @@ def set_of(attr: Attribute) -> AffineSetAttr:
     return attr
 
 
+def box_set(sizes: Sequence[int]) -> AffineSetAttr:
+    """`0 <= d_i <= size_i - 1` for every dim: a whole box of coordinates."""
+    from xdsl.ir.affine import AffineConstraintExpr, AffineConstraintKind, AffineSet
+
+    constraints = []
+    for i, n in enumerate(sizes):
+        d = AffineExpr.dimension(i)
+        zero = AffineExpr.constant(0)
+        constraints.append(AffineConstraintExpr(AffineConstraintKind.ge, d, zero))
+        constraints.append(
+            AffineConstraintExpr(AffineConstraintKind.ge, AffineExpr.constant(n - 1) - d, zero)
+        )
+    return AffineSetAttr(AffineSet(len(sizes), 0, tuple(constraints)))
+
+
 def memref_rank(t: Attribute) -> int | None:
     if isinstance(t, MemRefType | TensorType):
         return len(t.get_shape())

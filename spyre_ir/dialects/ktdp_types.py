@@ -3,7 +3,8 @@ tile futures and runtime arguments (KTDPAttrs.td, KTDPTypes.td)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from xdsl.dialects.builtin import (
     AffineSetAttr,
@@ -137,6 +138,20 @@ class AccessTileType(ParametrizedAttribute, TypeAttribute):
             printer.print_string("index")
 
 
+FUTURE_GROUPS: list[AffineSetAttr | None] = [None]
+"""The groups an inter-tile op being parsed names (`groups = SET`): a future type
+written there without its own groups takes them."""
+
+
+@contextmanager
+def future_groups(groups: AffineSetAttr | None) -> Iterator[None]:
+    FUTURE_GROUPS.append(groups)
+    try:
+        yield
+    finally:
+        FUTURE_GROUPS.pop()
+
+
 @irdl_attr_definition
 class TileFutureType(ParametrizedAttribute, TypeAttribute):
     """`!ktdp.tile_future<(tensor<1x64xf16>, ...), groups = affine_set<(g) : ...>>`:
@@ -159,7 +174,14 @@ class TileFutureType(ParametrizedAttribute, TypeAttribute):
                 parser.parse_punctuation(")")
             else:
                 types = [parser.parse_type()]
-            parser.parse_punctuation(",")
+            pos = parser.pos
+            if parser.parse_optional_punctuation(",") is None:
+                # ktir-cpu's newer examples name the groups on the inter-tile op
+                # (`groups = SET`) and leave them out of the type.
+                groups = FUTURE_GROUPS[-1]
+                if groups is None:
+                    parser.raise_error("tile_future needs `, groups = SET`", pos, parser.pos)
+                return [ArrayAttr(types), groups]
             parser.parse_keyword("groups")
             parser.parse_punctuation("=")
             pos = parser.pos

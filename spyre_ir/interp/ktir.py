@@ -210,6 +210,7 @@ class Interpreter:
         self.env: dict[SSAValue, object] = {}
         self.body_shape: tuple[int, ...] | None = None  # the enclosing linalg.generic's
         self.mask: np.ndarray = np.ones(1, bool)
+        self.lx: dict[str, int] = {}  # element dtype -> the buffer of every tile's LX
 
     # ------------------------------------------------------------ plumbing
 
@@ -259,6 +260,8 @@ class Interpreter:
     def memory_view(self, op: ktdp.ConstructMemoryViewOp) -> list[object]:
         if op.sizes or op.strides:
             raise KtirError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
+        if is_lx_view(op):
+            return [self.lx_view(op)]
         if not _from_argument(op.offset):
             raise KtirError(
                 f"'{op.name}' at an address that is not a pointer argument of the kernel "
@@ -271,6 +274,22 @@ class Interpreter:
             raise KtirError(f"'{op.name}': the address is not inside one pointer argument", op)
         offset = pointer - (int(buffer[0]) << BUFFER_SHIFT)
         return [View(int(buffer[0]), offset, op.sizes_static(), op.strides_static())]
+
+    def lx_view(self, op: ktdp.ConstructMemoryViewOp) -> View:
+        """A view of each tile's own LX at a constant byte address: one scratch buffer
+        per element type holds every tile's LX, tile t's at t * (LX elements)."""
+        address = constant_address(op.offset)
+        element = ktir_ops.dtype_of(op.result.type.element_type)  # type: ignore[attr-defined]
+        size = np.dtype(element).itemsize
+        if address is None or address % size:
+            raise KtirError(f"'{op.name}': an LX view needs a constant, aligned address", op)
+        per_tile = LX_BYTES // size
+        key = np.dtype(element).str
+        if key not in self.lx:
+            self.lx[key] = len(self.buffers)
+            self.buffers.append(np.zeros(self.tiles * per_tile, element))
+        offset = np.arange(self.tiles, dtype=np.int64) * per_tile + address // size
+        return View(self.lx[key], offset, op.sizes_static(), op.strides_static())
 
     def access_tile(self, op: ktdp.ConstructAccessTileOp) -> list[object]:
         view = self.get(op.base)
@@ -479,6 +498,24 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     if attr is None:
         return (1,)
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
+
+
+LX_BYTES = 2 * 1024 * 1024
+"""Bytes of one tile's LX as KTIR addresses it (a Spyre core's scratchpad)."""
+
+
+def is_lx_view(op: ktdp.ConstructMemoryViewOp) -> bool:
+    kind = getattr(op.memory_space, "kind", None)
+    return kind is not None and str(kind.data) == "LX"
+
+
+def constant_address(value: SSAValue) -> int | None:
+    from xdsl.dialects import arith as _arith
+
+    op = value.owner
+    if isinstance(op, _arith.ConstantOp) and hasattr(op.value, "value"):
+        return int(op.value.value.data)  # type: ignore[attr-defined]
+    return None
 
 
 def _from_argument(value: SSAValue) -> bool:

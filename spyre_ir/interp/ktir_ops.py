@@ -218,6 +218,35 @@ def reshape(it: Interpreter, op: Operation) -> list:
     return [v.reshape((v.shape[0], *op.results[0].type.get_shape()))]
 
 
+def _static_slice(op: Operation) -> tuple[slice, ...]:
+    """The slice of a tensor.extract_slice / insert_slice with static offsets, sizes
+    and strides (dynamic ones are refused)."""
+    if op.offsets or op.sizes or op.strides:  # type: ignore[attr-defined]
+        raise _unsupported(op, f"'{op.name}' with dynamic offsets, sizes or strides")
+    offsets, sizes, strides = (
+        op.static_offsets.get_values(),  # type: ignore[attr-defined]
+        op.static_sizes.get_values(),  # type: ignore[attr-defined]
+        op.static_strides.get_values(),  # type: ignore[attr-defined]
+    )
+    return tuple(slice(o, o + n * s, s) for o, n, s in zip(offsets, sizes, strides))
+
+
+def extract_slice(it: Interpreter, op: Operation) -> list:
+    v = np.asarray(it.get(op.operands[0]))
+    part = v[(slice(None), *_static_slice(op))]
+    return [part.reshape((v.shape[0], *op.results[0].type.get_shape())).copy()]
+
+
+def insert_slice(it: Interpreter, op: Operation) -> list:
+    src = np.asarray(it.get(op.operands[0]))
+    dest = np.asarray(it.get(op.operands[1]))
+    tiles = max(src.shape[0], dest.shape[0])  # either may be one row for all tiles
+    dest = np.broadcast_to(dest, (tiles, *dest.shape[1:])).copy()
+    at = (slice(None), *_static_slice(op))
+    dest[at] = src.reshape(dest[at].shape)
+    return [dest]
+
+
 def matmul(it: Interpreter, op: linalg.MatmulOp) -> list:
     a, b = (np.asarray(it.get(v)).astype(_F) for v in op.inputs)
     c = np.asarray(it.get(op.outputs[0])).astype(_F)
@@ -400,6 +429,8 @@ TENSOR_HANDLERS: dict[type, Callable] = {
     tensor.EmptyOp: empty,
     tensor.ExpandShapeOp: reshape,
     tensor.CollapseShapeOp: reshape,
+    tensor.ExtractSliceOp: extract_slice,
+    tensor.InsertSliceOp: insert_slice,
     linalg.MatmulOp: matmul,
     linalg.ReduceOp: reduce,
     linalg.GenericOp: generic,

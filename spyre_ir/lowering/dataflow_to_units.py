@@ -16,7 +16,9 @@ make the order explicit:
   when done. A double-buffered input has two slots, so the loads run one tile ahead.
 * branches: the two regions of an `scf.if` never run in the same pass, so a version
   read in both takes a pop in each, and a credit is returned after the last read of
-  each (a matmul's last K step, computed apart from the others).
+  each (a matmul's last K step, computed apart from the others). A version made every
+  pass but read only under a one-way `scf.if` (a store on the last iteration) is
+  popped and handed back every pass, outside the if.
 
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
@@ -103,19 +105,40 @@ def branch_path(op: Operation, other: Operation, body: Block) -> tuple:
     return tuple(reversed(path))
 
 
-def hoist(op: Operation, other: Operation, body: Block) -> Operation:
+def hoist(op: Operation, other: Operation, body: Block, through_ifs: bool = False) -> Operation:
     """The outermost ancestor of `op` (within the kernel body) that does not contain
-    `other`: where a sync op for `op` goes so both sides run equally often."""
+    `other`: where a sync op for `op` goes so both sides run equally often. With
+    `through_ifs` (a read under a condition of a version `other` makes every pass), the
+    sync leaves `scf.if`s without an else region too (a store on the last iteration):
+    the version is taken and handed back every pass, read or not. (A version read in
+    both regions of an if takes a pop in each, as before.)"""
     other_chain = set(ancestors(other, body))
     best = op
     for a in ancestors(op, body):
         if a in other_chain:
             break
-        if not isinstance(a, scf.IfOp):
+        if not isinstance(a, scf.IfOp) or (through_ifs and one_way(a)):
             # Conditional work keeps its sync ops inside the condition, so a skipped
             # prefetch neither sends nor takes a token.
             best = a
     return best
+
+
+def one_way(op: scf.IfOp) -> bool:
+    """An `scf.if` whose else region does nothing (absent, or only its yield)."""
+    blocks = op.false_region.blocks
+    return not blocks or all(isinstance(o, scf.YieldOp) for o in blocks[0].ops)
+
+
+def conditional(op: Operation, other: Operation, body: Block) -> bool:
+    """Whether `op` runs under an `scf.if` that does not also hold `other`."""
+    other_chain = set(ancestors(other, body))
+    for a in ancestors(op, body)[1:]:
+        if a in other_chain:
+            return False
+        if isinstance(a, scf.IfOp):
+            return True
+    return False
 
 
 @dataclass
@@ -146,6 +169,7 @@ class SyncPlan:
             return
         self.done.add(key)
         anchor.parent_block().insert_op_before(op, anchor)
+        op.location = anchor.location  # a deadlock report names the op it syncs
         self.unit_of[op] = unit
 
     def after(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
@@ -153,6 +177,7 @@ class SyncPlan:
             return
         self.done.add(key)
         anchor.parent_block().insert_op_after(op, anchor)
+        op.location = anchor.location
         self.unit_of[op] = unit
 
 
@@ -201,6 +226,22 @@ def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
     }  # fmt: skip
 
 
+def slot_anchor(op: Operation, buffer: SSAValue) -> Operation:
+    """Where `op`'s use of a multi-buffer slot is counted: its ancestor in the block
+    that picks the slot (`dataflow.slot`), so a slot filled once per outer iteration and
+    read in an inner loop is taken and handed back once per outer iteration too."""
+    blocks = {
+        v.owner.parent_block() for v in views(op, buffer) if isinstance(v.owner, dataflow.SlotOp)
+    }
+    if len(blocks) != 1:
+        return op
+    (block,) = blocks
+    at = op
+    while at is not None and at.parent_block() is not block:
+        at = at.parent_op()
+    return at if at is not None else op
+
+
 def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Queues) -> SyncPlan:
     body = kernel.body.block
     order = [op for op in kernel.walk() if op in units]
@@ -238,12 +279,13 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             for w in producers:
                 src, dst = units[w], units[reader]
                 q = queues.get(src, dst, buffer, copies, 0)
-                w_at, r_at = hoist(w, reader, body), hoist(reader, w, body)
+                w_at = hoist(w, reader, body)
+                r_at = hoist(reader, w, body, through_ifs=not conditional(w, reader, body))
                 if copies > 1 and not same_view:
                     # Every iteration reads a fresh slot: one token each, pushed once
                     # per write (placed for the unit's first read of the buffer).
                     first = next(op for op, r, _ in uses if r and units[op] == dst)
-                    w_at, r_at = hoist(w, first, body), reader
+                    w_at, r_at = hoist(w, first, body), slot_anchor(reader, buffer)
                 sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
                 # One pop per version and consumer unit: before its first read of it
                 # (of a multi-buffer: in each block that reads a slot).
@@ -258,7 +300,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             last_read = unit_reads[-1]
             # A multi-buffer slot is handed back after the last read of each block that
             # reads one (a loop body, and the drain of the last slot after the loop).
-            handbacks = list({op.parent_block(): op for op in unit_reads}.values())
+            anchors = [slot_anchor(op, buffer) for op in unit_reads]
+            handbacks = list({op.parent_block(): op for op in anchors}.values())
             for writer_unit in dict.fromkeys(units[op] for op in writers):
                 if writer_unit == reader_unit:
                     continue
@@ -278,8 +321,9 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                             sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     else:
                         w_at = hoist(w, last_read, body)
+                        every_pass = not conditional(w, last_read, body)
                         for read in last_reads(unit_reads, w, body):
-                            r_at = hoist(read, w, body)
+                            r_at = hoist(read, w, body, through_ifs=every_pass)
                             sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
     return sync

@@ -38,7 +38,8 @@ HANDLED = {
     "ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract",
     "tensor.splat", "tensor.extract", "tensor.empty", "tensor.expand_shape",
     "tensor.collapse_shape", "linalg.fill", "linalg.broadcast", "linalg.reduce",
-    "linalg.matmul", "linalg.transpose", "linalg.generic",
+    "linalg.matmul", "linalg.transpose", "linalg.generic", "tensor.extract_slice",
+    "tensor.insert_slice",
 }  # fmt: skip
 
 
@@ -422,8 +423,9 @@ def generic(lw: KernelLowering, op: Operation) -> object:
             x = Lazy(lw.math.materialize(x, want, x.element, op), shape, x.element)
         args.append(x)
     block = op.body.block  # type: ignore[attr-defined]
-    for arg, value in zip(block.args, args):
+    for arg, value, operand in zip(block.args, args, [*op.inputs, *outputs]):  # type: ignore[attr-defined]
         lw.env[arg] = value
+        lw.body_operands[arg] = operand
     outer, lw.body_shape = lw.body_shape, shape
     try:
         results = lw.lower_block(block)
@@ -473,8 +475,26 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
         perm = [int(p) for p in op.permutation.get_values()]  # type: ignore[attr-defined]
         lw.emit(D.ComputeOp("spyre.transpose", [x.value], [out], {"perm": D.dense(perm)}))
         return Buf(out, shape)
-    # expand_shape / collapse_shape: the same elements in a new shape
+    if name in ("tensor.extract_slice", "tensor.insert_slice"):
+        whole_slice(op)
+    # expand_shape / collapse_shape / whole slices: the same elements in a new shape
     x = lw.get(op.operands[0])
     if isinstance(x, Lazy):
         return Lazy(x.source, shape, element)
     return lw.math.materialize(x, shape, element, op)
+
+
+def whole_slice(op: Operation) -> None:
+    """A slice the lowering takes: all of its tensor (the rank-reducing
+    `extract_slice %x[0, 0, 0] [1, 256, 64] [1, 1, 1]` ktir-cpu's fused softmax writes),
+    a reshape. A part of a tile is a located error."""
+    whole = op.operands[1].type if op.name == "tensor.insert_slice" else op.operands[0].type
+    sizes = list(op.static_sizes.get_values())  # type: ignore[attr-defined]
+    if (
+        op.offsets  # type: ignore[attr-defined]
+        or op.sizes  # type: ignore[attr-defined]
+        or any(o != 0 for o in op.static_offsets.get_values())  # type: ignore[attr-defined]
+        or any(s != 1 for s in op.static_strides.get_values())  # type: ignore[attr-defined]
+        or sizes != list(whole.get_shape())  # type: ignore[attr-defined]
+    ):
+        raise LoweringError(f"'{op.name}' of part of a tile is not supported", op)

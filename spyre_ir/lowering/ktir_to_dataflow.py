@@ -40,6 +40,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    FileLineColLoc,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -59,7 +60,7 @@ from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.layout import default_layout
-from spyre_ir.lowering import ktir_memory
+from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
 from spyre_ir.lowering.ktir_values import (
     Buf,
@@ -164,6 +165,9 @@ class KernelLowering:
         self.dest: dict[Operation, SSAValue] = {}
         self.temps: dict[SSAValue, str] = {}
         self.body_shape: tuple[int, ...] | None = None
+        self.body_operands: dict[SSAValue, SSAValue] = {}
+        self.current: Operation | None = None
+        self.lx_contents: dict[object, Buf] = {}  # LX views stored to -> their buffers
         self.math = TileMath(self)
         self.store_guard: Index | None = None
         """The condition (per core) of the stores being lowered, in a guarded scf.if."""
@@ -191,11 +195,19 @@ class KernelLowering:
 
     def emit(self, op: Operation) -> Operation:
         self.block.add_op(op)
+        self.locate(op)
         return op
 
     def emit_at_top(self, op: Operation) -> Operation:
         self.top.append(op)
+        self.locate(op)
         return op
+
+    def locate(self, op: Operation) -> None:
+        """An emitted op takes the place of the KTIR op it lowers (diagnostics and L3
+        sync ops made for it point there)."""
+        if self.current is not None and isinstance(self.current.location, FileLineColLoc):
+            op.location = self.current.location
 
     def alloc(self, shape, element: Attribute, at_top: bool = True) -> SSAValue:
         return self.emit_at_top(D.AllocLxOp(D.LxType(tuple(shape), element))).results[0]
@@ -250,12 +262,23 @@ class KernelLowering:
         return []
 
     def lower_op(self, op: Operation) -> None:
+        outer, self.current = self.current, op
+        try:
+            self.lower_one(op)
+        finally:
+            self.current = outer
+
+    def lower_one(self, op: Operation) -> None:
         name = op.name
         if isinstance(op, arith.ConstantOp):
             result = self.constant(op)
         elif isinstance(op, ktdp.GetComputeTileIdOp):
             self.tile_ids(op)
             return
+        elif name == "linalg.index":
+            result = ktir_positions.linalg_index(self, op)
+        elif ktir_positions.is_position_op(self, op):
+            result = ktir_positions.position_op(self, op)
         elif (
             op.results
             and isinstance(op.results[0].type, IndexType | IntegerType)
@@ -264,6 +287,8 @@ class KernelLowering:
             and all(not isinstance(o.type, TensorType) for o in op.operands)
         ):
             result = self.index_op(op)
+        elif ktir_lx.handles(self, op):
+            result = ktir_lx.lower(self, op)
         elif name in ktir_memory.HANDLED:
             result = ktir_memory.lower(self, op)
         elif name in BINARY or name in UNARY:
@@ -314,13 +339,31 @@ class KernelLowering:
         small."""
         for v in op.operands:
             x = self.env.get(v)
+            # A generic body's argument stands for the generic's operand: that value's
+            # other readers (outside the body) count too.
+            outer = self.body_operands.get(v)
             if (
                 isinstance(x, Buf)
                 and self.temps.get(x.value) == unit_for(kind)
-                and len(list(v.uses)) == 1
+                and self.reads_last(op, v)
+                and (outer is None or len(list(outer.uses)) == 1)
             ):
                 return x.value
         return None
+
+    def reads_last(self, op: Operation, v: SSAValue) -> bool:
+        """`op` is the last reader of `v`: its other readers all come before it in its
+        block (a softmax's exp is summed, then divided by the sum in place)."""
+        block = op.parent_block()
+        if not isinstance(v.owner, Operation) or v.owner.parent_block() is not block:
+            return len(list(v.uses)) == 1  # made outside this block (a loop's): one reader
+        for use in v.uses:
+            if use.operation is op:
+                continue
+            reader = self.ancestor_in(use.operation, block) if block is not None else None
+            if reader is None or reader is op or not reader.is_before_in_block(op):
+                return False
+        return True
 
     def constant(self, op: arith.ConstantOp) -> object:
         value, t = op.value, op.result.type
@@ -593,6 +636,9 @@ class KernelLowering:
 
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     """The L2 function of KTIR kernel `fn` (not inserted)."""
+    from spyre_ir.lowering.ktir_specialize import specialize_views
+
+    specialize_views(fn, scalars)
     pointers = kernel_pointers(fn)
     check_in_place(fn, pointers)
     inputs = [p for p in pointers.values() if p.read]
@@ -619,7 +665,11 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
         {"plan": _plan(fn)},
     )
     body.add_ops([kernel, func.ReturnOp(*kernel.results)])
-    return func.FuncOp(name, (in_types, out_types), Region(body))
+    lowered = func.FuncOp(name, (in_types, out_types), Region(body))
+    # Located at the KTIR kernel: a later failure (an LX overflow, an L3 deadlock) of
+    # an op without a place of its own is reported there, not at the module.
+    kernel.location = lowered.location = fn.location
+    return lowered
 
 
 def _plan(fn: func.FuncOp) -> Attribute:
@@ -639,6 +689,12 @@ class ConvertKtirToDataflow(ModulePass):
             values = parse_scalars(self.scalars)
         except ValueError as error:
             raise ValueError(f"convert-ktir-to-dataflow: scalars: {error}") from None
+        from spyre_ir.lowering.ktir_calls import inline_calls
+
+        try:
+            inline_calls(op)
+        except LoweringError as error:
+            raise located_error(error.op or op, str(error)) from None
         for fn in ktir_kernels(op):
             try:
                 lowered = lower_kernel(fn, values)

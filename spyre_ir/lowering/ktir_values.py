@@ -194,7 +194,10 @@ def pointer_shape(
     for v, _ in views:
         if v.sizes or v.strides or any(d < 0 for d in v.result.type.get_shape()):
             raise LoweringError(
-                f"'{v.name}' with dynamic sizes or strides is not supported (pointer %{name})", v
+                f"'{v.name}' with dynamic sizes or strides is not supported (pointer %{name}): "
+                "sizes and strides must be constants or come from scalar arguments given "
+                "values (--scalars)",
+                v,
             )
     shapes = {tuple(v.result.type.get_shape()) for v, _ in views}
     elements = {v.result.type.element_type for v, _ in views}

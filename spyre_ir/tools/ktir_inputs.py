@@ -39,6 +39,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.interp.numerics import to_storage
+from spyre_ir.lowering.ktir_calls import inline_calls
+from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_to_dataflow import ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
 from spyre_ir.tools import spyre_run as R
@@ -171,7 +173,19 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
             "the KTIR interpreter",
             code=2,
         )
+    try:
+        inline_calls(module)  # a kernel sequencing others: one kernel, the stages in order
+    except LoweringError as error:
+        from spyre_ir.diagnostics import Diagnostic, op_location
+
+        file, line, col = op_location(error.op, args.file) if error.op else (args.file, 0, 0)
+        raise DiagnosticError([Diagnostic(file, line, col, str(error))]) from None
     fn = find_kernel(module, args.entry)
+    try:
+        # Views sized by scalar arguments are specialized to the values given.
+        specialize_views(fn, parse_scalars(args.scalars or ""))
+    except ValueError:
+        pass  # a malformed --scalars is reported with the scalars below
     try:
         pointers = kernel_pointers(fn)
     except LoweringError as error:

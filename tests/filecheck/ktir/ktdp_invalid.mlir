@@ -427,3 +427,23 @@ func.func @f(%p: tensor<1x64xf16>) {
   }
   func.return
 }
+
+// -----
+
+func.func @f(%p: tensor<1x64xf16>) {
+  // expected-error @+3 {{the op's groups}}
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i == 0)>,
+      groups = affine_set<(g) : (g == 0)>
+      -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g >= 0, -g + 1 >= 0)>> {
+  ^bb0(%g: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{tile_future needs `, groups = SET`}}
+func.func @f(%f: !ktdp.tile_future<tensor<1x64xf16>>) {
+  func.return
+}

@@ -74,6 +74,40 @@ func.func @inter_tile(%p: tensor<1x64xf16>, %zero: tensor<1x64xf16>) attributes 
   func.return
 }
 
+// CHECK-LABEL: func.func @groups_on_the_op
+func.func @groups_on_the_op(%p: tensor<1x64xf16>, %zero: tensor<1x64xf16>) attributes {grid = [8]} {
+  // ktir-cpu's newer spelling: `groups = SET` on both ops, the future type without
+  // them; printed with the groups in the type.
+  // CHECK: ktdp.inter_tile_produce producer_tiles_per_group = {{.*}} -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(d0) : (d0 >= 0, ((d0 * -1) + 1) >= 0)>> {
+  %f = ktdp.inter_tile_produce
+      producer_tiles_per_group = #tiles,
+      groups = #groups
+      : tensor<1x64xf16> -> !ktdp.tile_future<tensor<1x64xf16>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  // CHECK: ktdp.inter_tile_reduce (%f) consumer_tiles_per_group = {{.*}}, identity(%zero : tensor<1x64xf16>) : !ktdp.tile_future<(tensor<1x64xf16>), groups = {{.*}}> -> tensor<1x64xf16> {
+  %r = ktdp.inter_tile_reduce(%f)
+      consumer_tiles_per_group = #tiles,
+      groups = #groups,
+      identity(%zero : tensor<1x64xf16>)
+      : !ktdp.tile_future<tensor<1x64xf16>> -> tensor<1x64xf16> {
+  ^bb0(%lhs: tensor<1x64xf16>, %rhs: tensor<1x64xf16>):
+    %s = arith.addf %lhs, %rhs : tensor<1x64xf16>
+    ktdp.yield_reduced %s : tensor<1x64xf16>
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @view_without_coordinate_set
+func.func @view_without_coordinate_set(%x: index) {
+  // A view without coordinate_set covers its whole box.
+  // CHECK: ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1] {memory_space = #ktdp.spyre_memory_space<HBM>, coordinate_set = affine_set<(d0, d1) : (d0 >= 0, ((d0 * -1) + 3) >= 0, d1 >= 0, ((d1 * -1) + 63) >= 0)>} : memref<4x64xf16>
+  %v = ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1]
+      {memory_space = #ktdp.spyre_memory_space<HBM>} : memref<4x64xf16>
+  func.return
+}
+
 // CHECK-LABEL: func.func @broadcast
 func.func @broadcast(%p: tensor<1x64xf16>) attributes {grid = [4]} {
   // The short form `: <(...)>` of the future's type is accepted, as MLIR prints it.
