@@ -1,6 +1,7 @@
 """spyre-run on a KTIR file (a `ktdp` kernel, as Triton-Spyre writes it).
 
     spyre-run kernel.mlir [--entry K] [--inputs x.npy,y.npy,...] [--scalars N=V,...]
+                          [--grid N[,M...]]
                           [--level dataflow|sim] [--lx-bytes N] [--report text|json]
                           [--trace OUT.json] [--check] [--print] [--output OUT.npz]
 
@@ -15,7 +16,11 @@ interpreter). Its arguments:
   integers uniform in [0, 16), narrowed to the rows of the table an indirect access
   tile reads through them). Pointers that are only stored to start as zeros;
 * scalar arguments (index, integer, float): `--scalars NAME=VALUE,...` by argument name
-  (the kernel is specialised to them; a missing one is an error naming it).
+  (the kernel is specialised to them; a missing one is an error naming it);
+* memory views at constant addresses (spyre_ir/lowering/ktir_address.py): each buffer
+  of the kernel's address space is a pointer argument `%mem<ADDRESS>` after its own.
+
+`--grid` launches a kernel written without a `grid` attribute over that many tiles.
 
 The results are the arrays of the pointers the kernel stores to, printed as for our own
 IR, with the simulator's one-line report (or `--report text|json`, `--trace`).
@@ -39,6 +44,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.interp.numerics import to_storage
+from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_to_dataflow import ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
 from spyre_ir.tools import spyre_run as R
@@ -173,6 +179,13 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         )
     fn = find_kernel(module, args.entry)
     try:
+        grid = parse_grid(args.grid) if args.grid else None
+    except ValueError as error:
+        raise R.RunError(f"--grid: {error}") from None
+    try:
+        if grid is not None:
+            launch_grid(fn, grid)
+        bind_absolute_addresses(fn)  # the views at constant addresses get pointers
         pointers = kernel_pointers(fn)
     except LoweringError as error:
         from spyre_ir.diagnostics import Diagnostic, op_location

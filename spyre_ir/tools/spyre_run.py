@@ -280,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE,...",
         help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
     )
+    parser.add_argument(
+        "--grid",
+        metavar="N[,M...]",
+        help="the launch grid of a KTIR kernel written without a grid attribute",
+    )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
     return parser
@@ -827,6 +832,8 @@ def run(args: argparse.Namespace) -> int:
         return ktir_inputs.run(args, module, time.perf_counter() - started)
     if args.scalars is not None:
         raise RunError("--scalars applies to KTIR kernels only")
+    if args.grid is not None:
+        raise RunError("--grid applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
