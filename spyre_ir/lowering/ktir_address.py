@@ -108,8 +108,9 @@ def fold_static_sizes(view: ktdp.ConstructMemoryViewOp) -> ktdp.ConstructMemoryV
         attributes=dict(view.attributes),
     )
     new.result.name_hint = view.result.name_hint
+    new.location = view.location  # its errors point at the source line
     view.parent_block().insert_op_before(new, view)  # type: ignore[union-attr]
-    view.result.replace_by(new.result)
+    view.result.replace_all_uses_with(new.result)
     view.detach()
     view.erase()
     return new
