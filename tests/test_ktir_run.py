@@ -31,6 +31,7 @@ CASES = {
     "strided_sum.mlir": "",
     "window_gather.mlir": "off=5",
     "clamp_bits.mlir": "",
+    "absolute_add.mlir": "",
 }
 
 
@@ -227,7 +228,9 @@ def test_in_place_kernel_reading_what_it_wrote_is_refused(capsys, tmp_path):
     assert "reread.mlir:30:5: error: pointer %m_ptr is loaded after it is stored" in err
 
 
-def test_views_at_absolute_addresses_are_a_located_error(capsys, tmp_path):
+def test_views_at_absolute_addresses_are_buffers_of_the_address_space(capsys, tmp_path):
+    """A view at a constant address is a buffer the run allocates and fills, listed as
+    a pointer argument %mem<ADDRESS>; the reference interpreter sees the same."""
     text = (KERNELS / "transpose_scale.mlir").read_text()
     text = text.replace(
         "    %c0 = arith.constant 0 : index\n",
@@ -236,8 +239,60 @@ def test_views_at_absolute_addresses_are_a_located_error(capsys, tmp_path):
     path = tmp_path / "absolute.mlir"
     path.write_text(text)
     status, out, err = run(capsys, str(path), "--check", "--scalars", "a_ptr=0")
+    assert status == 0, out + err
+    assert "check: ok" in out
+
+
+def test_absolute_buffers_alias_and_take_inputs_in_address_order(capsys, tmp_path):
+    """absolute_add.mlir: the views at 0 and 2048 are one 96x64 buffer, so the result
+    is rows r and r + 32 of the one input added (checked against numpy)."""
+    buffer = f16(96, 64, seed=5)
+    np.save(tmp_path / "mem0.npy", buffer)
+    np.save(tmp_path / "mem8192.npy", np.zeros((64, 64), np.float16))
+    out_npz = tmp_path / "out.npz"
+    inputs = f"{tmp_path / 'mem0.npy'},{tmp_path / 'mem8192.npy'}"
+    argv = [str(KERNELS / "absolute_add.mlir"), "--inputs", inputs]
+    status, out, err = run(capsys, *argv, "--output", str(out_npz), "--check")
+    assert status == 0, out + err
+    assert "%mem8192: tensor<64x64xf16>" in out
+    (got,) = np.load(out_npz).values()
+    want = buffer[:64].astype(np.float32) + buffer[32:].astype(np.float32)
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=2e-2, rtol=1e-2)
+
+
+def test_grid_launches_a_kernel_without_one(capsys, tmp_path):
+    text = (KERNELS / "absolute_add.mlir").read_text().replace(" attributes {grid = [4]}", "")
+    path = tmp_path / "nogrid.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check", "--grid", "4")
+    assert status == 0, out + err
+    assert "check: ok" in out
+    status, out, err = run(capsys, str(KERNELS / "absolute_add.mlir"), "--grid", "2")
+    assert status == 1
+    assert "declares grid = [4], not the launch grid [2]" in err
+    status, out, err = run(capsys, str(path), "--grid", "two")
+    assert status != 0
+    assert "--grid: grid 'two' is not a list of tile counts" in err
+
+
+def test_overlapping_views_of_two_types_are_a_located_error(capsys, tmp_path):
+    box = "affine_set<(d0) : (d0 >= 0, -d0 + 63 >= 0)>"
+    view = (
+        "  %{v} = ktdp.construct_memory_view %{a}, sizes: [64], strides: [1] {{coordinate_set"
+        " = {box}, memory_space = #ktdp.spyre_memory_space<HBM>}} : memref<64x{t}>\n"
+    )
+    text = (
+        "func.func @k() attributes {grid = [1]} {\n"
+        "  %x_at = arith.constant 0 : index\n  %i_at = arith.constant 16 : index\n"
+        + view.format(v="x", a="x_at", box=box, t="f16")
+        + view.format(v="i", a="i_at", box=box, t="i32")
+        + "  return\n}\n"
+    )
+    path = tmp_path / "mixed.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check")
     assert status == 1
     assert (
-        "absolute.mlir:6:5: error: KTIR interpreter: 'ktdp.construct_memory_view' at an "
-        "address that is not a pointer argument of the kernel"
+        "mixed.mlir:5:3: error: 'ktdp.construct_memory_view': this i32 view at address 16 "
+        "overlaps the f16 view at address 0"
     ) in err
