@@ -368,9 +368,7 @@ def public_row(path: Path) -> dict:
     grid = grid_file.read_text().strip() if grid_file.exists() else ""
     opt = [str(BIN / "spyre-opt"), str(path)]
     row: dict = {"file": path.name}
-    options = ",".join(
-        [f'scalars="{scalars}"'] * bool(scalars) + [f'grid="{grid}"'] * bool(grid)
-    )
+    options = ",".join([f'scalars="{scalars}"'] * bool(scalars) + [f'grid="{grid}"'] * bool(grid))
     steps = {
         "parse": opt,
         "lower": opt + ["-p", f"ktir-to-units{{{options}}}" if options else "ktir-to-units"],
