@@ -32,6 +32,7 @@ CASES = {
     "window_gather.mlir": "off=5",
     "clamp_bits.mlir": "",
     "absolute_add.mlir": "",
+    "absolute_scale_in_place.mlir": "",
 }
 
 
@@ -296,3 +297,14 @@ def test_overlapping_views_of_two_types_are_a_located_error(capsys, tmp_path):
         "mixed.mlir:5:3: error: 'ktdp.construct_memory_view': this i32 view at address 16 "
         "overlaps the f16 view at address 0"
     ) in err
+
+
+def test_absolute_buffer_updated_in_place_doubles_its_input(capsys, tmp_path):
+    x = f16(32, 64, seed=2)
+    np.save(tmp_path / "x.npy", x)
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "absolute_scale_in_place.mlir"), "--inputs", str(tmp_path / "x.npy")]
+    status, out, err = run(capsys, *argv, "--output", str(out_npz), "--check")
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    np.testing.assert_allclose(got.astype(np.float32), 2 * x.astype(np.float32), rtol=1e-2)
