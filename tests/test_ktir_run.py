@@ -268,6 +268,11 @@ def test_grid_launches_a_kernel_without_one(capsys, tmp_path):
     status, out, err = run(capsys, str(path), "--check", "--grid", "4")
     assert status == 0, out + err
     assert "check: ok" in out
+    # Without it the kernel runs on one tile, which leaves 3/4 of its output unwritten.
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1
+    assert "of output 0 of @shifted_sum are never written" in err
+    assert "nogrid.mlir:12:3: note: @shifted_sum reads its tile id but has no grid" in err
     status, out, err = run(capsys, str(KERNELS / "absolute_add.mlir"), "--grid", "2")
     assert status == 1
     assert "declares grid = [4], not the launch grid [2]" in err

@@ -207,7 +207,10 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     start = time.perf_counter()
     pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
     options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
-    lower(pipeline(**options), module, args.file)
+    try:
+        lower(pipeline(**options), module, args.file)
+    except DiagnosticError as error:
+        raise DiagnosticError([*error.diagnostics, *_grid_note(fn, args.file)]) from None
     lowering_seconds = time.perf_counter() - start
     lowered = R.find_entry(module, entry)
     inputs = [
@@ -221,7 +224,13 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     start = time.perf_counter()
     runner = R.LEVELS[args.level][0]
     opts = R.RunOptions(trace=args.trace is not None, check_races=args.check)
-    outcome = runner(module, inputs, entry, opts)
+    try:
+        outcome = runner(module, inputs, entry, opts)
+    except R.RunError as error:
+        notes = _grid_note(fn, args.file)
+        if not notes:
+            raise
+        raise R.RunError("\n".join([str(error), *map(str, notes)]), error.code) from None
     run_seconds = time.perf_counter() - start
 
     out = sys.stderr if args.report == "json" else sys.stdout
@@ -307,3 +316,21 @@ def _diag(error, path: str):
 
     file, line, col = op_location(error.op, path) if error.op is not None else (path, 0, 0)
     return Diagnostic(file, line, col, f"KTIR interpreter: {error}")
+
+
+def _grid_note(fn: func.FuncOp, path: str) -> list:
+    """A kernel that reads its tile id but has no grid runs on one tile: say so, as
+    the likely cause of a failed lowering (outputs the other tiles would write)."""
+    from spyre_ir.diagnostics import Diagnostic, op_location
+    from spyre_ir.dialects import ktdp
+
+    if "grid" in fn.attributes or not any(
+        isinstance(op, ktdp.GetComputeTileIdOp) for op in fn.walk()
+    ):
+        return []
+    file, line, col = op_location(fn, path)
+    message = (
+        f"@{fn.sym_name.data} reads its tile id but has no grid attribute: it runs on one "
+        "tile (--grid N launches it over N)"
+    )
+    return [Diagnostic(file, line, col, message, severity="note")]
