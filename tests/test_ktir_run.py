@@ -33,6 +33,7 @@ CASES = {
     "clamp_bits.mlir": "",
     "absolute_add.mlir": "",
     "absolute_scale_in_place.mlir": "",
+    "partial_store.mlir": "",
 }
 
 
@@ -313,3 +314,24 @@ def test_absolute_buffer_updated_in_place_doubles_its_input(capsys, tmp_path):
     assert status == 0, out + err
     (got,) = np.load(out_npz).values()
     np.testing.assert_allclose(got.astype(np.float32), 2 * x.astype(np.float32), rtol=1e-2)
+
+
+@pytest.mark.parametrize("level", ["sim", "dataflow"])
+def test_memory_a_kernel_does_not_store_keeps_its_contents(capsys, tmp_path, level):
+    # The kernel stores the even rows of out only: its odd rows keep the given contents
+    # (on the simulator and the L2 interpreter as in the KTIR interpreter).
+    x, before = f16(8, 64, seed=4), f16(8, 64, seed=5)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", before)
+    out_npz = tmp_path / "result.npz"
+    inputs = f"{tmp_path / 'x.npy'},{tmp_path / 'out.npy'}"
+    argv = [str(KERNELS / "partial_store.mlir"), "--inputs", inputs, "--level", level]
+    status, out, err = run(capsys, *argv, "--output", str(out_npz), "--check")
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    # On the card f16 memory holds DLFloat16 (9 fraction bits): the kept rows round once.
+    kept_rtol = 2.0**-9 if level == "sim" else 0.0
+    np.testing.assert_allclose(got[1::2], before[1::2], rtol=kept_rtol, atol=0)
+    np.testing.assert_allclose(
+        got[::2].astype(np.float32), 2 * x[::2].astype(np.float32), rtol=1e-2
+    )

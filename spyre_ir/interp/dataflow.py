@@ -111,6 +111,7 @@ def run_module(
     check_races: bool = False,
     halves: str = "ieee",
     card_format: bool = False,
+    output_contents: dict[str, Sequence[np.ndarray]] | None = None,
 ) -> list[np.ndarray]:
     """Run `func.func @entry` of an L2 `module` on `args`; returns its results.
 
@@ -119,8 +120,12 @@ def run_module(
     as L1 does, bit for bit; "dlfloat16" as the card does (see the module docstring;
     the simulator's numerics), where `card_format` takes and gives f16 tensors as
     float32 arrays of DLFloat16 values instead of float16. Raises `InterpreterError`
-    with the failing op's location."""
-    return run_entry(_DataflowInterpreter(module, check_races, halves, card_format), args, entry)
+    with the failing op's location. `output_contents` (kernel name -> one array per
+    output): the outputs of that kernel start with these contents instead of zeros, so
+    elements the kernel does not store keep them (and are not reported as unwritten)."""
+    interp = _DataflowInterpreter(module, check_races, halves, card_format)
+    interp.output_contents = dict(output_contents or {})
+    return run_entry(interp, args, entry)
 
 
 HALVES = {"ieee": "f16", "dlfloat16": "dlf16"}
@@ -150,6 +155,9 @@ class _DataflowInterpreter(_Interpreter):
         self.tiles: dict[Operation, _TileOp] = {}
         self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
         self.widened: dict[Operation, Operation] = {}
+        # Kernel name -> the contents its outputs start with (memory the kernel does not
+        # store keeps them, as on the card); an output given none starts as zeros.
+        self.output_contents: dict[str, Sequence[np.ndarray]] = {}
 
     def held_name(self, element: Attribute) -> str:
         """The name tensors and buffers of `element` are held under: "dlf16" for f16
@@ -909,16 +917,24 @@ class _Kernel:
         for i, (array, arg) in enumerate(zip(inputs, op.input_memories)):
             memories.append(self._ddr(array, arg, False, f"input {i} of @{name}"))
         outputs = []
+        initial = self.interp.output_contents.get(name)
+        if initial is not None and len(initial) != len(op.outputs):
+            raise InterpreterError(
+                f"@{name} has {len(op.outputs)} outputs, given contents of {len(initial)}"
+            )
         for i, (result, arg) in enumerate(zip(op.outputs, op.output_memories)):
             t = result.type
             assert isinstance(t, TensorType)
+            label = f"output {i} of @{name}"
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
-            outputs.append(self._ddr(zeros, arg, True, f"output {i} of @{name}"))
+            outputs.append(self._ddr(zeros, arg, True, label))
+            if initial is not None:  # the memory's contents before the kernel runs
+                outputs[-1].data[...] = self.interp.take_argument(initial[i], t, label)
         memories += outputs
         self.run_block(block, memories)
         results = []
         for memory in outputs:
-            if memory.writers is not None:
+            if memory.writers is not None and initial is None:
                 self._check_written(memory)
             results.append(memory.data)  # a view: the caller copies what it keeps
         return results

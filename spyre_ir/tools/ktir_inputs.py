@@ -223,7 +223,14 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
 
     start = time.perf_counter()
     runner = R.LEVELS[args.level][0]
-    opts = R.RunOptions(trace=args.trace is not None, check_races=args.check)
+    # The memory a kernel stores to holds its input contents before the run (random or
+    # --inputs, as the reference's): what the kernel does not store keeps them.
+    contents = [arrays[k].reshape(pointers[k].shape) for k in outputs]
+    opts = R.RunOptions(
+        trace=args.trace is not None,
+        check_races=args.check,
+        output_contents=dict.fromkeys(_kernel_names(module), contents),
+    )
     try:
         outcome = runner(module, inputs, entry, opts)
     except R.RunError as error:
@@ -334,3 +341,12 @@ def _grid_note(fn: func.FuncOp, path: str) -> list:
         "tile (--grid N launches it over N)"
     )
     return [Diagnostic(file, line, col, message, severity="note")]
+
+
+def _kernel_names(module: ModuleOp) -> list[str]:
+    """The names of the lowered module's kernels (L2) or programs (L3): the KTIR
+    kernel's lowering, whose outputs are the pointers it stores to."""
+    from spyre_ir.dialects import core
+    from spyre_ir.dialects import dataflow as D
+
+    return [op.sym_name.data for op in module.walk() if isinstance(op, D.KernelOp | core.ProgramOp)]
