@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Operation
 
+from spyre_ir.interp.ktir_slice import extract_slice
 from spyre_ir.interp.numerics import storage_dtype
 
 if TYPE_CHECKING:
@@ -398,6 +399,7 @@ TENSOR_HANDLERS: dict[type, Callable] = {
     tensor.SplatOp: splat,
     tensor.ExtractOp: extract,
     tensor.EmptyOp: empty,
+    tensor.ExtractSliceOp: extract_slice,
     tensor.ExpandShapeOp: reshape,
     tensor.CollapseShapeOp: reshape,
     linalg.MatmulOp: matmul,

@@ -38,7 +38,7 @@ HANDLED = {
     "ktdp.construct_distributed_memory_view", "ktdp.runtime_arg_extract",
     "tensor.splat", "tensor.extract", "tensor.empty", "tensor.expand_shape",
     "tensor.collapse_shape", "linalg.fill", "linalg.broadcast", "linalg.reduce",
-    "linalg.matmul", "linalg.transpose", "linalg.generic",
+    "linalg.matmul", "linalg.transpose", "linalg.generic", "tensor.extract_slice",
 }  # fmt: skip
 
 
@@ -467,6 +467,10 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
         return lw.math.matmul(op, a, b, c)
     if name == "linalg.generic":
         return generic(lw, op)
+    if name == "tensor.extract_slice":
+        from spyre_ir.lowering.ktir_slice import extract_slice
+
+        return extract_slice(lw, op)
     if name == "linalg.transpose":
         x = lw.math.materialize(lw.get(op.operands[0]), shape_of(op.operands[0].type), element, op)
         out = lw.alloc(shape, element)

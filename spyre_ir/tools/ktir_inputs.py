@@ -225,7 +225,8 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     runner = R.LEVELS[args.level][0]
     # The memory a kernel stores to holds its input contents before the run (random or
     # --inputs, as the reference's): what the kernel does not store keeps them.
-    contents = [arrays[k].reshape(pointers[k].shape) for k in outputs]
+    out_types = lowered.function_type.outputs.data
+    contents = [arrays[k].reshape(t.get_shape()) for k, t in zip(outputs, out_types)]
     opts = R.RunOptions(
         trace=args.trace is not None,
         check_races=args.check,
