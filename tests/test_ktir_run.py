@@ -35,6 +35,7 @@ CASES = {
     "absolute_scale_in_place.mlir": "",
     "partial_store.mlir": "",
     "slice_store.mlir": "",
+    "tile_pointer_offset.mlir": "",
 }
 
 
@@ -358,3 +359,18 @@ def test_strided_slice_stored_to_part_of_an_absolute_buffer_against_numpy(capsys
     want = before.copy()
     want[::2] = (a[1::2, ::2].astype(np.float32) ** 2).astype(np.float16)
     np.testing.assert_array_equal(got, want)
+
+
+def test_pointer_plus_a_per_tile_offset_against_numpy(capsys, tmp_path):
+    # Tile t views rows 2t, 2t+1 of x and out at pointer + t * 128 elements.
+    x = f16(8, 64, seed=8)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", np.zeros_like(x))
+    out_npz = tmp_path / "result.npz"
+    inputs = f"{tmp_path / 'x.npy'},{tmp_path / 'out.npy'}"
+    argv = [str(KERNELS / "tile_pointer_offset.mlir"), "--inputs", inputs]
+    status, out, err = run(capsys, *argv, "--level", "dataflow", "--output", str(out_npz))
+    assert status == 0, out + err
+    assert "%out_ptr: tensor<8x64xf16>" in out
+    (got,) = np.load(out_npz).values()
+    np.testing.assert_array_equal(got, (x.astype(np.float32) + 1).astype(np.float16))

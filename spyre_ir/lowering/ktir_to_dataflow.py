@@ -62,6 +62,7 @@ from spyre_ir.layout import default_layout
 from spyre_ir.lowering import ktir_memory
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
+from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import (
     Buf,
     Index,
@@ -651,6 +652,7 @@ class ConvertKtirToDataflow(ModulePass):
                 if grid is not None:
                     launch_grid(fn, grid)
                 bind_absolute_addresses(fn)  # views at constant addresses: see ktir_address
+                rebase_tile_offsets(fn, grid_of(fn))  # pointer + per-tile offset: see there
                 lowered = lower_kernel(fn, values)
             except LoweringError as error:
                 raise located_error(error.op or fn, str(error)) from None
