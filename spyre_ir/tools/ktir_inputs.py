@@ -125,13 +125,19 @@ def make_inputs(
         return arrays
     check_sizes(fn, [pointers[k] for k in order])
     rng = np.random.default_rng(args.seed)
+    # A stored-only pointer's memory before the run: random too, so the elements the
+    # kernel leaves keep something a run that zeroes them would not match (its own
+    # generator: the loaded pointers' values do not depend on the stored ones).
+    before = np.random.default_rng([args.seed, 1])
     bounds = index_bounds(fn, pointers)
     arrays = {}
     for k in order:
         p = pointers[k]
         name = element_type_name(p.element)
         if not p.read:
-            value = np.zeros(p.shape)
+            value = before.standard_normal(p.shape, dtype=np.float32)
+            if name in ("i32", "i64", "i1", "i8", "i16"):
+                value = before.integers(0, R.DEFAULT_INDEX_BOUND, size=p.shape)
         elif name in ("i32", "i64"):
             value = rng.integers(0, bounds.get(k, R.DEFAULT_INDEX_BOUND), size=p.shape)
         else:
