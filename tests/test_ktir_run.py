@@ -36,6 +36,7 @@ CASES = {
     "partial_store.mlir": "",
     "slice_store.mlir": "",
     "tile_pointer_offset.mlir": "",
+    "ring_sum_loop.mlir": "",
 }
 
 
@@ -374,3 +375,18 @@ def test_pointer_plus_a_per_tile_offset_against_numpy(capsys, tmp_path):
     assert "%out_ptr: tensor<8x64xf16>" in out
     (got,) = np.load(out_npz).values()
     np.testing.assert_array_equal(got, (x.astype(np.float32) + 1).astype(np.float16))
+
+
+def test_ring_reduce_in_a_loop_keeps_its_partial_against_numpy(capsys, tmp_path):
+    # Two trips each add the sum of the 4 rows: the ring reduces a copy of the row.
+    x = f16(4, 64, seed=9)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", np.zeros((1, 64), np.float16))
+    out_npz = tmp_path / "result.npz"
+    inputs = f"{tmp_path / 'x.npy'},{tmp_path / 'out.npy'}"
+    argv = [str(KERNELS / "ring_sum_loop.mlir"), "--inputs", inputs, "--level", "dataflow"]
+    status, out, err = run(capsys, *argv, "--output", str(out_npz))
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    want = 2 * x.astype(np.float32).sum(axis=0, keepdims=True)
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
