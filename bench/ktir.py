@@ -24,7 +24,8 @@ print), `spyre-opt -p ktir-to-units` (lower) and `spyre-run FILE --check` (simul
 compare with the reference interpreter), and prints per file each step's status, the
 check's largest error and the simulated time; a step that fails shows the first line
 of its error. Scalar arguments come from a sidecar `NAME.scalars` file next to the
-kernel (`K=2048,BM=32`), as spyre-run's `--scalars` takes them.
+kernel (`K=2048,BM=32`), as spyre-run's `--scalars` takes them, and the launch grid
+of a kernel written without a `grid` attribute from `NAME.grid` (`32`, as `--grid`).
 """
 
 from __future__ import annotations
@@ -363,12 +364,14 @@ def public_row(path: Path) -> dict:
     """Parse, lower and check one KTIR file in fresh processes."""
     sidecar = path.with_suffix(".scalars")
     scalars = sidecar.read_text().strip() if sidecar.exists() else ""
+    grid_file = path.with_suffix(".grid")  # the launch grid of a kernel without one
+    grid = grid_file.read_text().strip() if grid_file.exists() else ""
     opt = [str(BIN / "spyre-opt"), str(path)]
     row: dict = {"file": path.name}
+    options = ",".join([f'scalars="{scalars}"'] * bool(scalars) + [f'grid="{grid}"'] * bool(grid))
     steps = {
         "parse": opt,
-        "lower": opt
-        + ["-p", f'ktir-to-units{{scalars="{scalars}"}}' if scalars else "ktir-to-units"],
+        "lower": opt + ["-p", f"ktir-to-units{{{options}}}" if options else "ktir-to-units"],
     }
     for step, argv in steps.items():
         done = subprocess.run(argv, capture_output=True, text=True)
@@ -379,6 +382,8 @@ def public_row(path: Path) -> dict:
     argv = [str(BIN / "spyre-run"), str(path), "--check", "--seed", "0", "--report", "json"]
     if scalars:
         argv += ["--scalars", scalars]
+    if grid:
+        argv += ["--grid", grid]
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True)
     row["wall_s"] = time.perf_counter() - start

@@ -120,9 +120,12 @@ class _KtirPipeline(ModulePass):
 
     scalars: str = ""
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    grid: str = ""
+    """The launch grid ("32", "2,16") of kernels without a `grid` attribute."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for p in build_passes(self.name, scalars=self.scalars, lx_bytes=self.lx_bytes):
+        options = {"scalars": self.scalars, "lx_bytes": self.lx_bytes, "grid": self.grid}
+        for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
 
@@ -140,7 +143,7 @@ class KtirToDataflow(_KtirPipeline):
         from spyre_ir.diagnostics import DiagnosticError
 
         convert, double_buffer, allocate = build_passes(
-            self.name, scalars=self.scalars, lx_bytes=self.lx_bytes
+            self.name, scalars=self.scalars, lx_bytes=self.lx_bytes, grid=self.grid
         )
         convert.apply(ctx, op)
         single = op.clone()

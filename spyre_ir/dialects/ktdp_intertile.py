@@ -162,7 +162,12 @@ class _DeliveryBase(IRDLOperation):
             )
         partials = list(self.future.type.partial_types.data)
         if [r.type for r in self.results] != partials:
-            raise VerifyException(f"'{self.name}' result types must match future partial types")
+            got = ", ".join(str(r.type) for r in self.results)
+            raise VerifyException(
+                f"'{self.name}' result types must match future partial types (results "
+                f"({got}), partials ({', '.join(map(str, partials))}): the specification's "
+                "delivery keeps each partial's type, a reshape comes after it)"
+            )
         if not isinstance(self.future.owner, InterTileProduceOp):
             raise VerifyException(f"'{self.name}' future must come from ktdp.inter_tile_produce")
 

@@ -104,6 +104,7 @@ def run_module(
     check_races: bool = False,
     halves: str = "ieee",
     card_format: bool = False,
+    output_contents: dict[str, Sequence[np.ndarray]] | None = None,
 ) -> list[np.ndarray]:
     """Run `func.func @entry` of an L2 `module` on `args`; returns its results.
 
@@ -112,8 +113,12 @@ def run_module(
     as L1 does, bit for bit; "dlfloat16" as the card does (see the module docstring;
     the simulator's numerics), where `card_format` takes and gives f16 tensors as
     float32 arrays of DLFloat16 values instead of float16. Raises `InterpreterError`
-    with the failing op's location."""
-    return run_entry(DataflowInterpreter(module, check_races, halves, card_format), args, entry)
+    with the failing op's location. `output_contents` (kernel name -> one array per
+    output): the outputs of that kernel start with these contents instead of zeros, so
+    elements the kernel does not store keep them (and are not reported as unwritten)."""
+    interp = DataflowInterpreter(module, check_races, halves, card_format)
+    interp.output_contents = dict(output_contents or {})
+    return run_entry(interp, args, entry)
 
 
 HALVES = {"ieee": "f16", "dlfloat16": "dlf16"}
@@ -158,6 +163,9 @@ class DataflowInterpreter(_Interpreter):
         self.tiles: dict[Operation, TileOp] = {}
         self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
         self.widened: dict[Operation, Operation] = {}
+        # Kernel name -> the contents its outputs start with (memory the kernel does not
+        # store keeps them, as on the card); an output given none starts as zeros.
+        self.output_contents: dict[str, Sequence[np.ndarray]] = {}
 
     def held_name(self, element: Attribute) -> str:
         """The name tensors and buffers of `element` are held under: "dlf16" for f16

@@ -137,11 +137,19 @@ class KernelMachine:
         for i, (array, arg) in enumerate(zip(inputs, op.input_memories)):
             memories.append(self._ddr(array, arg, False, f"input {i} of @{name}"))
         outputs = []
+        initial = self.interp.output_contents.get(name)
+        if initial is not None and len(initial) != len(op.outputs):
+            raise InterpreterError(
+                f"@{name} has {len(op.outputs)} outputs, given contents of {len(initial)}"
+            )
         for i, (result, arg) in enumerate(zip(op.outputs, op.output_memories)):
             t = result.type
             assert isinstance(t, TensorType)
+            label = f"output {i} of @{name}"
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
-            outputs.append(self._ddr(zeros, arg, True, f"output {i} of @{name}"))
+            outputs.append(self._ddr(zeros, arg, True, label))
+            if initial is not None:  # the memory's contents before the kernel runs
+                outputs[-1].data[...] = self.interp.take_argument(initial[i], t, label)
         memories += outputs
         if self.body is None:
             self.run_block(block, memories)
@@ -149,7 +157,7 @@ class KernelMachine:
             self.body(block, memories)
         results = []
         for memory in outputs:
-            if memory.writers is not None:
+            if memory.writers is not None and initial is None:
                 self._check_written(memory)
             results.append(memory.data)  # a view: the caller copies what it keeps
         return results

@@ -475,13 +475,25 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
         perm = [int(p) for p in op.permutation.get_values()]  # type: ignore[attr-defined]
         lw.emit(D.ComputeOp("spyre.transpose", [x.value], [out], {"perm": D.dense(perm)}))
         return Buf(out, shape)
-    if name in ("tensor.extract_slice", "tensor.insert_slice"):
+    if name == "tensor.extract_slice" and not is_whole_slice(op):
+        from spyre_ir.lowering.ktir_slice import extract_slice
+
+        return extract_slice(lw, op)  # part of a tile: a slice compute
+    if name == "tensor.insert_slice":
         whole_slice(op)
     # expand_shape / collapse_shape / whole slices: the same elements in a new shape
     x = lw.get(op.operands[0])
     if isinstance(x, Lazy):
         return Lazy(x.source, shape, element)
     return lw.math.materialize(x, shape, element, op)
+
+
+def is_whole_slice(op: Operation) -> bool:
+    try:
+        whole_slice(op)
+    except LoweringError:
+        return False
+    return True
 
 
 def whole_slice(op: Operation) -> None:

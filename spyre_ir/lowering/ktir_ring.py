@@ -136,7 +136,13 @@ def produce(lw: KernelLowering, op: kt.InterTileProduceOp) -> None:
     partials = []
     for value, t in zip(values, types):
         shape = tuple(t.get_shape())
-        partials.append(lw.math.materialize(value, shape, t.element_type, op))
+        part = lw.math.materialize(value, shape, t.element_type, op)
+        if part is value and everyone:
+            # The ring reduces in place: a copy, so a tile the kernel reads again (a
+            # partial loaded before a loop that reduces it each trip) keeps its value.
+            into = lw.alloc(shape, t.element_type)
+            part = lw.math.materialize(value, shape, t.element_type, op, into=into)
+        partials.append(part)
     lw.env[op.future] = Future(partials, size, None if everyone else offset)
 
 

@@ -61,7 +61,9 @@ from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.layout import default_layout
 from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
+from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
+from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import (
     Buf,
     Index,
@@ -683,6 +685,8 @@ class ConvertKtirToDataflow(ModulePass):
 
     name = "convert-ktir-to-dataflow"
     scalars: str = ""
+    grid: str = ""
+    """The launch grid ("32", "2,16") of kernels written without a `grid` attribute."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -695,8 +699,16 @@ class ConvertKtirToDataflow(ModulePass):
             inline_calls(op)
         except LoweringError as error:
             raise located_error(error.op or op, str(error)) from None
+        try:
+            grid = parse_grid(self.grid) if self.grid else None
+        except ValueError as error:
+            raise ValueError(f"convert-ktir-to-dataflow: {error}") from None
         for fn in ktir_kernels(op):
             try:
+                if grid is not None:
+                    launch_grid(fn, grid)
+                bind_absolute_addresses(fn)  # views at constant addresses: see ktir_address
+                rebase_tile_offsets(fn, grid_of(fn))  # pointer + per-tile offset: see there
                 lowered = lower_kernel(fn, values)
             except LoweringError as error:
                 raise located_error(error.op or fn, str(error)) from None

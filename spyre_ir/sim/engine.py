@@ -160,6 +160,7 @@ def simulate(
     blas_threads: int | None = None,
     card_format: bool = False,
     numerics: bool = True,
+    output_contents: dict[str, Sequence[np.ndarray]] | None = None,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
@@ -178,10 +179,13 @@ def simulate(
     `SimulationError` (deadlock, unmatched queues, L2 ops) or `InterpreterError` (an
     op that cannot run), naming the op. `numerics=False` times the program without
     computing its tiles or moving its data (timing never depends on tensor values):
-    the report and trace are those of a full run, the outputs are not meaningful."""
+    the report and trace are those of a full run, the outputs are not meaningful.
+    `output_contents`: the contents a program's outputs start with (program name -> one
+    array per output; see `spyre_ir.interp.dataflow.run_module`)."""
     if config is None:
         config = card_of(module)
     sim = _Simulation(module, config, check_races, trace, card_format, numerics)
+    sim.interp.output_contents = dict(output_contents or {})
     with _blas_threads(blas_threads):
         outputs = run_entry(sim.interp, args, entry)
     report = run_report([p.stats for p in sim.programs], config)

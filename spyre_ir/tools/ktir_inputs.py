@@ -1,6 +1,7 @@
 """spyre-run on a KTIR file (a `ktdp` kernel, as Triton-Spyre writes it).
 
     spyre-run kernel.mlir [--entry K] [--inputs x.npy,y.npy,...] [--scalars N=V,...]
+                          [--grid N[,M...]]
                           [--level dataflow|sim] [--lx-bytes N] [--report text|json]
                           [--trace OUT.json] [--check] [--print] [--output OUT.npz]
 
@@ -15,7 +16,11 @@ interpreter). Its arguments:
   integers uniform in [0, 16), narrowed to the rows of the table an indirect access
   tile reads through them). Pointers that are only stored to start as zeros;
 * scalar arguments (index, integer, float): `--scalars NAME=VALUE,...` by argument name
-  (the kernel is specialised to them; a missing one is an error naming it).
+  (the kernel is specialised to them; a missing one is an error naming it);
+* memory views at constant addresses (spyre_ir/lowering/ktir_address.py): each buffer
+  of the kernel's address space is a pointer argument `%mem<ADDRESS>` after its own.
+
+`--grid` launches a kernel written without a `grid` attribute over that many tiles.
 
 The results are the arrays of the pointers the kernel stores to, printed as for our own
 IR, with the simulator's one-line report (or `--report text|json`, `--trace`).
@@ -39,9 +44,11 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.interp.numerics import to_storage
+from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_calls import inline_calls
 from spyre_ir.lowering.ktir_specialize import specialize_views
-from spyre_ir.lowering.ktir_to_dataflow import ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
+from spyre_ir.lowering.ktir_to_dataflow import grid_of, ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
 from spyre_ir.tools import spyre_run as R
 
@@ -120,13 +127,19 @@ def make_inputs(
         return arrays
     check_sizes(fn, [pointers[k] for k in order])
     rng = np.random.default_rng(args.seed)
+    # A stored-only pointer's memory before the run: random too, so the elements the
+    # kernel leaves keep something a run that zeroes them would not match (its own
+    # generator: the loaded pointers' values do not depend on the stored ones).
+    before = np.random.default_rng([args.seed, 1])
     bounds = index_bounds(fn, pointers)
     arrays = {}
     for k in order:
         p = pointers[k]
         name = element_type_name(p.element)
         if not p.read:
-            value = np.zeros(p.shape)
+            value = before.standard_normal(p.shape, dtype=np.float32)
+            if name in ("i32", "i64", "i1", "i8", "i16"):
+                value = before.integers(0, R.DEFAULT_INDEX_BOUND, size=p.shape)
         elif name in ("i32", "i64"):
             value = rng.integers(0, bounds.get(k, R.DEFAULT_INDEX_BOUND), size=p.shape)
         else:
@@ -187,6 +200,15 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     except ValueError:
         pass  # a malformed --scalars is reported with the scalars below
     try:
+        grid = parse_grid(args.grid) if args.grid else None
+    except ValueError as error:
+        raise R.RunError(f"--grid: {error}") from None
+    try:
+        if grid is not None:
+            launch_grid(fn, grid)
+        bind_absolute_addresses(fn)  # the views at constant addresses get pointers
+        original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
+        rebase_tile_offsets(fn, grid_of(fn))
         pointers = kernel_pointers(fn)
     except LoweringError as error:
         from spyre_ir.diagnostics import Diagnostic, op_location
@@ -201,14 +223,17 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     if args.check:
         try:
             # On the simulator, f16 is the card's DLFloat16: the reference rounds as it.
-            reference = run_kernel(fn, arrays, scalars, card_halves=args.level != "dataflow")
+            reference = run_kernel(original, arrays, scalars, card_halves=args.level != "dataflow")
         except KtirError as error:
             raise DiagnosticError([_diag(error, args.file)]) from None
 
     start = time.perf_counter()
     pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
     options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
-    lower(pipeline(**options), module, args.file)
+    try:
+        lower(pipeline(**options), module, args.file)
+    except DiagnosticError as error:
+        raise DiagnosticError([*error.diagnostics, *_grid_note(fn, args.file)]) from None
     lowering_seconds = time.perf_counter() - start
     lowered = R.find_entry(module, entry)
     inputs = [
@@ -221,8 +246,22 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
 
     start = time.perf_counter()
     runner = R.LEVELS[args.level][0]
-    opts = R.RunOptions(trace=args.trace is not None, check_races=args.check)
-    outcome = runner(module, inputs, entry, opts)
+    # The memory a kernel stores to holds its input contents before the run (random or
+    # --inputs, as the reference's): what the kernel does not store keeps them.
+    out_types = lowered.function_type.outputs.data
+    contents = [arrays[k].reshape(t.get_shape()) for k, t in zip(outputs, out_types)]
+    opts = R.RunOptions(
+        trace=args.trace is not None,
+        check_races=args.check,
+        output_contents=dict.fromkeys(_kernel_names(module), contents),
+    )
+    try:
+        outcome = runner(module, inputs, entry, opts)
+    except R.RunError as error:
+        notes = _grid_note(fn, args.file)
+        if not notes:
+            raise
+        raise R.RunError("\n".join([str(error), *map(str, notes)]), error.code) from None
     run_seconds = time.perf_counter() - start
 
     out = sys.stderr if args.report == "json" else sys.stdout
@@ -308,3 +347,30 @@ def _diag(error, path: str):
 
     file, line, col = op_location(error.op, path) if error.op is not None else (path, 0, 0)
     return Diagnostic(file, line, col, f"KTIR interpreter: {error}")
+
+
+def _grid_note(fn: func.FuncOp, path: str) -> list:
+    """A kernel that reads its tile id but has no grid runs on one tile: say so, as
+    the likely cause of a failed lowering (outputs the other tiles would write)."""
+    from spyre_ir.diagnostics import Diagnostic, op_location
+    from spyre_ir.dialects import ktdp
+
+    if "grid" in fn.attributes or not any(
+        isinstance(op, ktdp.GetComputeTileIdOp) for op in fn.walk()
+    ):
+        return []
+    file, line, col = op_location(fn, path)
+    message = (
+        f"@{fn.sym_name.data} reads its tile id but has no grid attribute: it runs on one "
+        "tile (--grid N launches it over N)"
+    )
+    return [Diagnostic(file, line, col, message, severity="note")]
+
+
+def _kernel_names(module: ModuleOp) -> list[str]:
+    """The names of the lowered module's kernels (L2) or programs (L3): the KTIR
+    kernel's lowering, whose outputs are the pointers it stores to."""
+    from spyre_ir.dialects import core
+    from spyre_ir.dialects import dataflow as D
+
+    return [op.sym_name.data for op in module.walk() if isinstance(op, D.KernelOp | core.ProgramOp)]

@@ -149,6 +149,8 @@ class Outcome:
 class RunOptions:
     trace: bool = False
     check_races: bool = False
+    # Kernel (program) name -> the contents its outputs start with (untouched memory).
+    output_contents: dict[str, list[np.ndarray]] | None = None
 
 
 Runner = Callable[[ModuleOp, list[np.ndarray], str, RunOptions], Outcome]
@@ -169,7 +171,15 @@ def _run_dataflow(
     from spyre_ir.interp.dataflow import InterpreterError, run_module
 
     try:
-        return Outcome(run_module(module, args, entry, check_races=opts.check_races))
+        return Outcome(
+            run_module(
+                module,
+                args,
+                entry,
+                check_races=opts.check_races,
+                output_contents=opts.output_contents,
+            )
+        )
     except InterpreterError as error:
         raise RunError(str(error)) from None
 
@@ -179,7 +189,14 @@ def _run_sim(module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOpti
     from spyre_ir.sim.engine import simulate
 
     try:
-        result = simulate(module, args, entry, trace=opts.trace, check_races=opts.check_races)
+        result = simulate(
+            module,
+            args,
+            entry,
+            trace=opts.trace,
+            check_races=opts.check_races,
+            output_contents=opts.output_contents,
+        )
     except InterpreterError as error:  # SimulationError (a deadlock ...) is one
         raise RunError(str(error)) from None
     return Outcome(result.outputs, result.report, result.trace)
@@ -279,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--scalars",
         metavar="NAME=VALUE,...",
         help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
+    )
+    parser.add_argument(
+        "--grid",
+        metavar="N[,M...]",
+        help="the launch grid of a KTIR kernel written without a grid attribute",
     )
     parser.add_argument("--print", action="store_true", help="print the result values")
     parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
@@ -827,6 +849,8 @@ def run(args: argparse.Namespace) -> int:
         return ktir_inputs.run(args, module, time.perf_counter() - started)
     if args.scalars is not None:
         raise RunError("--scalars applies to KTIR kernels only")
+    if args.grid is not None:
+        raise RunError("--grid applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)

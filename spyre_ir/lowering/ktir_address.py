@@ -1,0 +1,242 @@
+"""The address space of a KTIR kernel whose memory views are built from integer
+constants (`%a = arith.constant 1024 : index`, `ktdp.construct_memory_view %a, ...`)
+rather than from its pointer arguments, as the specification's own examples write
+them (docs/ktir.md, "Views at absolute addresses").
+
+`bind_absolute_addresses(fn)` turns such a kernel into one with pointer arguments, so
+the reference interpreter, the lowering and spyre-run's inputs treat it as any other:
+
+* an absolute address counts elements of its view's element type (as `%ptr + N`
+  does for a pointer argument); the view covers the elements from its address to the
+  farthest one its sizes and strides reach;
+* views whose element ranges overlap (in bytes) address one buffer: each buffer of
+  the kernel's address space becomes a new `index` argument `%mem<ADDRESS>` (the
+  buffer's lowest address), appended after the kernel's own arguments in address
+  order, and each of its views sits at `%mem<ADDRESS> + (its address - ADDRESS)`;
+* sizes and strides given as SSA values that are constants (`arith.constant`, and
+  `addi` / `subi` / `muli` / `divui` / `divsi` of constants) become static first, so
+  a view's reach is known.
+
+What stays unsupported is a located error naming the construct: views of per-core memory (`LX`, `L0`, `ct_local`) at absolute
+addresses, and overlapping views of different element types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    i64,
+)
+from xdsl.ir import BlockArgument, SSAValue
+
+from spyre_ir.dialects import ktdp
+from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
+from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
+from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.hardware import ELEMENT_BYTES
+from spyre_ir.interp.ktir import is_lx_view
+from spyre_ir.lowering.ktir_values import LoweringError
+
+_FOLDABLE = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divui": lambda a, b: a // b if b else None,
+    "arith.divsi": lambda a, b: int(a / b) if b else None,
+}
+
+
+def constant_value(value: SSAValue) -> int | None:
+    """The integer an index expression of constants evaluates to, else None."""
+    if isinstance(value, BlockArgument):
+        return None
+    op = value.owner
+    if isinstance(op, arith.ConstantOp):
+        return op.value.value.data if isinstance(op.value, IntegerAttr) else None
+    fold = _FOLDABLE.get(op.name)
+    if fold is None or len(op.operands) != 2:
+        return None
+    a, b = (constant_value(v) for v in op.operands)
+    return None if a is None or b is None else fold(a, b)
+
+
+@dataclass
+class AddressBuffer:
+    """One buffer of a kernel's address space: the views whose elements overlap."""
+
+    start: int
+    """Its lowest address, in elements of `element`."""
+    end: int
+    """One past its highest address, in elements."""
+    element: object
+    views: list[tuple[ktdp.ConstructMemoryViewOp, int]] = field(default_factory=list)
+    """Each view with its address."""
+
+    @property
+    def name(self) -> str:
+        return f"mem{self.start}"
+
+
+def fold_static_sizes(view: ktdp.ConstructMemoryViewOp) -> ktdp.ConstructMemoryViewOp:
+    """`view` with its constant SSA sizes and strides made static (a new op in its
+    place), or `view` itself when it has none or one is not constant."""
+    if not view.sizes and not view.strides:
+        return view
+    dynamic = iter([*view.sizes, *view.strides])
+    values = []
+    for s in [*view.sizes_static(), *view.strides_static()]:
+        values.append(constant_value(next(dynamic)) if s == DYNAMIC else s)
+    if any(v is None for v in values):
+        return view
+    rank = len(view.sizes_static())
+    props = dict(view.properties)
+    props["static_sizes"] = DenseArrayBase.from_list(i64, values[:rank])
+    props["static_strides"] = DenseArrayBase.from_list(i64, values[rank:])
+    props["operandSegmentSizes"] = segments(1, 0, 0)
+    new = ktdp.ConstructMemoryViewOp.create(
+        operands=[view.offset],
+        result_types=[view.result.type],
+        properties=props,
+        attributes=dict(view.attributes),
+    )
+    new.result.name_hint = view.result.name_hint
+    new.location = view.location  # its errors point at the source line
+    view.parent_block().insert_op_before(new, view)  # type: ignore[union-attr]
+    view.result.replace_all_uses_with(new.result)
+    view.detach()
+    view.erase()
+    return new
+
+
+def _per_core(view: ktdp.ConstructMemoryViewOp) -> bool:
+    space = view.memory_space
+    kind = getattr(space, "kind", None)
+    if kind is not None:
+        return kind.data not in (SpyreMemoryKind.HBM, SpyreMemoryKind.unspecified)
+    return getattr(space, "data", None) == MemorySpace.ct_local
+
+
+def _reach(view: ktdp.ConstructMemoryViewOp) -> int:
+    """How many elements from its address the view spans."""
+    if view.sizes or view.strides:
+        raise LoweringError(
+            f"'{view.name}' at an absolute address with sizes or strides that are not "
+            "constants is not supported (its extent in the address space is unknown)",
+            view,
+        )
+    sizes, strides = view.sizes_static(), view.strides_static()
+    if any(n <= 0 for n in sizes):
+        return 0
+    return sum((n - 1) * abs(st) for n, st in zip(sizes, strides)) + 1
+
+
+def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
+    """The buffers of `fn`'s address space (none when every view is on a pointer
+    argument); constant SSA sizes of those views are made static on the way."""
+    placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]] = []
+    for op in list(fn.walk()):
+        if not isinstance(op, ktdp.ConstructMemoryViewOp) or _on_argument(op.offset):
+            continue
+        address = constant_value(op.offset)
+        if address is None:
+            continue  # neither a pointer nor a constant: the lowering reports it, in order
+        if is_lx_view(op) and op.memory_space.core.data == -1:  # type: ignore[attr-defined]
+            continue  # a core's own LX at a constant address: see ktir_lx
+        if _per_core(op):
+            raise LoweringError(
+                f"'{op.name}': views of {op.memory_space} memory at absolute addresses are "
+                "not supported (per-core memory is not an argument of the kernel)",
+                op,
+            )
+        op = fold_static_sizes(op)
+        assert isinstance(op.result.type, MemRefType)
+        width = ELEMENT_BYTES[element_type_name(op.result.type.element_type)]
+        placed.append((address * width, (address + _reach(op)) * width, op, address))
+    placed.sort(key=lambda p: (p[0], p[1]))
+    buffers: list[AddressBuffer] = []
+    last_end = None
+    for start, end, op, address in placed:
+        element = op.result.type.element_type  # type: ignore[attr-defined]
+        if buffers and last_end is not None and start < last_end:
+            buffer = buffers[-1]
+            if buffer.element != element:
+                raise LoweringError(
+                    f"'{op.name}': this {element} view at address {address} overlaps the "
+                    f"{buffer.element} view at address {buffer.views[-1][1]} (addresses count "
+                    "elements of the view's type): aliasing memory of two element types is "
+                    "not supported",
+                    op,
+                )
+            buffer.views.append((op, address))
+            last_end = max(last_end, end)
+        else:
+            buffers.append(AddressBuffer(address, address, element, [(op, address)]))
+            last_end = end
+    for buffer in buffers:
+        buffer.end = max(a + _reach(v) for v, a in buffer.views)
+    return buffers
+
+
+def _on_argument(value: SSAValue) -> bool:
+    if isinstance(value, BlockArgument):
+        return True
+    op = value.owner
+    return op.name == "arith.addi" and any(_on_argument(v) for v in op.operands)
+
+
+def bind_absolute_addresses(fn: func.FuncOp) -> list[AddressBuffer]:
+    """Give each buffer of `fn`'s address space a pointer argument (see the module
+    docstring); returns the buffers, in the order of their new arguments."""
+    buffers = address_buffers(fn)
+    if not buffers:
+        return []
+    block = fn.body.block
+    for buffer in buffers:
+        pointer = block.insert_arg(IndexType(), len(block.args))
+        pointer.name_hint = buffer.name
+        for view, address in buffer.views:
+            if address == buffer.start:
+                view.operands[0] = pointer
+                continue
+            step = arith.ConstantOp(IntegerAttr(address - buffer.start, IndexType()))
+            at = arith.AddiOp(pointer, step.result)
+            view.parent_block().insert_ops_before([step, at], view)  # type: ignore[union-attr]
+            view.operands[0] = at.result
+    inputs = [a.type for a in block.args]
+    fn.function_type = FunctionType.from_lists(inputs, list(fn.function_type.outputs.data))
+    return buffers
+
+
+def parse_grid(text: str) -> tuple[int, ...]:
+    """`"32"` or `"2,16"` -> the launch grid; ValueError on anything else."""
+    try:
+        grid = tuple(int(part) for part in text.replace("x", ",").split(","))
+    except ValueError:
+        raise ValueError(f"grid '{text}' is not a list of tile counts such as 32 or 2,16") from None
+    if not grid or any(n <= 0 for n in grid):
+        raise ValueError(f"grid '{text}' must name positive tile counts")
+    return grid
+
+
+def launch_grid(fn: func.FuncOp, grid: tuple[int, ...]) -> None:
+    """Launch `fn` over `grid` tiles: the `grid` attribute a kernel written without one
+    (the specification's examples) lacks. A kernel's own grid must agree with it."""
+    own = fn.attributes.get("grid")
+    if own is not None:
+        mine = tuple(int(a.value.data) for a in own.data)  # type: ignore[attr-defined]
+        if mine != grid:
+            raise LoweringError(
+                f"@{fn.sym_name.data} declares grid = {list(mine)}, not the launch grid "
+                f"{list(grid)}",
+                fn,
+            )
+        return
+    fn.attributes["grid"] = ArrayAttr([IntegerAttr(n, i64) for n in grid])

@@ -1,0 +1,54 @@
+// What the address-space model (spyre_ir/lowering/ktir_address.py) does not support
+// is a located error naming the construct (one chunk per construct).
+
+// RUN: spyre-opt %s -p convert-ktir-to-dataflow --split-input-file --verify-diagnostics
+// RUN: spyre-opt %s -p convert-ktir-to-dataflow --split-input-file --verify-diagnostics 2>&1 | %no-traceback
+
+#all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+func.func @k() attributes {grid = [1]} {
+  %x_at = arith.constant 0 : index
+  %i_at = arith.constant 64 : index
+  %x = ktdp.construct_memory_view %x_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  // expected-error @+1 {{this i32 view at address 64 overlaps the f16 view at address 0 (addresses count elements of the view's type): aliasing memory of two element types is not supported}}
+  %i = ktdp.construct_memory_view %i_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xi32>
+  return
+}
+
+// -----
+
+#all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+func.func @k() attributes {grid = [1]} {
+  %at = arith.constant 4096 : index
+  // expected-error @+1 {{views of #ktdp.spyre_memory_space<LX, core = 1> memory at absolute addresses are not supported}}
+  %x = ktdp.construct_memory_view %at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<LX, core = 1>} : memref<64x64xf16>
+  return
+}
+
+// -----
+
+#all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+func.func @k() attributes {grid = [1]} {
+  %at = arith.constant 0 : index
+  // expected-error @+1 {{views of #ktdp.memory_space<ct_local> memory at absolute addresses are not supported}}
+  %x = ktdp.construct_memory_view %at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.memory_space<ct_local>} : memref<64x64xf16>
+  return
+}
+
+// -----
+
+#all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+func.func @k() attributes {grid = [4]} {
+  %t = ktdp.get_compute_tile_id : index
+  // expected-error @+1 {{the address must be a pointer argument of the kernel}}
+  %x = ktdp.construct_memory_view %t, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @k(%n: index) attributes {grid = [1]} {
+  %at = arith.constant 0 : index
+  // expected-error @+1 {{at an absolute address with sizes or strides that are not constants is not supported}}
+  %x = ktdp.construct_memory_view %at, sizes: [64, %n], strides: [%n, 1] {coordinate_set = affine_set<(d0, d1)[s0] : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + s0 - 1 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x?xf16>
+  return
+}
