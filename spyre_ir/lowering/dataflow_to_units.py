@@ -134,6 +134,9 @@ class Queues:
         return self.made[key]
 
 
+SyncKind = type[core.PushOp] | type[core.PopOp]
+
+
 @dataclass
 class SyncPlan:
     """Sync ops to insert into the kernel body, and the unit each belongs to."""
@@ -141,17 +144,21 @@ class SyncPlan:
     unit_of: dict[Operation, str] = field(default_factory=dict)
     done: set[tuple] = field(default_factory=set)
 
-    def before(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+    # The sync op is built only when its key is new: most requests repeat one already
+    # placed, and building an op costs more than the lookup (issue 18: compile time).
+    def before(self, anchor: Operation, kind: SyncKind, q: SSAValue, unit: str, key: tuple) -> None:
         if key in self.done:
             return
         self.done.add(key)
+        op = kind(q)
         anchor.parent_block().insert_op_before(op, anchor)
         self.unit_of[op] = unit
 
-    def after(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+    def after(self, anchor: Operation, kind: SyncKind, q: SSAValue, unit: str, key: tuple) -> None:
         if key in self.done:
             return
         self.done.add(key)
+        op = kind(q)
         anchor.parent_block().insert_op_after(op, anchor)
         self.unit_of[op] = unit
 
@@ -244,13 +251,13 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     # per write (placed for the unit's first read of the buffer).
                     first = next(op for op, r, _ in uses if r and units[op] == dst)
                     w_at, r_at = hoist(w, first, body), reader
-                sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
+                sync.after(w_at, core.PushOp, q, src, ("push", q, w_at))
                 # One pop per version and consumer unit: before its first read of it
                 # (of a multi-buffer: in each block that reads a slot).
                 multi = copies > 1 and not same_view
                 version = (q, r_at.parent_block()) if multi else \
                     (q, w, branch_path(r_at, w, body))  # fmt: skip
-                sync.before(r_at, core.PopOp(q), dst, ("pop", version))
+                sync.before(r_at, core.PopOp, q, dst, ("pop", version))
         # Credits: each pure reader unit returns a token per version to each writer unit.
         pure_readers = [op for op, r, w in uses if r and not w]
         for reader_unit in dict.fromkeys(units[op] for op in pure_readers):
@@ -275,13 +282,13 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     if copies > 1:  # a slot is taken and handed back every iteration
                         w_at = hoist(w, unit_reads[0], body)
                         for r_at in handbacks:
-                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
+                            sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
                     else:
                         w_at = hoist(w, last_read, body)
                         for read in last_reads(unit_reads, w, body):
                             r_at = hoist(read, w, body)
-                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
-                    sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
+                            sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
+                    sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
     return sync
 
 
@@ -306,14 +313,16 @@ L3_OF = {
 COMPUTE_OF = {"ls": ls.ComputeOp, "pe": pe.ComputeOp, "sfp": sfp.ComputeOp}
 
 
-def to_l3(op: Operation) -> Operation:
-    """The unit instruction for an L2 instruction (same operands and properties)."""
+def to_l3(op: Operation, operands: list[SSAValue] | None = None) -> Operation:
+    """The unit instruction for an L2 instruction (same properties; its operands, or
+    `operands` in their place)."""
     if isinstance(op, dataflow.ComputeOp):
         cls = COMPUTE_OF[op.unit.data]
     else:
         cls = L3_OF[type(op)]
     return cls.create(
-        operands=list(op.operands), properties=dict(op.properties),
+        operands=list(op.operands) if operands is None else operands,
+        properties=dict(op.properties),
         attributes=dict(op.attributes), result_types=[r.type for r in op.results],
     )  # fmt: skip
 
@@ -339,6 +348,42 @@ def prune(block: Block) -> None:
                 changed = True
 
 
+@dataclass(frozen=True)
+class UnitView:
+    """Which ops of a kernel body one unit's program keeps."""
+
+    unit: str
+    owner: dict[Operation, str]  # instructions and sync ops -> the unit that runs them
+    instructions: dict[Operation, str]  # the L2 instructions (those become L3 ones)
+
+
+def copy_for_unit(ops: list[Operation], dest: Block, view: UnitView, mapping: dict) -> None:
+    """Copy `ops` into `dest` for `view.unit`: loops, ifs and address arithmetic as they
+    are, the unit's own instructions as L3 ones, other units' work left out. Building
+    only what the unit keeps (not the whole body, then erasing most of it) is what
+    keeps a long chain's lowering cheap (issue 18: compile time)."""
+    for op in ops:
+        who = view.owner.get(op)
+        if who is not None and who != view.unit:
+            assert not op.results, f"{op.name}: an instruction with results"
+            continue
+        if who == view.unit and op in view.instructions and not op.regions:
+            operands = [mapping.get(v, v) for v in op.operands]
+            copy = to_l3(op, operands)
+        else:
+            copy = op.clone_without_regions(mapping)
+            for source, target in zip(op.regions, copy.regions):
+                for block in source.blocks:
+                    new_block = Block(arg_types=block.arg_types)
+                    for arg, new_arg in zip(block.args, new_block.args):
+                        new_arg.name_hint = arg.name_hint
+                        mapping[arg] = new_arg
+                    target.add_block(new_block)
+                    copy_for_unit(list(block.ops), new_block, view, mapping)
+        mapping.update(zip(op.results, copy.results))
+        dest.add_op(copy)
+
+
 def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
     body = kernel.body.block
     units = assign_units(kernel)
@@ -357,23 +402,11 @@ def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
         if unit not in owner.values():
             continue
         unit_block = Block()
-        mapping = dict(shared)
-        pairs: list[tuple[Operation, Operation]] = []
-        for op in body.ops:
-            if isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp, dataflow.EndOp)):
-                continue
-            clone = op.clone(value_mapper=mapping)
-            unit_block.add_op(clone)
-            pairs.extend(zip(op.walk(), clone.walk()))
-        for original, clone in reversed(pairs):
-            who = owner.get(original)
-            if who is None:
-                continue
-            if who != unit:
-                clone.detach()
-                clone.erase()
-            elif original in units:
-                Rewriter.replace_op(clone, to_l3(clone))
+        top = [
+            op for op in body.ops
+            if not isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp, dataflow.EndOp))
+        ]  # fmt: skip
+        copy_for_unit(top, unit_block, UnitView(unit, owner, units), dict(shared))
         prune(unit_block)
         unit_block.add_op(core.EndOp())
         program_block.add_op(core.UnitOp(unit, Region(unit_block)))
