@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -128,7 +128,13 @@ class Queues:
     def get(self, source: str, dest: str, buffer: SSAValue, depth: int, credits: int) -> SSAValue:
         key = (source, dest, buffer, credits)
         if key not in self.made:
-            q = core.QueueOp(source, dest, depth, credits)
+            q = core.QueueOp.create(  # not __init__: a long chain makes thousands (issue 18)
+                result_types=[core.QueueType()],
+                properties={
+                    "source": StringAttr(source), "dest": StringAttr(dest),
+                    "depth": IntegerAttr(depth, i64), "credits": IntegerAttr(credits, i64),
+                },
+            )  # fmt: skip
             self.block.add_op(q)
             self.made[key] = q.queue
         return self.made[key]
@@ -150,7 +156,7 @@ class SyncPlan:
         if key in self.done:
             return
         self.done.add(key)
-        op = kind(q)
+        op = kind.create(operands=[q])  # IRDL's __init__ costs more than the op
         anchor.parent_block().insert_op_before(op, anchor)
         self.unit_of[op] = unit
 
@@ -158,7 +164,7 @@ class SyncPlan:
         if key in self.done:
             return
         self.done.add(key)
-        op = kind(q)
+        op = kind.create(operands=[q])  # IRDL's __init__ costs more than the op
         anchor.parent_block().insert_op_after(op, anchor)
         self.unit_of[op] = unit
 
@@ -202,16 +208,28 @@ def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
 def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
     """The values (the buffer or `dataflow.slot` views of it) through which `op`
     accesses `buffer`."""
-    return {
-        v for v in op.operands
-        if isinstance(v.type, dataflow.LxType) and root_buffer(v) == buffer
-    }  # fmt: skip
+    return buffer_views(op).get(buffer, set())
+
+
+def buffer_views(op: Operation) -> dict[SSAValue, set[SSAValue]]:
+    """For each root buffer `op` accesses, the values through which it does."""
+    found: dict[SSAValue, set[SSAValue]] = {}
+    for v in op.operands:
+        if isinstance(v.type, dataflow.LxType):
+            found.setdefault(root_buffer(v), set()).add(v)
+    return found
 
 
 def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Queues) -> SyncPlan:
     body = kernel.body.block
     order = [op for op in kernel.walk() if op in units]
     sync = SyncPlan()
+    # Each instruction's views, found once (a long kernel asks for them per read).
+    view_sets = {op: buffer_views(op) for op in order}
+
+    def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
+        return view_sets[op].get(buffer, set())
+
     by_buffer: dict[SSAValue, list[tuple[Operation, bool, bool]]] = {}
     for op in order:
         reads, writes = accesses(op)
