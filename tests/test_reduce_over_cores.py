@@ -95,3 +95,47 @@ def test_torch_compile_sum_over_dim_0_runs_on_the_card(card) -> None:
         got = compiled(x)
     want = x.float().sum(0, keepdim=True) * 0.5
     torch.testing.assert_close(got.float(), want, rtol=1e-2, atol=0.25)
+
+
+MIXED = """
+func.func @main(%x: tensor<3x20000xf16>) -> (tensor<3x1xf16>, tensor<3x20000xf16>) {
+  %e = spyre.exp %x : tensor<3x20000xf16> -> tensor<3x20000xf16>
+  %s = spyre.sum %e dims = [1] keepdim : tensor<3x20000xf16> -> tensor<3x1xf16>
+  %m = spyre.reduce_max %x dims = [1] keepdim : tensor<3x20000xf16> -> tensor<3x1xf16>
+  %d = spyre.sub %x, %m : tensor<3x20000xf16>, tensor<3x1xf16> -> tensor<3x20000xf16>
+  %a = spyre.add %s, %m : tensor<3x1xf16>, tensor<3x1xf16> -> tensor<3x1xf16>
+  func.return %a, %d : tensor<3x1xf16>, tensor<3x20000xf16>
+}"""
+
+
+def test_fused_group_mixing_reductions_that_does_not_fit_is_split() -> None:
+    # Fused for the card's LX, tiled for 16 KiB: the one group's row (120 KB) does not
+    # fit, and it mixes reductions with elementwise ops, so it is no lone reduction to
+    # stream. spyre-tile splits it into a group per op (passes/split_group.py) instead
+    # of "one row needs 120006 bytes; half of LX is 8192".
+    import torch
+
+    from spyre_ir.driver import STAGES, stage_passes
+
+    module = parse_and_verify(registry.make_context(), MIXED, "mixed.mlir")
+    x = np.random.default_rng(6).standard_normal((3, 20000)).astype(np.float16) / 4
+    want = l1.run_module(module, [x])
+    t = torch.from_numpy(x).float()
+    m = t.amax(1, keepdim=True)
+    eager = [t.exp().sum(1, keepdim=True) + m, t - m]
+    for w, e in zip(want, eager):
+        np.testing.assert_allclose(w, e.numpy(), rtol=3e-3, atol=3e-2)
+    ctx = registry.make_context()
+    for p in stage_passes(STAGES[0]):
+        if p.name == "spyre-tile":
+            p = type(p)(lx_bytes=16 * 1024)
+        p.apply(ctx, module)
+    kernels = [k for k in module.walk() if isinstance(k, dataflow.KernelOp)]
+    assert len(kernels) == 5, [k.sym_name.data for k in kernels]
+    assert all(k.lx_peak_bytes.value.data <= 16 * 1024 for k in kernels)
+    for got, w in zip(l2.run_module(module, [x], check_races=True), want):
+        np.testing.assert_allclose(got, w, rtol=3e-3, atol=3e-3)
+    ConvertDataflowToUnits().apply(registry.make_context(), module)
+    module.verify()
+    for got, w in zip(simulate(module, [x], check_races=True).outputs, want):
+        assert_card_close(got, w, 4e-3, partials=4)

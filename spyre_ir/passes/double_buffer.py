@@ -327,7 +327,9 @@ def _then(ops: list[Operation]) -> Region:
     return Region(Block([*ops, scf.YieldOp()]))
 
 
-def _rewritten_each_iteration(loop: scf.ForOp, alloc: AllocLxOp, index: dict[Operation, int]) -> bool:
+def _rewritten_each_iteration(
+    loop: scf.ForOp, alloc: AllocLxOp, index: dict[Operation, int]
+) -> bool:
     """The buffer is only used in the loop body, and each iteration starts by overwriting
     it whole with a tile op (no accumulate), so no value crosses iterations. `index`
     holds the position of each op of the body (looked up, not searched for: issue 18)."""

@@ -121,7 +121,11 @@ class SpyreOptMain(xDSLOptMain):
             or args.syntax_highlight
         )  # fmt: skip
         passes = self.pipeline.passes
-        if not plain or not passes or not isinstance(passes[-1], SpyreCompile | ConvertUnitsToRecipe):
+        if (
+            not plain
+            or not passes
+            or not isinstance(passes[-1], SpyreCompile | ConvertUnitsToRecipe)
+        ):
             return None
         text = sealed_text(prog)
         if text is None:

@@ -56,7 +56,9 @@ def swap_types(text: str, rng: random.Random) -> str:
     m = rng.choice(found)
     left, arrow, right = m.group(1).partition(" -> ")
     types = _split_top(left) + (_split_top(right) if arrow else [])
-    everywhere = [t for s in SIGNATURE.finditer(text) for t in _split_top(s.group(1).split(" -> ")[0])]
+    everywhere = [
+        t for s in SIGNATURE.finditer(text) for t in _split_top(s.group(1).split(" -> ")[0])
+    ]
     everywhere += FOREIGN_TYPES  # a file of one type still gets a type that differs
     if rng.random() < 0.5 and len(types) >= 2:
         i, j = rng.sample(range(len(types)), 2)
@@ -115,7 +117,9 @@ def region_arity(text: str, rng: random.Random) -> str:
     action = rng.randrange(4)
     if action == 0 and regions:  # one more region, first in the list
         at = rng.choice(regions)
-        extra = rng.choice(("{\n}, ", "{\n^bb0(%z: index):\n}, ", '{\n  "scf.yield"() : () -> ()\n}, '))
+        extra = rng.choice(
+            ("{\n}, ", "{\n^bb0(%z: index):\n}, ", '{\n  "scf.yield"() : () -> ()\n}, ')
+        )
         return generic[:at] + extra + generic[at:]
     if action == 1 and regions:  # the first region of one op dropped
         at = rng.choice(regions)
@@ -130,7 +134,9 @@ def region_arity(text: str, rng: random.Random) -> str:
         b = rng.choice(blocks)
         args = _split_top(b.group(1)) if b.group(1).strip() else []
         if action == 2 or not args:
-            args.append(f"%extra{rng.randrange(9)}: {rng.choice(('index', 'i1', 'f16', 'tensor<2xf16>'))}")
+            args.append(
+                f"%extra{rng.randrange(9)}: {rng.choice(('index', 'i1', 'f16', 'tensor<2xf16>'))}"
+            )
         else:
             del args[rng.randrange(len(args))]
         return generic[: b.start(1)] + ", ".join(args) + generic[b.end(1) :]
@@ -160,7 +166,7 @@ def _value_end(text: str, start: int) -> int:
         if c == '"':
             close = text.find('"', i + 1)
             i = close if close != -1 else len(text) - 1
-        elif c in "<([{" :
+        elif c in "<([{":
             depth += 1
         elif c in ">)]}" and not (c == ">" and text[i - 1] == "-"):
             if depth == 0:
@@ -291,7 +297,12 @@ def npy_inputs(text: str, rng: random.Random, directory: str, index: int) -> lis
         if action == 7 and k == victim:
             choice = rng.randrange(4)
             data = np.lib.format.header_data_from_array_1_0(np.asarray(array))
-            body = {0: b"", 1: b"not an npy file", 2: b"\x93NUMPY\x01\x00", 3: b"\x93NUMPY\x09\x09"}[choice]
+            body = {
+                0: b"",
+                1: b"not an npy file",
+                2: b"\x93NUMPY\x01\x00",
+                3: b"\x93NUMPY\x09\x09",
+            }[choice]
             with open(path, "wb") as f:
                 f.write(body if choice != 3 else body + repr(data).encode())
         else:

@@ -58,7 +58,10 @@ def test_region_arity_mutants_are_rejected_with_a_location(tmp_path, capsys):
     generic = fuzz_classes.generic_form(ADD)
     assert generic is not None
     extra_region = generic.replace("({", "({\n}, {", 1)
-    no_region = generic[: generic.index("({")] + generic[fuzz_classes._closing(generic, generic.index("({") + 1) + 2 :]
+    no_region = (
+        generic[: generic.index("({")]
+        + generic[fuzz_classes._closing(generic, generic.index("({") + 1) + 2 :]
+    )
     extra_arg = generic.replace("^bb0(", "^bb0(%extra: index, ", 1)
     for text in (extra_region, no_region, extra_arg):
         path = tmp_path / "m.mlir"
