@@ -104,7 +104,6 @@ No options: the layout choice is fixed by the rules above.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 

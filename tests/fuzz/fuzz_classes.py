@@ -113,7 +113,7 @@ def region_arity(text: str, rng: random.Random) -> str:
     if generic is None:
         return text
     regions = [m.start() + 1 for m in re.finditer(r"\(\{", generic)]
-    blocks = [m for m in re.finditer(r"\^bb\d+\(([^)]*)\):", generic)]
+    blocks = list(re.finditer(r"\^bb\d+\(([^)]*)\):", generic))
     action = rng.randrange(4)
     if action == 0 and regions:  # one more region, first in the list
         at = rng.choice(regions)
