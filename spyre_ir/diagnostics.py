@@ -26,10 +26,11 @@ from xdsl.dialects.builtin import (
     ShapedType,
     StringAttr,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class LocatedParser(Parser):
         # Offsets of the newlines: Span.get_location counts them from the start of the
         # text for every op, quadratic in the size of a large artifact.
         self._newlines = [m.start() for m in re.finditer("\n", text)]
+        self._types: dict[str, TypeAttribute] = {}
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         check_nesting(self.lexer.input.content, self.lexer.input)
@@ -79,6 +81,33 @@ class LocatedParser(Parser):
                 StringAttr(self.lexer.input.name), IntAttr(1 + self._line_offset), IntAttr(1)
             )
         return module
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        """A type; the text of a parametrized type (`tensor<64x128xf16>`) seen before
+        gives the type parsed then. Types are immutable values and a long graph spells
+        the same few thousands of times: parsing them was most of reading it (issue 18:
+        compile time)."""
+        token = self._current_token
+        kind = token.kind
+        if kind is not MLIRTokenKind.EXCLAMATION_IDENT and not (
+            kind is MLIRTokenKind.BARE_IDENT and token.text in _SHAPED
+        ):
+            return super().parse_optional_type()
+        content = self.lexer.input.content
+        end = _angle_end(content, token.span.end)
+        if end is None:
+            return super().parse_optional_type()
+        key = content[token.span.start : end]
+        known = self._types.get(key)
+        if known is not None:
+            self.lexer.pos = end
+            self._parser_state.current_token = self.lexer.lex()
+            return known
+        parsed = super().parse_optional_type()
+        # Kept only when the type was exactly that text (nothing but blanks after it).
+        if parsed is not None and not content[end : self.pos].strip():
+            self._types[key] = parsed
+        return parsed
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
@@ -103,6 +132,30 @@ class LocatedParser(Parser):
                 IntAttr(span.start - line_start + 1),
             )
         return op
+
+
+_SHAPED = frozenset(("tensor", "memref", "vector"))
+
+
+def _angle_end(text: str, start: int, longest: int = 4096) -> int | None:
+    """The end of the `<...>` that opens at `start`, if it is plain (no string, no `->`,
+    not longer than `longest`); None otherwise."""
+    if text[start : start + 1] != "<":
+        return None
+    depth = 0
+    for i in range(start, min(len(text), start + longest)):
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            if text[i - 1] == "-":
+                return None
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == '"':
+            return None
+    return None
 
 
 # Brackets nested deeper than this are refused before parsing: xDSL's parser recurses
@@ -244,23 +297,40 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
     """Verify each op on its own so that every broken op is reported, not the first;
     the types it defines must also describe data that can exist (`type_problem`)."""
     found: list[Diagnostic] = []
+    broken: set[Operation] = set()
     for op in module.walk():
         problem = next(filter(None, map(type_problem, _types_of(op))), None)
         if problem:
             file, line, col = op_location(op, name)
             found.append(Diagnostic(file, line, col, f"'{op.name}': {problem}"))
+            broken.add(op)
             continue
         try:
             op.verify(verify_nested_ops=False)
         except (DiagnosticException, ValueError) as error:
             file, line, col = op_location(op, name)
             found.append(Diagnostic(file, line, col, _first_line(str(error))))
+            broken.add(op)
         except Exception as error:  # a verifier's bug, provoked by this op
+            broken.add(op)
+            if _inside(op, broken):
+                # A verifier reading a parent already reported as broken (func.return
+                # and a function_type that is no function type): that error says it.
+                continue
             file, line, col = op_location(op, name)
             found.append(
                 Diagnostic(file, line, col, f"'{op.name}': {internal_error(error, name).message}")
             )
     return found
+
+
+def _inside(op: Operation, ops: set[Operation]) -> bool:
+    parent = op.parent_op()
+    while parent is not None:
+        if parent in ops:
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def parse_and_verify(ctx: Context, text: str, name: str, line_offset: int = 0) -> ModuleOp:

@@ -135,3 +135,84 @@ def test_gc_paused_restores_the_collector_even_on_error() -> None:
         assert not gc.isenabled()  # a caller's own choice is kept
     finally:
         gc.enable()
+
+
+CHAIN = """\
+func.func @main(%a: tensor<64x100xf16>, %b: tensor<64x100xf16>) -> tensor<64x100xf16> {
+  %0 = spyre.add %a, %b : tensor<64x100xf16>, tensor<64x100xf16> -> tensor<64x100xf16>
+  %1 = spyre.mul %0, %b : tensor<64x100xf16>, tensor<64x100xf16> -> tensor<64x100xf16>
+  %2 = spyre.exp %1 : tensor<64x100xf16> -> tensor<64x100xf16>
+  func.return %2 : tensor<64x100xf16>
+}
+"""
+
+
+def _compile_counting_prints(tmp_path, monkeypatch, pipeline: str) -> tuple[str, int]:
+    """spyre-opt's output for `pipeline` on CHAIN, and how often a module was printed."""
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.printer import Printer
+
+    from spyre_ir.tools import spyre_opt
+
+    source, out = tmp_path / "chain.mlir", tmp_path / f"out{len(pipeline)}.mlir"
+    source.write_text(CHAIN)
+    printed = []
+    original = Printer.print_op
+
+    def print_op(self, op, *args, **kwargs):
+        if isinstance(op, ModuleOp):
+            printed.append(op)
+        return original(self, op, *args, **kwargs)
+
+    monkeypatch.setattr(Printer, "print_op", print_op)
+    spyre_opt.main([str(source), "-p", pipeline, "-o", str(out)])
+    return out.read_text(), len(printed)
+
+
+def test_spyre_compile_output_is_the_sealed_text_printed_once(tmp_path, monkeypatch) -> None:
+    # The artifact is printed once, by the sealing; its text is the output. With a pass
+    # after the sealing one (a no-op here: the graph has no f32), the output is printed
+    # afresh: the two must be the same bytes, and the artifact must parse back.
+    sealed, prints = _compile_counting_prints(tmp_path, monkeypatch, "spyre-compile")
+    fresh, fresh_prints = _compile_counting_prints(
+        tmp_path, monkeypatch, "spyre-compile,spyre-compute-in-f16"
+    )
+    assert (prints, fresh_prints) == (1, 2)
+    assert sealed == fresh
+    assert "recipe.plan" in sealed
+    module = parse_and_verify(make_context(), sealed, "artifact.mlir")
+    assert print_module(module).strip() == sealed.strip()
+
+
+def test_parser_reuses_a_repeated_type_and_parses_what_xdsl_parses() -> None:
+    # Types read again from their text must be the types xDSL's own parser makes, for
+    # every lit input (layouts, LX and DDR types, aliases), and a repeated type's text
+    # gives the same object.
+    import io
+    from pathlib import Path
+
+    from xdsl.parser import Parser
+    from xdsl.printer import Printer
+
+    from spyre_ir.diagnostics import LocatedParser
+
+    def text_of(module) -> str:
+        out = io.StringIO()
+        Printer(stream=out).print_op(module)
+        return out.getvalue()
+
+    ctx = make_context()
+    files = sorted(Path(__file__).parent.glob("filecheck/**/*.mlir"))
+    compared = 0
+    for path in files:
+        for chunk in path.read_text().split("// -----"):
+            try:
+                want = text_of(Parser(ctx, chunk, "x").parse_module())
+            except Exception:  # noqa: BLE001 - invalid inputs: not this test's business
+                continue
+            assert text_of(LocatedParser(ctx, chunk, "x").parse_module()) == want, path
+            compared += 1
+    assert compared > 50
+    module = LocatedParser(ctx, CHAIN, "chain.mlir").parse_module()
+    add, mul = list(module.body.block.first_op.body.block.ops)[:2]
+    assert add.results[0].type is mul.results[0].type

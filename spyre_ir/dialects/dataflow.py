@@ -696,10 +696,8 @@ class ComputeBase(IRDLOperation):
         return True
 
     def verify_(self) -> None:
-        from spyre_ir.dialects.spyre import SPYRE_OPS
-
         kind = self.kind.data
-        if kind not in {op.name for op in SPYRE_OPS}:
+        if kind not in _spyre_ops_by_name():
             raise VerifyException(f"'{self.name}': '{kind}' is not a spyre op")
         if self.unit.data != unit_for(kind) or not self.unit_allowed():
             raise VerifyException(
@@ -714,9 +712,7 @@ class ComputeBase(IRDLOperation):
     def verify_shapes(self, kind: str) -> None:
         """Check the buffers against the spyre op's own verifier, on tensors of the same
         shapes, so a tile op obeys exactly the rules of the op it names."""
-        from spyre_ir.dialects.spyre import SPYRE_OPS
-
-        op_class = next(op for op in SPYRE_OPS if op.name == kind)
+        op_class = _spyre_ops_by_name()[kind]
         as_tensor = [
             TensorType(t.element_type, t.get_shape())
             for t in (v.type for v in (*self.inputs, *self.outputs))
@@ -732,6 +728,14 @@ class ComputeBase(IRDLOperation):
             _verify_tile_op(op_class, tuple(as_tensor), len(self.inputs), self.attrs)
         except VerifyException as e:
             raise VerifyException(f"'{self.name}' {e}") from None
+
+
+@functools.cache
+def _spyre_ops_by_name() -> dict[str, type[Operation]]:
+    """The spyre ops by name (built once: every tile op's verifier looks its kind up)."""
+    from spyre_ir.dialects.spyre import SPYRE_OPS
+
+    return {op.name: op for op in SPYRE_OPS}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -151,10 +151,19 @@ class Queues:
     def get(self, source: str, dest: str, buffer: SSAValue, depth: int, credits: int) -> SSAValue:
         key = (source, dest, buffer, credits)
         if key not in self.made:
-            q = core.QueueOp(source, dest, depth, credits)
+            q = core.QueueOp.create(  # not __init__: a long chain makes thousands (issue 18)
+                result_types=[core.QueueType()],
+                properties={
+                    "source": StringAttr(source), "dest": StringAttr(dest),
+                    "depth": IntegerAttr(depth, i64), "credits": IntegerAttr(credits, i64),
+                },
+            )  # fmt: skip
             self.block.add_op(q)
             self.made[key] = q.queue
         return self.made[key]
+
+
+SyncKind = type[core.PushOp] | type[core.PopOp]
 
 
 @dataclass
@@ -164,18 +173,22 @@ class SyncPlan:
     unit_of: dict[Operation, str] = field(default_factory=dict)
     done: set[tuple] = field(default_factory=set)
 
-    def before(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+    # The sync op is built only when its key is new: most requests repeat one already
+    # placed, and building an op costs more than the lookup (issue 18: compile time).
+    def before(self, anchor: Operation, kind: SyncKind, q: SSAValue, unit: str, key: tuple) -> None:
         if key in self.done:
             return
         self.done.add(key)
+        op = kind.create(operands=[q])  # IRDL's __init__ costs more than the op
         anchor.parent_block().insert_op_before(op, anchor)
         op.location = anchor.location  # a deadlock report names the op it syncs
         self.unit_of[op] = unit
 
-    def after(self, anchor: Operation, op: Operation, unit: str, key: tuple) -> None:
+    def after(self, anchor: Operation, kind: SyncKind, q: SSAValue, unit: str, key: tuple) -> None:
         if key in self.done:
             return
         self.done.add(key)
+        op = kind.create(operands=[q])  # IRDL's __init__ costs more than the op
         anchor.parent_block().insert_op_after(op, anchor)
         op.location = anchor.location
         self.unit_of[op] = unit
@@ -220,10 +233,16 @@ def assign_units(kernel: dataflow.KernelOp) -> dict[Operation, str]:
 def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
     """The values (the buffer or `dataflow.slot` views of it) through which `op`
     accesses `buffer`."""
-    return {
-        v for v in op.operands
-        if isinstance(v.type, dataflow.LxType) and root_buffer(v) == buffer
-    }  # fmt: skip
+    return buffer_views(op).get(buffer, set())
+
+
+def buffer_views(op: Operation) -> dict[SSAValue, set[SSAValue]]:
+    """For each root buffer `op` accesses, the values through which it does."""
+    found: dict[SSAValue, set[SSAValue]] = {}
+    for v in op.operands:
+        if isinstance(v.type, dataflow.LxType):
+            found.setdefault(root_buffer(v), set()).add(v)
+    return found
 
 
 def slot_anchor(op: Operation, buffer: SSAValue) -> Operation:
@@ -246,6 +265,12 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
     body = kernel.body.block
     order = [op for op in kernel.walk() if op in units]
     sync = SyncPlan()
+    # Each instruction's views, found once (a long kernel asks for them per read).
+    view_sets = {op: buffer_views(op) for op in order}
+
+    def views(op: Operation, buffer: SSAValue) -> set[SSAValue]:
+        return view_sets[op].get(buffer, set())
+
     by_buffer: dict[SSAValue, list[tuple[Operation, bool, bool]]] = {}
     for op in order:
         reads, writes = accesses(op)
@@ -286,13 +311,13 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     # per write (placed for the unit's first read of the buffer).
                     first = next(op for op, r, _ in uses if r and units[op] == dst)
                     w_at, r_at = hoist(w, first, body), slot_anchor(reader, buffer)
-                sync.after(w_at, core.PushOp(q), src, ("push", q, w_at))
+                sync.after(w_at, core.PushOp, q, src, ("push", q, w_at))
                 # One pop per version and consumer unit: before its first read of it
                 # (of a multi-buffer: in each block that reads a slot).
                 multi = copies > 1 and not same_view
                 version = (q, r_at.parent_block()) if multi else \
                     (q, w, branch_path(r_at, w, body))  # fmt: skip
-                sync.before(r_at, core.PopOp(q), dst, ("pop", version))
+                sync.before(r_at, core.PopOp, q, dst, ("pop", version))
         # Credits: each pure reader unit returns a token per version to each writer unit.
         pure_readers = [op for op, r, w in uses if r and not w]
         for reader_unit in dict.fromkeys(units[op] for op in pure_readers):
@@ -318,14 +343,14 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     if copies > 1:  # a slot is taken and handed back every iteration
                         w_at = hoist(w, unit_reads[0], body)
                         for r_at in handbacks:
-                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
+                            sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
                     else:
                         w_at = hoist(w, last_read, body)
                         every_pass = not conditional(w, last_read, body)
                         for read in last_reads(unit_reads, w, body):
                             r_at = hoist(read, w, body, through_ifs=every_pass)
-                            sync.after(r_at, core.PushOp(q), reader_unit, ("push", q, r_at))
-                    sync.before(w_at, core.PopOp(q), writer_unit, ("pop", q, w_at))
+                            sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
+                    sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
     return sync
 
 
@@ -350,14 +375,16 @@ L3_OF = {
 COMPUTE_OF = {"ls": ls.ComputeOp, "pe": pe.ComputeOp, "sfp": sfp.ComputeOp}
 
 
-def to_l3(op: Operation) -> Operation:
-    """The unit instruction for an L2 instruction (same operands and properties)."""
+def to_l3(op: Operation, operands: list[SSAValue] | None = None) -> Operation:
+    """The unit instruction for an L2 instruction (same properties; its operands, or
+    `operands` in their place)."""
     if isinstance(op, dataflow.ComputeOp):
         cls = COMPUTE_OF[op.unit.data]
     else:
         cls = L3_OF[type(op)]
     return cls.create(
-        operands=list(op.operands), properties=dict(op.properties),
+        operands=list(op.operands) if operands is None else operands,
+        properties=dict(op.properties),
         attributes=dict(op.attributes), result_types=[r.type for r in op.results],
     )  # fmt: skip
 
@@ -383,6 +410,42 @@ def prune(block: Block) -> None:
                 changed = True
 
 
+@dataclass(frozen=True)
+class UnitView:
+    """Which ops of a kernel body one unit's program keeps."""
+
+    unit: str
+    owner: dict[Operation, str]  # instructions and sync ops -> the unit that runs them
+    instructions: dict[Operation, str]  # the L2 instructions (those become L3 ones)
+
+
+def copy_for_unit(ops: list[Operation], dest: Block, view: UnitView, mapping: dict) -> None:
+    """Copy `ops` into `dest` for `view.unit`: loops, ifs and address arithmetic as they
+    are, the unit's own instructions as L3 ones, other units' work left out. Building
+    only what the unit keeps (not the whole body, then erasing most of it) is what
+    keeps a long chain's lowering cheap (issue 18: compile time)."""
+    for op in ops:
+        who = view.owner.get(op)
+        if who is not None and who != view.unit:
+            assert not op.results, f"{op.name}: an instruction with results"
+            continue
+        if who == view.unit and op in view.instructions and not op.regions:
+            operands = [mapping.get(v, v) for v in op.operands]
+            copy = to_l3(op, operands)
+        else:
+            copy = op.clone_without_regions(mapping)
+            for source, target in zip(op.regions, copy.regions):
+                for block in source.blocks:
+                    new_block = Block(arg_types=block.arg_types)
+                    for arg, new_arg in zip(block.args, new_block.args):
+                        new_arg.name_hint = arg.name_hint
+                        mapping[arg] = new_arg
+                    target.add_block(new_block)
+                    copy_for_unit(list(block.ops), new_block, view, mapping)
+        mapping.update(zip(op.results, copy.results))
+        dest.add_op(copy)
+
+
 def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
     body = kernel.body.block
     units = assign_units(kernel)
@@ -401,23 +464,11 @@ def lower_kernel(kernel: dataflow.KernelOp) -> core.ProgramOp:
         if unit not in owner.values():
             continue
         unit_block = Block()
-        mapping = dict(shared)
-        pairs: list[tuple[Operation, Operation]] = []
-        for op in body.ops:
-            if isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp, dataflow.EndOp)):
-                continue
-            clone = op.clone(value_mapper=mapping)
-            unit_block.add_op(clone)
-            pairs.extend(zip(op.walk(), clone.walk()))
-        for original, clone in reversed(pairs):
-            who = owner.get(original)
-            if who is None:
-                continue
-            if who != unit:
-                clone.detach()
-                clone.erase()
-            elif original in units:
-                Rewriter.replace_op(clone, to_l3(clone))
+        top = [
+            op for op in body.ops
+            if not isinstance(op, (dataflow.AllocLxOp, arith.ConstantOp, dataflow.EndOp))
+        ]  # fmt: skip
+        copy_for_unit(top, unit_block, UnitView(unit, owner, units), dict(shared))
         prune(unit_block)
         unit_block.add_op(core.EndOp())
         program_block.add_op(core.UnitOp(unit, Region(unit_block)))

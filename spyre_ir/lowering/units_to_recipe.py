@@ -11,6 +11,7 @@ whole text. The module then is the artifact: MLIR text that `spyre-opt` reads ba
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from io import StringIO
 
@@ -50,6 +51,14 @@ def build_plan(entry: FuncOp) -> R.PlanOp:
     return R.PlanOp(f"{name}_recipe", name, [*ins, *outs, *steps])
 
 
+# The text each sealed module was printed as, with the plan it was sealed with: a tool
+# that prints the module right after sealing it (spyre-opt -p spyre-compile) reuses it
+# rather than print a long artifact twice (issue 18: compile time).
+_SEALED: weakref.WeakKeyDictionary[ModuleOp, tuple[R.PlanOp, StringAttr, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def seal(module: ModuleOp, plan: R.PlanOp) -> str:
     """Set `plan`'s hash from the module's text; return the final text."""
     out = StringIO()
@@ -57,7 +66,21 @@ def seal(module: ModuleOp, plan: R.PlanOp) -> str:
     text = out.getvalue().rstrip("\n") + "\n"
     digest = R.content_hash(text)
     plan.properties["hash"] = StringAttr(digest)
-    return R.with_hash(text, digest)
+    sealed = R.with_hash(text, digest)
+    _SEALED[module] = (plan, plan.properties["hash"], sealed)
+    return sealed
+
+
+def sealed_text(module: ModuleOp) -> str | None:
+    """The text `module` was sealed as, if it was and its plan is still its last op with
+    the hash it was sealed with (the caller knows no pass ran after the sealing one)."""
+    entry = _SEALED.get(module)
+    if entry is None:
+        return None
+    plan, digest, text = entry
+    if module.body.block.last_op is not plan or plan.properties.get("hash") is not digest:
+        return None
+    return text
 
 
 def _tensor(entry: FuncOp, t: object) -> TensorType:

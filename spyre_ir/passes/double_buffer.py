@@ -327,14 +327,17 @@ def _then(ops: list[Operation]) -> Region:
     return Region(Block([*ops, scf.YieldOp()]))
 
 
-def _rewritten_each_iteration(loop: scf.ForOp, alloc: AllocLxOp) -> bool:
+def _rewritten_each_iteration(
+    loop: scf.ForOp, alloc: AllocLxOp, index: dict[Operation, int]
+) -> bool:
     """The buffer is only used in the loop body, and each iteration starts by overwriting
-    it whole with a tile op (no accumulate), so no value crosses iterations."""
+    it whole with a tile op (no accumulate), so no value crosses iterations. `index`
+    holds the position of each op of the body (looked up, not searched for: issue 18)."""
     body = loop.body.block
     uses = [u.operation for u in alloc.buffer.uses]
     if not uses or any(u.parent is not body for u in uses):
         return False
-    first = min(uses, key=lambda u: body.get_operation_index(u))
+    first = min(uses, key=index.__getitem__)
     return (
         isinstance(first, ComputeOp)
         and first.accumulate is None
@@ -348,7 +351,8 @@ def _alternate_slots(loop: scf.ForOp) -> None:
     the unit writing tile i+1 need not wait for the unit still reading tile i (an
     output tile is being stored while the next one is computed)."""
     body = loop.body.block
-    allocs = []
+    index = {op: i for i, op in enumerate(body.ops)}
+    allocs: dict[AllocLxOp, None] = {}
     for op in loop.body.ops:
         for operand in op.operands:
             owner = operand.owner
@@ -357,9 +361,9 @@ def _alternate_slots(loop: scf.ForOp) -> None:
                 and owner.offset is None
                 and owner not in allocs
                 and not loop.is_ancestor(owner)
-                and _rewritten_each_iteration(loop, owner)
+                and _rewritten_each_iteration(loop, owner, index)
             ):
-                allocs.append(owner)
+                allocs[owner] = None
     if not allocs:
         return
     head = _Emit(loop.location)

@@ -118,14 +118,33 @@ class Candidate:
     """Reshapes of values from before the group, met while it was open: they move
     before the group."""
 
+    _seen: tuple[int, set[Operation], list[SSAValue]] = field(
+        default=(0, set(), []), init=False, repr=False, compare=False
+    )
+    """(len(ops), their set, their outputs) when last asked: ops are only ever appended,
+    so a question costs the ops added since, not the whole group (issue 18: compile time)."""
+
+    def _known(self) -> tuple[set[Operation], list[SSAValue]]:
+        count, members, outputs = self._seen
+        if count != len(self.ops):
+            added = self.ops[count:] if count and count < len(self.ops) else self.ops
+            if added is self.ops:  # first question, or ops were not only appended
+                members, outputs = set(), []
+            members = members | set(added)
+            outputs = _escaping([*outputs, *(r for op in added for r in op.results)], members)
+            self._seen = (len(self.ops), members, outputs)
+        return members, outputs
+
     def outputs(self, extra: Operation | None = None) -> list[SSAValue]:
-        members = set(self.ops) | ({extra} if extra else set())
-        return [
-            r
-            for op in (*self.ops, *([extra] if extra else []))
-            for r in op.results
-            if any(use.operation not in members for use in r.uses)
-        ]
+        members, outputs = self._known()
+        if extra is None:
+            return list(outputs)
+        return _escaping([*outputs, *extra.results], members | {extra})
+
+
+def _escaping(values: list[SSAValue], members: set[Operation]) -> list[SSAValue]:
+    """The values used by some op outside `members`."""
+    return [r for r in values if any(use.operation not in members for use in r.uses)]
 
 
 def swaps_last_two(op: Operation) -> bool:

@@ -103,6 +103,7 @@ No options: the layout choice is fixed by the rules above.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -154,9 +155,16 @@ def default_type(t: Attribute, where: Operation) -> Attribute:
     if not _needs_layout(t):
         return t
     try:
-        layout = default_layout(t.get_shape(), element_type_name(t.element_type))
+        return _with_default_layout(t)
     except ValueError as error:
         raise located_error(where, f"spyre-stickify: no stick layout for {t}: {error}") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _with_default_layout(t: TensorType) -> TensorType:
+    """A plain tensor type in its shape's default layout. Types are immutable values, so
+    each is laid out once (a long graph repeats a few; issue 18: compile time)."""
+    layout = default_layout(t.get_shape(), element_type_name(t.element_type))
     return TensorType(t.element_type, t.get_shape(), StickLayoutAttr.from_layout(layout))
 
 

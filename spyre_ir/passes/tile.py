@@ -21,7 +21,8 @@ from xdsl.rewriter import Rewriter
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, card_of
-from spyre_ir.passes.partition_cores import group_kind
+from spyre_ir.passes.partition_cores import group_kind, plan_group
+from spyre_ir.passes.split_group import row_overflows, split_group
 from spyre_ir.passes.tile_attention import tile_attention_group
 from spyre_ir.passes.tile_copy import tile_copy_group
 from spyre_ir.passes.tile_kernel import hoist_definitions
@@ -46,16 +47,27 @@ class SpyreTile(ModulePass):
                                            "run spyre-partition-cores first")  # fmt: skip
             plan = group.plan
             group_kind(group)
-            if isinstance(plan, dataflow.MatmulPlanAttr):
-                kernel = tile_matmul_group(group, plan, lx_bytes)
-            elif isinstance(plan, dataflow.AttentionPlanAttr):
-                kernel = tile_attention_group(group, plan, lx_bytes)
-            elif isinstance(plan, dataflow.CopyPlanAttr):
-                kernel = tile_copy_group(group, plan, lx_bytes)
-            elif isinstance(plan, dataflow.RowsPlanAttr | dataflow.GatherPlanAttr):
-                kernel = tile_rows_group(group, plan, lx_bytes)
-            else:
-                raise located_error(group, f"group @{group.sym_name.data}: spyre-tile has "
-                                           f"no kernel for a {plan.kind!r} plan")  # fmt: skip
-            hoist_definitions(kernel)
-            Rewriter.replace_op(group, kernel)
+            if isinstance(plan, dataflow.RowsPlanAttr) and row_overflows(group, plan, lx_bytes):
+                # Too long a row for its ops together: each op on its own (split_group).
+                for part in split_group(group):
+                    part.plan = plan_group(part, plan.cores.data)
+                    tile_group(part, part.plan, lx_bytes)
+                continue
+            tile_group(group, plan, lx_bytes)
+
+
+def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: int) -> None:
+    """Replace one planned group by its kernel."""
+    if isinstance(plan, dataflow.MatmulPlanAttr):
+        kernel = tile_matmul_group(group, plan, lx_bytes)
+    elif isinstance(plan, dataflow.AttentionPlanAttr):
+        kernel = tile_attention_group(group, plan, lx_bytes)
+    elif isinstance(plan, dataflow.CopyPlanAttr):
+        kernel = tile_copy_group(group, plan, lx_bytes)
+    elif isinstance(plan, dataflow.RowsPlanAttr | dataflow.GatherPlanAttr):
+        kernel = tile_rows_group(group, plan, lx_bytes)
+    else:
+        raise located_error(group, f"group @{group.sym_name.data}: spyre-tile has "
+                                   f"no kernel for a {plan.kind!r} plan")  # fmt: skip
+    hoist_definitions(kernel)
+    Rewriter.replace_op(group, kernel)

@@ -60,6 +60,24 @@ def chunk_extent(group: dataflow.GroupOp, x: SSAValue, dim: int, whole_after: in
     return min(even, largest) if largest < size else size
 
 
+RING_KIND = {"spyre.sum": "add", "spyre.mean": "add", "spyre.reduce_max": "max",
+             "spyre.reduce_min": "min"}  # fmt: skip
+"""How the ring combines the partial results of each streamed reduction."""
+
+
+def ring_split(op: spyre.ReductionOp, cores: int, used: int, chunks: int) -> tuple[int, int]:
+    """(g, chunks per member): with fewer row tiles than cores (a reduction over dim 0
+    has one), each tile's chunks are split over a ring group of g consecutive cores
+    that combine their partial results with a ring all-reduce; g = 1 leaves the chunks
+    on one core. g is as large as the idle cores allow, then shrunk so every member's
+    first chunk is inside the input (later ones past its end read the identity)."""
+    g = min(cores // max(used, 1), chunks)
+    if g < 2 or op.name not in RING_KIND:
+        return 1, chunks
+    per_member = cost_model.ceil_div(chunks, g)
+    return cost_model.ceil_div(chunks, per_member), per_member
+
+
 def tile_stream_group(group: dataflow.GroupOp, op: spyre.ReductionOp,
                       analysis: row_model.RowAnalysis, cores: int,
                       lx_bytes: int) -> dataflow.KernelOp:  # fmt: skip
@@ -89,7 +107,9 @@ def tile_stream_group(group: dataflow.GroupOp, op: spyre.ReductionOp,
     t, used, per_core = cost_model.balanced_rows_tile(
         math.prod(outer), inner, chunk_bytes + acc_bytes, cores, lx_bytes
     )
-    shell = new_kernel(group, used, lx_bytes, dataflow.RowsPlanAttr.of(p, used))
+    chunks = cost_model.ceil_div(shape[s], c)
+    g, per_member = ring_split(op, cores, used, chunks)
+    shell = new_kernel(group, used * g, lx_bytes, dataflow.RowsPlanAttr.of(p, used * g))
     b = shell.body
     extents = [1] * (p - 1) + [t] if p else []
     x_tile = list(analysis.tile_shape(x, extents))
@@ -100,21 +120,28 @@ def tile_stream_group(group: dataflow.GroupOp, op: spyre.ReductionOp,
     identity = IDENTITY[op.name]
     props = dict(op.properties)
     kind = "spyre.sum" if op.name == "spyre.mean" else op.name
-    chunks = cost_model.ceil_div(shape[s], c)
 
+    core = shell.kernel.core_id
+    member = b.rem(core, g)  # this core's place in its item's ring group
+    item_core = b.div(core, g)  # which cores' share of the items it works on
     item_iv, lb = b.loop(per_core)
-    item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
+    item = lb.add(lb.mul(item_core, per_core), item_iv)
     chunk_of_rows = lb.rem(item, cost_model.ceil_div(inner, t)) if outer else item
     row_offsets = (
         [*split_index(lb, lb.div(item, cost_model.ceil_div(inner, t)), outer),
          lb.mul(chunk_of_rows, t)] if p else []
     )  # fmt: skip
     lb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(identity, Float64Type())})
-    j, cb = lb.loop(chunks)
+    j, cb = lb.loop(per_member)
     offsets = box_offsets(cb, x, analysis.axes[x], row_offsets)
-    offsets[s] = cb.mul(j, c)
+    offsets[s] = cb.mul(cb.add(cb.mul(member, per_member), j), c)
     cb.emit(dataflow.LoadOp(shell.memory[x], offsets, chunk, pad=identity))
     cb.compute_named(kind, [chunk], [acc], props, accumulate=True)
+    if g > 1:  # the members' partial results combined on the ring, in f32
+        # Every member then holds the whole result and stores it: the same bytes to
+        # the same place (a branch on the core id is not allowed: conditions must be
+        # the same on every core), a small cost next to streaming the input.
+        lb.emit(dataflow.RingAllreduceOp(acc, RING_KIND[op.name], g))
     result = acc
     if op.name == "spyre.mean":
         n = math.prod(shape[d] for d in op.reduced_dims)

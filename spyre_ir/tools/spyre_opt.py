@@ -28,6 +28,7 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpecParseError
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -102,6 +103,37 @@ class SpyreOptMain(xDSLOptMain):
                 self.pipeline.passes,
                 lambda prev, module, nxt: between(prev, module, nxt) if prev and nxt else None,
             )
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The module's text; after a pipeline that ends by sealing an artifact, printed
+        with the default options, the text the sealing printed (the same text, and
+        printing a long artifact costs a fifth of its compile: issue 18)."""
+        sealed = self.sealed_output(prog)
+        return super().output_resulting_program(prog) if sealed is None else sealed
+
+    def sealed_output(self, prog: ModuleOp) -> str | None:
+        from spyre_ir.lowering.units_to_recipe import ConvertUnitsToRecipe, sealed_text
+        from spyre_ir.pipelines import SpyreCompile
+
+        args = self.args
+        plain = args.target == "mlir" and not (
+            args.print_op_generic or args.print_no_properties or args.print_debuginfo
+            or args.syntax_highlight
+        )  # fmt: skip
+        passes = self.pipeline.passes
+        if (
+            not plain
+            or not passes
+            or not isinstance(passes[-1], SpyreCompile | ConvertUnitsToRecipe)
+        ):
+            return None
+        text = sealed_text(prog)
+        if text is None:
+            return None
+        metadata = io.StringIO()
+        Printer(stream=metadata).print_metadata(self.ctx.loaded_dialects)
+        # As xDSL's MLIR target ends it: the module, its dialects' metadata, a blank line.
+        return text.rstrip("\n") + metadata.getvalue() + "\n\n"
 
     def read_chunks(self) -> list[tuple[str, int]]:
         """The input, split at `// -----` lines when asked, with each chunk's line offset."""

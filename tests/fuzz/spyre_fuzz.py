@@ -33,6 +33,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fuzz_classes  # noqa: E402 - next to this file, found when run as a script too
+
 ROOT = Path(__file__).resolve().parents[2]
 SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
 PIPELINES = ("spyre-to-dataflow", "spyre-to-units", "spyre-compile")
@@ -328,7 +331,30 @@ def _commands(path: str) -> list[tuple[str, list[str]]]:
     return [("opt", [path, "-p", p]) for p in PIPELINES] + [("run", [path, "--check"])]
 
 
-def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False) -> Campaign:
+def new_class_mutant(seed_texts: list[str], rng: random.Random) -> tuple[str, list[str]]:
+    """A seed with none, one or two of the second campaign's text mutations."""
+    text = rng.choice([t for t in seed_texts if "expected-error" not in t] or seed_texts)
+    applied = []
+    for _ in range(rng.choice((0, 1, 1, 1, 2))):
+        mutation = rng.choice(fuzz_classes.TEXT_MUTATIONS)
+        text = mutation(text, rng)
+        applied.append(mutation.__name__)
+    return text, applied or ["none"]
+
+
+def _new_class_commands(path: str, text: str, rng: random.Random, tmp: str,
+                        index: int) -> list[tuple[str, list[str]]]:  # fmt: skip
+    """The second campaign's runs of a mutant that parses: spyre-compile, spyre-run
+    --check on random inputs and on --inputs files with something wrong."""
+    files = fuzz_classes.npy_inputs(text, rng, tmp, index)
+    return [("opt", [path, "-p", "spyre-compile"]), ("run", [path, "--check"]),
+            ("run", [path, "--inputs", ",".join(files), "--check"])]  # fmt: skip
+
+
+def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False,
+         classes: str = "first") -> Campaign:  # fmt: skip
+    """`count` mutants; `classes` "first" (MUTATIONS) or "new" (fuzz_classes: swapped
+    types, region arity, attributes of the wrong kind, bad `-p` options, bad --inputs)."""
     rng = random.Random(seed)
     texts = seeds()
     campaign = Campaign()
@@ -338,7 +364,10 @@ def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False
         os.environ["SPYRE_CACHE_DIR"] = os.path.join(tmp, "cache")
         try:
             for index in range(count):
-                text, applied = mutant(texts, rng)
+                if classes == "new":
+                    text, applied = new_class_mutant(texts, rng)
+                else:
+                    text, applied = mutant(texts, rng)
                 path = os.path.join(tmp, f"mutant{index}.mlir")
                 with open(path, "wb") as f:
                     f.write(text.encode("utf-8", "surrogateescape"))
@@ -347,12 +376,17 @@ def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False
                     campaign.seconds = time.monotonic() - start
                     print(f"progress: {campaign.summary()}", flush=True)
                 commands = [("opt", [path])]
+                if classes == "new":
+                    commands.append(("opt", [path, "-p", fuzz_classes.bad_pipeline(rng)]))
                 while commands:
                     tool, argv = commands.pop(0)
                     campaign.runs += 1
                     code, out, err = worker_.run(tool, argv, timeout)
-                    if code == 0 and argv == [path]:
-                        commands += _commands(path)  # it parses: lower it and run it
+                    if code == 0 and argv == [path]:  # it parses: lower it and run it
+                        if classes == "new":
+                            commands += _new_class_commands(path, text, rng, tmp, index)
+                        else:
+                            commands += _commands(path)
                     kinds = ["hang"] if code == "hang" else problems(code, out, err)
                     for kind in kinds:
                         campaign.counts[kind] = campaign.counts.get(kind, 0) + 1
@@ -376,13 +410,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per tool run")
     parser.add_argument("--save", metavar="DIR", help="write each failing mutant there")
+    parser.add_argument("--classes", choices=("first", "new"), default="first",
+                        help="the mutation classes: the first campaign's or fuzz_classes'")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker()
         return 0
-    campaign = fuzz(args.mutants, args.seed, args.timeout, args.verbose)
+    campaign = fuzz(args.mutants, args.seed, args.timeout, args.verbose, args.classes)
     if args.save:
         os.makedirs(args.save, exist_ok=True)
         for f in campaign.failures:

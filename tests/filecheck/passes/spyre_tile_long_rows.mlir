@@ -23,11 +23,13 @@ func.func @exp_long_rows(%x: tensor<2x1048576xf16>) -> tensor<2x1048576xf16> {
 // -----
 
 // A sum over rows of 1M elements: no row fits, and a reduced dim cannot be a row dim,
-// so each core streams its row in three chunks of whole sticks, reducing each into an
-// f32 accumulator (filled with the identity first; loads past the end read it too),
-// and rounds the sum once to f16 before the store.
+// so the row streams in three chunks of whole sticks, each reduced into an f32
+// accumulator (filled with the identity first; loads past the end read it too). Two
+// rows leave cores idle: each row's chunks go to a ring group of three cores (one
+// chunk each), which all-reduce their partial sums; the sum is rounded once to f16
+// before the store.
 // CHECK-LABEL: func.func @sum_long_rows
-// CHECK:       dataflow.kernel @rows_0 cores(2) (%x) {plan = #dataflow.rows_plan<row_dims = 1, cores = 2>
+// CHECK:       dataflow.kernel @rows_0 cores(6) (%x) {plan = #dataflow.rows_plan<row_dims = 1, cores = 6>
 // CHECK-DAG:     %[[CHUNK:.*]] = dataflow.alloc_lx : !dataflow.lx<1x349568xf16>
 // CHECK-DAG:     %[[ACC:.*]] = dataflow.alloc_lx : !dataflow.lx<1x1xf32>
 // CHECK-DAG:     %[[OUT:.*]] = dataflow.alloc_lx : !dataflow.lx<1x1xf16>
@@ -37,6 +39,7 @@ func.func @exp_long_rows(%x: tensor<2x1048576xf16>) -> tensor<2x1048576xf16> {
 // CHECK:             dataflow.load %{{.*}} into %[[CHUNK]] {pad = 0.000000e+00 : f64}
 // CHECK-NEXT:        dataflow.compute "spyre.sum" on "sfp"(%[[CHUNK]]) -> (%[[ACC]]) {attrs = {dims = array<i64: 1>, keepdim}, accumulate}
 // CHECK-NEXT:      }
+// CHECK-NEXT:      dataflow.ring_allreduce %[[ACC]] {kind = "add", group_size = 3 : i64}
 // CHECK-NEXT:      dataflow.compute "spyre.cast" on "sfp"(%[[ACC]]) -> (%[[OUT]])
 // CHECK-NEXT:      dataflow.store %[[OUT]]
 func.func @sum_long_rows(%x: tensor<2x1048576xf16>) -> tensor<2x1xf16> {

@@ -1,0 +1,80 @@
+"""spyre-tile's way out for a rows group whose row does not fit LX even with every dim a
+row dim (a group fused for a larger LX than the tiling's, or written by hand) and that
+is no lone reduction: the group is split into one group per op, in order, each planned
+again (spyre-partition-cores' `plan_group`) and tiled on its own - elementwise ops along
+their rows in whole sticks, reductions streamed (passes/tile_stream.py). The values
+that crossed between its ops now go through LPDDR5."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from spyre_ir.dialects import dataflow
+from spyre_ir.passes import row_model
+from spyre_ir.passes.fuse import is_scalar_constant
+
+
+def row_overflows(group: dataflow.GroupOp, plan: dataflow.RowsPlanAttr, lx_bytes: int) -> bool:
+    """A group of more than one op whose row needs more than half of LX."""
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    work = [op for op in ops if not is_scalar_constant(op)]
+    if len(work) < 2:
+        return False
+    yielded = group.body.block.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    values = [*group.body.block.args, *(r for op in ops for r in op.results)]
+    try:
+        _, row_bytes = row_model.fitting_rows(
+            ops, list(yielded.values), values, plan.row_dims.data, lx_bytes
+        )
+    except (row_model.NotRowLocal, ValueError):
+        return False  # not for this split to decide: tile_rows reports it
+    return row_bytes > lx_bytes // 2
+
+
+def split_group(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
+    """Replace `group` by one group per op (scalar constants go with each user)."""
+    body = group.body.block
+    outer: dict[SSAValue, SSAValue] = dict(zip(body.args, group.inputs))
+    constants = {op.results[0]: op for op in body.ops if is_scalar_constant(op)}
+    row_dims = group.attributes.get("dataflow.row_dims", IntegerAttr(0, i64))
+    made: list[dataflow.GroupOp] = []
+    for op in list(body.ops):
+        if isinstance(op, dataflow.YieldOp) or is_scalar_constant(op):
+            continue
+        made.append(_group_of(op, outer, constants, f"{group.sym_name.data}_{len(made)}"))
+        made[-1].attributes["dataflow.kind"] = StringAttr("rows")
+        made[-1].attributes["dataflow.row_dims"] = row_dims
+        made[-1].location = op.location
+        Rewriter.insert_op(made[-1], InsertPoint.before(group))
+        outer.update(zip(op.results, made[-1].outputs))
+    yielded = body.last_op
+    assert isinstance(yielded, dataflow.YieldOp)
+    for result, inner in zip(group.outputs, yielded.values):
+        result.replace_all_uses_with(outer[inner])
+    Rewriter.erase_op(group)
+    return made
+
+
+def _group_of(op: Operation, outer: dict[SSAValue, SSAValue],
+              constants: dict[SSAValue, Operation], name: str) -> dataflow.GroupOp:  # fmt: skip
+    """A group running a copy of `op` on the outer values of its operands."""
+    inputs: list[SSAValue] = []
+    for v in op.operands:
+        if v not in constants and outer[v] not in inputs:
+            inputs.append(outer[v])
+    block = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for v in op.operands:
+        if v in constants and v not in mapping:
+            clone = constants[v].clone()
+            block.add_op(clone)
+            mapping[v] = clone.results[0]
+        elif v not in constants:
+            mapping[v] = block.args[inputs.index(outer[v])]
+    copy = op.clone(value_mapper=mapping)
+    block.add_op(copy)
+    block.add_op(dataflow.YieldOp(*copy.results))
+    return dataflow.GroupOp(name, inputs, [r.type for r in op.results], Region(block))
