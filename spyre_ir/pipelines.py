@@ -45,6 +45,7 @@ UNFUSED: dict[str, object] = {
     "fuse_scale": False,
     "fuse_activation": False,
     "fuse_cast": False,
+    "fuse_matmul_pairs": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -84,6 +85,9 @@ class _Pipeline(ModulePass):
     fuse_scale: bool = True
     fuse_activation: bool = True
     fuse_cast: bool = True
+    fuse_matmul_pairs: bool = True
+    """spyre-fuse's switch for a second matmul sharing A (SwiGLU's gate and up in one
+    kernel; false: one kernel each)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = {f.name: getattr(self, f.name) for f in fields(self)}

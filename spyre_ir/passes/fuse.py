@@ -180,6 +180,8 @@ class Fuser:
     lx_bytes: int
     epilogues: frozenset[EpilogueKind] = frozenset(EpilogueKind)
     """The kinds of matmul epilogue ops that may join a matmul group."""
+    pairs: bool = True
+    """A second matmul sharing the anchor's A may join its group (see `pairs_with`)."""
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -235,16 +237,20 @@ class Fuser:
                     candidate.ops.append(op)
                     return True
             return False
+        anchor = _anchor(candidate)
+        if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
+            candidate.ops.extend([*folded_operands(op), op])
+            return True
         # matmul / gather: only an elementwise epilogue on the anchor's rows.
         if not isinstance(op, row_model.ELEMENTWISE):
             return False
-        anchor = _anchor(candidate)
         if isinstance(anchor, spyre.MatmulOp):
             inside = {r for o in candidate.ops for r in o.results}
             if epilogue_kind(op, inside) not in self.epilogues:
                 return False
-        folded = folded_operands(anchor)
-        epilogue = [o for o in ops if o is not anchor and o not in folded]
+        matmuls = [o for o in ops if isinstance(o, spyre.MatmulOp)]
+        folded = [f for mm in matmuls for f in folded_operands(mm)]
+        epilogue = [o for o in ops if o not in matmuls and o not in folded]
         p = candidate.row_dims
         if all(
             row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p] for o in outputs
@@ -295,6 +301,29 @@ class Fuser:
             current = self.start(op)
             groups.append(current)
         return groups
+
+
+def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulOp) -> bool:
+    """`op` may join matmul group `candidate` as its second matmul: it reads the
+    anchor's A with a B of the same shape (SwiGLU's gate and up projections, or K and V),
+    both 2-D, and the group has no second matmul yet. Its B tiles then stream beside the
+    anchor's (one corelet each) while the A tile is loaded once, and an elementwise
+    combine of the two results (silu(g) * u) runs in the epilogue."""
+    if not isinstance(anchor, spyre.MatmulOp) or op.lhs is not anchor.lhs:
+        return False
+    if sum(isinstance(o, spyre.MatmulOp) for o in candidate.ops) != 1:
+        return False
+    shapes = [spyre.shape_of(v) for v in (anchor.lhs, anchor.rhs, op.rhs, op.result)]
+    if any(len(s) != 2 for s in shapes) or shapes[1] != shapes[2]:
+        return False
+    same_type = spyre.element_of(op.result) == spyre.element_of(anchor.result)
+    # Either both B operands are read through a weight transpose, or neither is.
+    folded = [swaps_last_two(mm.rhs.owner) for mm in (anchor, op)]
+    if not same_type or folded[0] != folded[1]:
+        return False
+    # The group stands where the anchor stood: op's B must exist there already.
+    b = op.rhs.owner.input if folded[1] else op.rhs
+    return reads_before(candidate, b)
 
 
 def reads_before(candidate: Candidate, value: SSAValue) -> bool:
@@ -388,6 +417,9 @@ class SpyreFuse(ModulePass):
     """false: so does an activation (unary ops, silu's decomposition)."""
     fuse_cast: bool = True
     """false: so does a cast."""
+    fuse_matmul_pairs: bool = True
+    """false: a second matmul sharing A (SwiGLU's up projection) runs in a kernel of its
+    own instead of beside the first in one kernel."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -401,7 +433,8 @@ class SpyreFuse(ModulePass):
         return frozenset(kind for kind, on in switches.items() if on)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues())
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
+                      self.fuse_matmul_pairs)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
