@@ -97,9 +97,12 @@ class MatmulGroup:
         stackable = (not self.epilogue and rank == 2 and lhs_rank == 2
                      and self.outputs == [mm.result] and self.second is None)  # fmt: skip
         # A pair plans as one matmul of both Bs side by side: each output tile of the
-        # plan is half the first's columns and half the second's.
-        n = 2 * n if self.second else n
-        return MatmulShape(batch, m, n, k, elem, self.epilogue_bytes_per_elem(), rhs_rank > 2,
+        # plan is half the first's columns and half the second's, and the epilogue's
+        # tiles hold the real columns only, half the plan's tile.
+        epilogue = self.epilogue_bytes_per_elem()
+        if self.second:
+            n, epilogue = 2 * n, -(-epilogue // 2)
+        return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2,
                            stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
