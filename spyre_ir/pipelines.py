@@ -46,6 +46,7 @@ UNFUSED: dict[str, object] = {
     "fuse_activation": False,
     "fuse_cast": False,
     "fuse_matmul_pairs": False,
+    "trim_epilogues": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -88,6 +89,9 @@ class _Pipeline(ModulePass):
     fuse_matmul_pairs: bool = True
     """spyre-fuse's switch for a second matmul sharing A (SwiGLU's gate and up in one
     kernel; false: one kernel each)."""
+    trim_epilogues: bool = True
+    """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
+    kernel writes (an RMSNorm's square after a residual add)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -135,3 +135,29 @@ def test_matmul_pair_matches_l1(text: str, fused: bool, split: tuple[int, ...]) 
     kernels = lowered_matches(module, inputs, 1e-5, **options)
     matmuls = [k for k in kernels if k.sym_name.data.startswith("matmul")]
     assert len(matmuls) == (1 if fused else 2)
+
+
+RESIDUAL_THEN_NORM = """
+func.func @main(%a: tensor<67x256xf32>, %w: tensor<256x130xf32>, %x: tensor<67x130xf32>) -> (tensor<67x130xf32>, tensor<67x130xf32>) {
+  %p = spyre.matmul %a, %w : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  %s = spyre.add %x, %p : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>
+  %two = spyre.full {value = 2.0 : f64} : tensor<f32>
+  %q = spyre.pow %s, %two : tensor<67x130xf32>, tensor<f32> -> tensor<67x130xf32>
+  %m = spyre.mean %q dims = [-1] keepdim : tensor<67x130xf32> -> tensor<67x1xf32>
+  %r = spyre.rsqrt %m : tensor<67x1xf32> -> tensor<67x1xf32>
+  %n = spyre.mul %s, %r : tensor<67x130xf32>, tensor<67x1xf32> -> tensor<67x130xf32>
+  func.return %s, %n : tensor<67x130xf32>, tensor<67x130xf32>
+}"""
+
+
+@pytest.mark.parametrize("trim", [True, False], ids=["trimmed", "kept"])
+def test_trimmed_epilogue_matches_l1(trim: bool) -> None:
+    """A residual add then an RMSNorm: trimmed, the square leaves the matmul's kernel
+    for the norm's, which reads only the sum; the values are L1's either way."""
+    module = parse(RESIDUAL_THEN_NORM)
+    a, w, x = inputs_of(module)
+    kernels = lowered_matches(module, [a, w / 16, x], 1e-5, trim_epilogues=trim)
+    (matmul,) = [k for k in kernels if k.sym_name.data.startswith("matmul")]
+    body = {op.properties["kind"].data for op in matmul.walk() if "kind" in op.properties}
+    assert ("spyre.pow" in body) is not trim
+    assert len(matmul.outputs) == (1 if trim else 2)

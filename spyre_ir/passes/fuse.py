@@ -19,6 +19,12 @@ are copied into every group that uses them. A reshape of a value from before a m
 group (a residual flattened to the matmul's rows) does not end the group: it moves
 before the group, whose epilogue may then read it.
 
+A second matmul reading the same A with a B of the same shape joins a matmul group
+(`pairs_with`; option `fuse-matmul-pairs`): SwiGLU's gate and up projections become one
+kernel writing silu(g) * u. A closing matmul group gives back its last epilogue ops
+while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
+square of a residual sum belongs to the RMSNorm that reads the sum anyway.
+
 Each kind of matmul epilogue op has a switch (`EpilogueKind`, options `fuse-bias`,
 `fuse-residual`, `fuse-scale`, `fuse-activation`, `fuse-cast`; default true): an op of
 a kind switched off ends the matmul group and runs in a kernel of its own (or with the
@@ -182,6 +188,9 @@ class Fuser:
     """The kinds of matmul epilogue ops that may join a matmul group."""
     pairs: bool = True
     """A second matmul sharing the anchor's A may join its group (see `pairs_with`)."""
+    trim: bool = True
+    """A closing matmul group gives back epilogue ops that only add bytes it writes
+    (see `trimmed_tail`)."""
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -290,17 +299,64 @@ class Fuser:
 
                 raise located_error(op, f"spyre-fuse: '{op.name}' does not compute tensors: "
                                         "only L1 tensor ops lower to dataflow")  # fmt: skip
-            if current is not None and self.try_extend(current, op):
-                continue
-            if isinstance(op, spyre.ReshapeOp):
-                if current is not None and reads_before(current, op.input):
-                    current.hoisted.append(op)
-                else:
-                    current = None  # a free view between groups
-                continue
-            current = self.start(op)
-            groups.append(current)
+            current = self.place(groups, current, op)
+        if current is not None:
+            self.place_tail(groups, current)
         return groups
+
+    def place(self, groups: list[Candidate], current: Candidate | None,
+              op: Operation) -> Candidate | None:  # fmt: skip
+        """Put `op` in the open group `current` or a new one; returns the open group."""
+        if current is not None and self.try_extend(current, op):
+            return current
+        if isinstance(op, spyre.ReshapeOp):
+            if current is not None and reads_before(current, op.input):
+                current.hoisted.append(op)
+                return current
+            return None  # a free view between groups
+        if current is not None and self.place_tail(groups, current):
+            current = None
+            # The ops trimmed off the group formed new ones, which `op` may join.
+            current = groups[-1]
+            if self.try_extend(current, op):
+                return current
+        current = self.start(op)
+        groups.append(current)
+        return current
+
+    def place_tail(self, groups: list[Candidate], closing: Candidate) -> bool:
+        """Trim `closing` (see `trimmed_tail`) and place the trimmed ops in new groups
+        after it; whether any were."""
+        tail = trimmed_tail(closing) if self.trim else []
+        current: Candidate | None = None
+        for op in tail:
+            current = self.place(groups, current, op)
+        return bool(tail)
+
+
+def output_bytes(candidate: Candidate) -> int:
+    return sum(value_bytes(v, row_model.shape(v)) for v in candidate.outputs())
+
+
+def trimmed_tail(candidate: Candidate) -> list[Operation]:
+    """Take the last epilogue ops off a closing matmul group while that lessens the
+    bytes it writes: an op whose result only leaves the group, while its input leaves
+    too (the f32 square of an RMSNorm's input after a residual add), is better computed
+    by the group reading that input, which then need not read the square."""
+    if candidate.kind != "matmul":
+        return []
+    anchor = _anchor(candidate)
+    kept = {o for mm in candidate.ops if isinstance(mm, spyre.MatmulOp)
+            for o in (mm, *folded_operands(mm))}  # fmt: skip
+    tail: list[Operation] = []
+    while candidate.ops and candidate.ops[-1] not in kept and anchor is not None:
+        before = output_bytes(candidate)
+        last = candidate.ops.pop()
+        if output_bytes(candidate) >= before:
+            candidate.ops.append(last)
+            break
+        tail.insert(0, last)
+    return tail
 
 
 def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulOp) -> bool:
@@ -420,6 +476,9 @@ class SpyreFuse(ModulePass):
     fuse_matmul_pairs: bool = True
     """false: a second matmul sharing A (SwiGLU's up projection) runs in a kernel of its
     own instead of beside the first in one kernel."""
+    trim_epilogues: bool = True
+    """false: a matmul group keeps epilogue ops that only add bytes it writes (see
+    `trimmed_tail`)."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -434,7 +493,7 @@ class SpyreFuse(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
-                      self.fuse_matmul_pairs)  # fmt: skip
+                      self.fuse_matmul_pairs, self.trim_epilogues)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

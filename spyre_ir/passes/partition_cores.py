@@ -173,7 +173,10 @@ def plan_group(
         pairs = sum(isinstance(op, spyre.MatmulOp) for op in group.body.ops)
         try:
             plan = cost_model.plan_matmul(
-                batch, m, n * pairs, k,
+                batch,
+                m,
+                n * pairs,
+                k,
                 elem,
                 config,
                 cores,
