@@ -29,7 +29,7 @@ from spyre_ir.passes.matmul_tiling import (
     MatmulVariant,
     plan_tiling,
 )
-from spyre_ir.passes.partition_cores import matmul_dims, matmul_of
+from spyre_ir.passes.partition_cores import matmul_dims
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
     KernelShell,
