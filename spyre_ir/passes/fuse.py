@@ -350,9 +350,16 @@ def trimmed_tail(candidate: Candidate) -> list[Operation]:
             for o in (mm, *folded_operands(mm))}  # fmt: skip
     tail: list[Operation] = []
     while candidate.ops and candidate.ops[-1] not in kept and anchor is not None:
+        outputs = candidate.outputs()
         before = output_bytes(candidate)
         last = candidate.ops.pop()
-        if output_bytes(candidate) >= before:
+        # Only an op whose inputs from the group leave it anyway: the group taking it
+        # reads them instead (a cast of the result alone stays: its kernel would read
+        # the result and write the cast, more than the cast written here).
+        members = set(candidate.ops)
+        inputs_leave = all(o in outputs for o in last.operands
+                           if isinstance(o.owner, Operation) and o.owner in members)  # fmt: skip
+        if not inputs_leave or output_bytes(candidate) >= before:
             candidate.ops.append(last)
             break
         tail.insert(0, last)
@@ -367,6 +374,8 @@ def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulO
     combine of the two results (silu(g) * u) runs in the epilogue."""
     if not isinstance(anchor, spyre.MatmulOp) or op.lhs is not anchor.lhs:
         return False
+    if any("spyre.split" in mm.attributes for mm in (anchor, op)):
+        return False  # a split forced on one matmul (spyre-partition-cores) is its own
     if sum(isinstance(o, spyre.MatmulOp) for o in candidate.ops) != 1:
         return False
     shapes = [spyre.shape_of(v) for v in (anchor.lhs, anchor.rhs, op.rhs, op.result)]
