@@ -30,7 +30,9 @@ magnitude); a mismatch ends the bench with exit status 1.
 default) against it compiled with every fusion switch off (pipelines.UNFUSED): per
 case, the kernels, the LPDDR5 bytes against the layer's minimal bytes (weights, inputs
 and outputs, the new K and V rows among them, once), and the simulated time; both
-checked against torch eager. Then the demo model's (spyre_ir.tools.demo's default
+checked against torch eager. The LPDDR5 bytes are the simulator's `lpddr_bytes` (every
+core's loads and stores: a box the card multicasts to several cores counts once per
+core) and, as "served", its `lpddr_card_bytes` (such a box once: what LPDDR5 reads). Then the demo model's (spyre_ir.tools.demo's default
 Llama, its prefill graph) kernel count fused and unfused. Targets (issue 16): prefill
 traffic <= 1.15x minimal, <= 10 kernels, time <= 0.65x unfused; decode no slower than
 unfused, traffic <= 1.05x minimal; the demo's kernel count at least halved.
@@ -499,6 +501,8 @@ def compare_fusion(s: LayerShape, case: Case) -> dict:
         report = result.report
         row[label] = {"kernels": kernels_of(lowered), "lpddr_bytes": report["lpddr_bytes"],
                       "traffic": report["lpddr_bytes"] / minimal,
+                      "lpddr_card_bytes": report["lpddr_card_bytes"],
+                      "card_traffic": report["lpddr_card_bytes"] / minimal,
                       "simulated_us": report["simulated_us"],
                       "match": all(c["ok"] for c in check_outputs(result.outputs, want))}  # fmt: skip
     row["time_ratio"] = row["fused"]["simulated_us"] / row["unfused"]["simulated_us"]
@@ -540,7 +544,8 @@ def demo_kernel_counts() -> dict:
 
 def print_fusion_header() -> None:
     print(f"\n{'case':<18} {'':8} {'kernels':>7} {'LPDDR5 MB':>10} {'x minimal':>9} "
-          f"{'sim us':>10} {'x unfused':>9}  targets (issue 16)")  # fmt: skip
+          f"{'served MB':>10} {'x minimal':>9} {'sim us':>10} {'x unfused':>9}  "
+          "targets (issue 16)")  # fmt: skip
 
 
 def print_fusion_case(r: dict, quick: bool) -> None:
@@ -557,6 +562,7 @@ def print_fusion_case(r: dict, quick: bool) -> None:
         match = "" if f["match"] else "  MISMATCH"
         print(f"{r['case'] if label == 'unfused' else '':<18} {label:8} {f['kernels']:>7} "
               f"{f['lpddr_bytes'] / 1e6:>10.2f} {f['traffic']:>9.3f} "
+              f"{f['lpddr_card_bytes'] / 1e6:>10.2f} {f['card_traffic']:>9.3f} "
               f"{f['simulated_us']:>10.1f} {ratio}  {goal}{match}")  # fmt: skip
     sys.stdout.flush()
 

@@ -45,6 +45,8 @@ UNFUSED: dict[str, object] = {
     "fuse_scale": False,
     "fuse_activation": False,
     "fuse_cast": False,
+    "fuse_matmul_pairs": False,
+    "trim_epilogues": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -84,6 +86,12 @@ class _Pipeline(ModulePass):
     fuse_scale: bool = True
     fuse_activation: bool = True
     fuse_cast: bool = True
+    fuse_matmul_pairs: bool = True
+    """spyre-fuse's switch for a second matmul sharing A (SwiGLU's gate and up in one
+    kernel; false: one kernel each)."""
+    trim_epilogues: bool = True
+    """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
+    kernel writes (an RMSNorm's square after a residual add)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = {f.name: getattr(self, f.name) for f in fields(self)}

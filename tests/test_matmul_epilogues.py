@@ -92,3 +92,72 @@ def test_linear_layer_epilogue_on_3d_activations(fused: bool) -> None:
         body = {op.properties["kind"].data for op in matmul[0].walk() if "kind" in op.properties}
         assert {"spyre.add", "spyre.exp", "spyre.div"} <= body
     assert len(kernels) < 4 if fused else len(kernels) >= 3
+
+
+SWIGLU = """
+func.func @main(%a: tensor<67x256xf32>, %wg: tensor<130x256xf32>, %wu: tensor<130x256xf32>) -> tensor<67x130xf32> {
+  %tg = spyre.transpose %wg perm = [1, 0] : tensor<130x256xf32> -> tensor<256x130xf32>
+  %g = spyre.matmul %a, %tg : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  %n = spyre.neg %g : tensor<67x130xf32> -> tensor<67x130xf32>
+  %e = spyre.exp %n : tensor<67x130xf32> -> tensor<67x130xf32>
+  %one = spyre.full {value = 1.0 : f64} : tensor<f32>
+  %d = spyre.add %e, %one : tensor<67x130xf32>, tensor<f32> -> tensor<67x130xf32>
+  %s = spyre.div %g, %d : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>
+  %tu = spyre.transpose %wu perm = [1, 0] : tensor<130x256xf32> -> tensor<256x130xf32>
+  %u = spyre.matmul %a, %tu : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  %r = spyre.mul %s, %u : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>
+  func.return %r : tensor<67x130xf32>
+}"""
+
+TWO_OUTPUTS = """
+func.func @main(%a: tensor<67x256xf32>, %b: tensor<256x130xf32>, %c: tensor<256x130xf32>) -> (tensor<67x130xf32>, tensor<67x130xf32>) {
+  %p = spyre.matmul %a, %b : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  %q = spyre.matmul %a, %c : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  func.return %p, %q : tensor<67x130xf32>, tensor<67x130xf32>
+}"""
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["paired", "off"])
+@pytest.mark.parametrize("text", [SWIGLU, TWO_OUTPUTS], ids=["swiglu", "two-outputs"])
+@pytest.mark.parametrize("split", [(), (1, 8, 1, 4), (1, 32, 1, 1)], ids=["planned", "k4", "m32"])
+def test_matmul_pair_matches_l1(text: str, fused: bool, split: tuple[int, ...]) -> None:
+    """Two matmuls sharing A in one kernel (spyre-fuse's pairs), their B tiles one per
+    corelet, with the K loop split over cores too: the same values as L1."""
+    # A forced split needs whole sticks of N; planned, N is not a multiple of one.
+    module = parse(text.replace("130", "192") if split else text)
+    options = {"split": split} if split else {}
+    if not fused:
+        options["fuse_matmul_pairs"] = False
+    # Weights at Linear's scale (1 / sqrt(K)), so g, u and silu(g) * u stay O(1) and f32
+    # rounding of the K loop's partial sums stays within the tolerance.
+    a, *weights = inputs_of(module)
+    inputs = [a, *(w / 16 for w in weights)]
+    kernels = lowered_matches(module, inputs, 1e-5, **options)
+    matmuls = [k for k in kernels if k.sym_name.data.startswith("matmul")]
+    assert len(matmuls) == (1 if fused else 2)
+
+
+RESIDUAL_THEN_NORM = """
+func.func @main(%a: tensor<67x256xf32>, %w: tensor<256x130xf32>, %x: tensor<67x130xf32>) -> (tensor<67x130xf32>, tensor<67x130xf32>) {
+  %p = spyre.matmul %a, %w : tensor<67x256xf32>, tensor<256x130xf32> -> tensor<67x130xf32>
+  %s = spyre.add %x, %p : tensor<67x130xf32>, tensor<67x130xf32> -> tensor<67x130xf32>
+  %two = spyre.full {value = 2.0 : f64} : tensor<f32>
+  %q = spyre.pow %s, %two : tensor<67x130xf32>, tensor<f32> -> tensor<67x130xf32>
+  %m = spyre.mean %q dims = [-1] keepdim : tensor<67x130xf32> -> tensor<67x1xf32>
+  %r = spyre.rsqrt %m : tensor<67x1xf32> -> tensor<67x1xf32>
+  %n = spyre.mul %s, %r : tensor<67x130xf32>, tensor<67x1xf32> -> tensor<67x130xf32>
+  func.return %s, %n : tensor<67x130xf32>, tensor<67x130xf32>
+}"""
+
+
+@pytest.mark.parametrize("trim", [True, False], ids=["trimmed", "kept"])
+def test_trimmed_epilogue_matches_l1(trim: bool) -> None:
+    """A residual add then an RMSNorm: trimmed, the square leaves the matmul's kernel
+    for the norm's, which reads only the sum; the values are L1's either way."""
+    module = parse(RESIDUAL_THEN_NORM)
+    a, w, x = inputs_of(module)
+    kernels = lowered_matches(module, [a, w / 16, x], 1e-5, trim_epilogues=trim)
+    (matmul,) = [k for k in kernels if k.sym_name.data.startswith("matmul")]
+    body = {op.properties["kind"].data for op in matmul.walk() if "kind" in op.properties}
+    assert ("spyre.pow" in body) is not trim
+    assert len(matmul.outputs) == (1 if trim else 2)

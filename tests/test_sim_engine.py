@@ -196,6 +196,9 @@ def test_elementwise_uneven_rows(lowering: str) -> None:
     # overhang, but only sticks inside the tensors move.
     sticks = 2 * 67 * 4 + 4 * kernel["cores"]
     assert result.report["lpddr_bytes"] == sticks * 128
+    # LPDDR5 itself serves w's sticks once: the card multicasts them to every core.
+    assert result.report["lpddr_card_bytes"] == (2 * 67 * 4 + 4) * 128
+    assert kernel["lpddr_card_bytes"] == result.report["lpddr_card_bytes"]
 
 
 @pytest.mark.parametrize("lowering", LOWERINGS)

@@ -19,6 +19,12 @@ are copied into every group that uses them. A reshape of a value from before a m
 group (a residual flattened to the matmul's rows) does not end the group: it moves
 before the group, whose epilogue may then read it.
 
+A second matmul reading the same A with a B of the same shape joins a matmul group
+(`pairs_with`; option `fuse-matmul-pairs`): SwiGLU's gate and up projections become one
+kernel writing silu(g) * u. A closing matmul group gives back its last epilogue ops
+while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
+square of a residual sum belongs to the RMSNorm that reads the sum anyway.
+
 Each kind of matmul epilogue op has a switch (`EpilogueKind`, options `fuse-bias`,
 `fuse-residual`, `fuse-scale`, `fuse-activation`, `fuse-cast`; default true): an op of
 a kind switched off ends the matmul group and runs in a kernel of its own (or with the
@@ -199,6 +205,11 @@ class Fuser:
     lx_bytes: int
     epilogues: frozenset[EpilogueKind] = frozenset(EpilogueKind)
     """The kinds of matmul epilogue ops that may join a matmul group."""
+    pairs: bool = True
+    """A second matmul sharing the anchor's A may join its group (see `pairs_with`)."""
+    trim: bool = True
+    """A closing matmul group gives back epilogue ops that only add bytes it writes
+    (see `trimmed_tail`)."""
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -254,16 +265,20 @@ class Fuser:
                     candidate.ops.append(op)
                     return True
             return False
+        anchor = _anchor(candidate)
+        if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
+            candidate.ops.extend([*folded_operands(op), op])
+            return True
         # matmul / gather: only an elementwise epilogue on the anchor's rows.
         if not isinstance(op, row_model.ELEMENTWISE):
             return False
-        anchor = _anchor(candidate)
         if isinstance(anchor, spyre.MatmulOp):
             inside = {r for o in candidate.ops for r in o.results}
             if epilogue_kind(op, inside) not in self.epilogues:
                 return False
-        folded = folded_operands(anchor)
-        epilogue = [o for o in ops if o is not anchor and o not in folded]
+        matmuls = [o for o in ops if isinstance(o, spyre.MatmulOp)]
+        folded = [f for mm in matmuls for f in folded_operands(mm)]
+        epilogue = [o for o in ops if o not in matmuls and o not in folded]
         p = candidate.row_dims
         if all(
             row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p] for o in outputs
@@ -303,17 +318,96 @@ class Fuser:
 
                 raise located_error(op, f"spyre-fuse: '{op.name}' does not compute tensors: "
                                         "only L1 tensor ops lower to dataflow")  # fmt: skip
-            if current is not None and self.try_extend(current, op):
-                continue
-            if isinstance(op, spyre.ReshapeOp):
-                if current is not None and reads_before(current, op.input):
-                    current.hoisted.append(op)
-                else:
-                    current = None  # a free view between groups
-                continue
-            current = self.start(op)
-            groups.append(current)
+            current = self.place(groups, current, op)
+        if current is not None:
+            self.place_tail(groups, current)
         return groups
+
+    def place(self, groups: list[Candidate], current: Candidate | None,
+              op: Operation) -> Candidate | None:  # fmt: skip
+        """Put `op` in the open group `current` or a new one; returns the open group."""
+        if current is not None and self.try_extend(current, op):
+            return current
+        if isinstance(op, spyre.ReshapeOp):
+            if current is not None and reads_before(current, op.input):
+                current.hoisted.append(op)
+                return current
+            return None  # a free view between groups
+        if current is not None and self.place_tail(groups, current):
+            current = None
+            # The ops trimmed off the group formed new ones, which `op` may join.
+            current = groups[-1]
+            if self.try_extend(current, op):
+                return current
+        current = self.start(op)
+        groups.append(current)
+        return current
+
+    def place_tail(self, groups: list[Candidate], closing: Candidate) -> bool:
+        """Trim `closing` (see `trimmed_tail`) and place the trimmed ops in new groups
+        after it; whether any were."""
+        tail = trimmed_tail(closing) if self.trim else []
+        current: Candidate | None = None
+        for op in tail:
+            current = self.place(groups, current, op)
+        return bool(tail)
+
+
+def output_bytes(candidate: Candidate) -> int:
+    return sum(value_bytes(v, row_model.shape(v)) for v in candidate.outputs())
+
+
+def trimmed_tail(candidate: Candidate) -> list[Operation]:
+    """Take the last epilogue ops off a closing matmul group while that lessens the
+    bytes it writes: an op whose result only leaves the group, while its input leaves
+    too (the f32 square of an RMSNorm's input after a residual add), is better computed
+    by the group reading that input, which then need not read the square."""
+    if candidate.kind != "matmul":
+        return []
+    anchor = _anchor(candidate)
+    kept = {o for mm in candidate.ops if isinstance(mm, spyre.MatmulOp)
+            for o in (mm, *folded_operands(mm))}  # fmt: skip
+    tail: list[Operation] = []
+    while candidate.ops and candidate.ops[-1] not in kept and anchor is not None:
+        outputs = candidate.outputs()
+        before = output_bytes(candidate)
+        last = candidate.ops.pop()
+        # Only an op whose inputs from the group leave it anyway: the group taking it
+        # reads them instead (a cast of the result alone stays: its kernel would read
+        # the result and write the cast, more than the cast written here).
+        members = set(candidate.ops)
+        inputs_leave = all(o in outputs for o in last.operands
+                           if isinstance(o.owner, Operation) and o.owner in members)  # fmt: skip
+        if not inputs_leave or output_bytes(candidate) >= before:
+            candidate.ops.append(last)
+            break
+        tail.insert(0, last)
+    return tail
+
+
+def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulOp) -> bool:
+    """`op` may join matmul group `candidate` as its second matmul: it reads the
+    anchor's A with a B of the same shape (SwiGLU's gate and up projections, or K and V),
+    both 2-D, and the group has no second matmul yet. Its B tiles then stream beside the
+    anchor's (one corelet each) while the A tile is loaded once, and an elementwise
+    combine of the two results (silu(g) * u) runs in the epilogue."""
+    if not isinstance(anchor, spyre.MatmulOp) or op.lhs is not anchor.lhs:
+        return False
+    if any("spyre.split" in mm.attributes for mm in (anchor, op)):
+        return False  # a split forced on one matmul (spyre-partition-cores) is its own
+    if sum(isinstance(o, spyre.MatmulOp) for o in candidate.ops) != 1:
+        return False
+    shapes = [spyre.shape_of(v) for v in (anchor.lhs, anchor.rhs, op.rhs, op.result)]
+    if any(len(s) != 2 for s in shapes) or shapes[1] != shapes[2]:
+        return False
+    same_type = spyre.element_of(op.result) == spyre.element_of(anchor.result)
+    # Either both B operands are read through a weight transpose, or neither is.
+    folded = [swaps_last_two(mm.rhs.owner) for mm in (anchor, op)]
+    if not same_type or folded[0] != folded[1]:
+        return False
+    # The group stands where the anchor stood: op's B must exist there already.
+    b = op.rhs.owner.input if folded[1] else op.rhs
+    return reads_before(candidate, b)
 
 
 def reads_before(candidate: Candidate, value: SSAValue) -> bool:
@@ -407,6 +501,12 @@ class SpyreFuse(ModulePass):
     """false: so does an activation (unary ops, silu's decomposition)."""
     fuse_cast: bool = True
     """false: so does a cast."""
+    fuse_matmul_pairs: bool = True
+    """false: a second matmul sharing A (SwiGLU's up projection) runs in a kernel of its
+    own instead of beside the first in one kernel."""
+    trim_epilogues: bool = True
+    """false: a matmul group keeps epilogue ops that only add bytes it writes (see
+    `trimmed_tail`)."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -420,7 +520,8 @@ class SpyreFuse(ModulePass):
         return frozenset(kind for kind, on in switches.items() if on)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues())
+        fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
+                      self.fuse_matmul_pairs, self.trim_epilogues)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -168,9 +168,15 @@ def plan_group(
         mm = matmul_of(group)
         elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(mm.lhs))]
         forced = forced_split(mm, split, cores, config)
+        batch, m, n, k = matmul_dims(mm)
+        # A pair (spyre-fuse: a second matmul sharing A) runs as both Bs side by side.
+        pairs = sum(isinstance(op, spyre.MatmulOp) for op in group.body.ops)
         try:
             plan = cost_model.plan_matmul(
-                *matmul_dims(mm),
+                batch,
+                m,
+                n * pairs,
+                k,
                 elem,
                 config,
                 cores,

@@ -11,7 +11,7 @@ verifies it on each kernel built."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
@@ -29,7 +29,7 @@ from spyre_ir.passes.matmul_tiling import (
     MatmulVariant,
     plan_tiling,
 )
-from spyre_ir.passes.partition_cores import matmul_dims, matmul_of
+from spyre_ir.passes.partition_cores import matmul_dims
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
     KernelShell,
@@ -47,6 +47,9 @@ class MatmulGroup:
     reads through, and the elementwise epilogue on its result."""
 
     mm: spyre.MatmulOp
+    second: spyre.MatmulOp | None
+    """A second matmul reading mm's A with its own B of the same shape (spyre-fuse's
+    pairs): its B tiles stream beside mm's, one corelet each."""
     folded: dict[SSAValue, Operation]
     """Operand -> the transpose producing it: the operand is read through `perm` loads."""
     resticked: dict[SSAValue, SSAValue]
@@ -57,19 +60,33 @@ class MatmulGroup:
 
     @staticmethod
     def of(group: dataflow.GroupOp) -> MatmulGroup:
-        mm = matmul_of(group)
+        mm, *others = [op for op in group.body.ops if isinstance(op, spyre.MatmulOp)]
         ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
         yielded = group.body.block.last_op
         assert isinstance(yielded, dataflow.YieldOp)
         if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
             raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
-        folded = {v: v.owner for v in (mm.lhs, mm.rhs)
+        second = others[0] if others else None
+        if len(others) > 1 or (second is not None and (
+                second.lhs is not mm.lhs or spyre.shape_of(second.rhs) != spyre.shape_of(mm.rhs)
+                or len(spyre.shape_of(mm.result)) != 2)):  # fmt: skip
+            raise located_error(group, f"spyre-tile: group @{group.sym_name.data}: a second "
+                                       "matmul must read the first's A with a B of the same "
+                                       "shape, both 2-D")  # fmt: skip
+        operands = [mm.lhs, mm.rhs, *([second.rhs] if second else [])]
+        folded = {v: v.owner for v in operands
                   if v.owner in ops and swaps_last_two(v.owner)}  # fmt: skip
-        resticked = {v: v.owner.input for v in (mm.lhs, mm.rhs)
+        resticked = {v: v.owner.input for v in operands
                      if v.owner in ops and isinstance(v.owner, spyre.RestickifyOp)}  # fmt: skip
-        epilogue = [op for op in ops if op is not mm and op not in folded.values()
+        epilogue = [op for op in ops if op is not mm and op is not second
+                    and op not in folded.values()
                     and not any(r in resticked for r in op.results)]  # fmt: skip
-        return MatmulGroup(mm, folded, resticked, epilogue, list(yielded.values))
+        return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values))
+
+    @property
+    def results(self) -> list[SSAValue]:
+        """The matmuls' results, which the epilogue reads from the accumulators."""
+        return [self.mm.result, *([self.second.result] if self.second else [])]
 
     def shape(self) -> MatmulShape:
         mm = self.mm
@@ -78,8 +95,14 @@ class MatmulGroup:
         lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         rank = len(spyre.shape_of(mm.result))
         stackable = (not self.epilogue and rank == 2 and lhs_rank == 2
-                     and self.outputs == [mm.result])  # fmt: skip
-        return MatmulShape(batch, m, n, k, elem, self.epilogue_bytes_per_elem(), rhs_rank > 2,
+                     and self.outputs == [mm.result] and self.second is None)  # fmt: skip
+        # A pair plans as one matmul of both Bs side by side: each output tile of the
+        # plan is half the first's columns and half the second's, and the epilogue's
+        # tiles hold the real columns only, half the plan's tile.
+        epilogue = self.epilogue_bytes_per_elem()
+        if self.second:
+            n, epilogue = 2 * n, -(-epilogue // 2)
+        return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2,
                            stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
@@ -92,7 +115,7 @@ class MatmulGroup:
         inside = {r for op in self.epilogue for r in op.results}
         results = [r for op in self.epilogue for r in op.results]
         inputs = {o for op in self.epilogue if not isinstance(op, spyre.RestickifyOp)
-                  for o in op.operands if o not in inside and o is not self.mm.result
+                  for o in op.operands if o not in inside and o not in self.results
                   and spyre.shape_of(o) == out}  # fmt: skip
         return sum(2 * elem_bytes(v) for v in [*results, *inputs])
 
@@ -109,6 +132,9 @@ def tile_matmul_group(
         tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
+    if parts.second is not None and tiling.halves == 1:
+        # A pair's two halves are its two matmuls' B tiles, one per corelet.
+        tiling = replace(tiling, halves=2)
     shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)
     emitter = MatmulEmitter(parts, tiling, shell)
     emitter.emit()
@@ -126,27 +152,31 @@ class Epilogue:
         rank = len(spyre.shape_of(mm.result))
         self.ops = parts.epilogue
         self.memory = memory
-        self.result = mm.result
+        self.results = parts.results
+        # A pair's two halves are its two matmuls' tiles of the same output columns, which
+        # one epilogue combines: one set of tiles per row block, not one per half.
+        self.outs = 1 if parts.second else tiling.halves
         if self.ops:
             self.analysis = row_model.analyse(self.ops, parts.outputs, rank, whole_rows=False)
         else:
             self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
                                                   {mm.result: tuple(range(rank))})  # fmt: skip
-        self.analysis.axes.setdefault(mm.result, tuple(range(rank)))
+        for result in self.results:
+            self.analysis.axes.setdefault(result, tuple(range(rank)))
         self.inputs = list(dict.fromkeys(
             operand for op in self.ops for operand in op.operands
-            if operand in memory and operand is not mm.result))  # fmt: skip
+            if operand in memory and operand not in self.results))  # fmt: skip
         """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
         a restickify, whose result shares its tile: the load changes the layout)."""
         self.extents = [1] * (rank - 2) + [tiling.rows_per_block, tiling.th]
-        values = list(dict.fromkeys([mm.result, *(o for op in self.ops for o in op.operands),
+        values = list(dict.fromkeys([*self.results, *(o for op in self.ops for o in op.operands),
                                      *(r for op in self.ops for r in op.results)]))  # fmt: skip
         # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).
         self.buffers: list[list[dict[SSAValue, SSAValue]]] = []
         blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
         for _ in range(blocks):
             self.buffers.append([])
-            for _ in range(tiling.halves):
+            for _ in range(self.outs):
                 half: dict[SSAValue, SSAValue] = {}
                 for v in values:
                     if isinstance(v.owner, spyre.RestickifyOp):
@@ -157,12 +187,15 @@ class Epilogue:
                 self.buffers[-1].append(half)
 
     def output_tile(self, j: int, h: int) -> SSAValue:
-        """Where the cast puts row block j, half h of the matmul's result."""
-        return self.buffers[j][h][self.result]
+        """Where the cast puts row block j, half h of the matmul's result (of a pair:
+        half h is matmul h's tile)."""
+        if len(self.results) > 1:
+            return self.buffers[j][0][self.results[h]]
+        return self.buffers[j][h][self.results[0]]
 
     def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
         """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
-        for h, at in enumerate(row_offsets):
+        for h, at in enumerate(row_offsets[: self.outs]):
             for operand in self.inputs:
                 offsets = box_offsets(fb, operand, self.analysis.axes.get(operand, ()), at)
                 fb.emit(dataflow.LoadOp(self.memory[operand], offsets,
@@ -189,7 +222,11 @@ class MatmulEmitter:
             b.rem(b.div(core, sk), sn),
             b.div(core, sk * sn),
         )
-        self.lhs_mem, self.rhs_mem = self.memory_of(mm.lhs), self.memory_of(mm.rhs)
+        self.lhs_mem = self.memory_of(mm.lhs)
+        # Per half, the B operand it streams: a pair's second half reads the second's.
+        self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
+                       for h in range(t.halves)]  # fmt: skip
+        self.rhs_mems = [self.memory_of(v) for v in self.rhs_of]
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
@@ -246,6 +283,9 @@ class MatmulEmitter:
         """The N loop: its iv, body and the first column of each half tile."""
         t = self.t
         nj, nb = lb.loop(t.n_per)
+        if self.parts.second is not None:  # both halves: the same columns of two matmuls
+            n0 = nb.add(nb.mul(self.cn, t.n_per * t.th), nb.mul(nj, t.th))
+            return nj, nb, [n0] * t.halves
         n0 = nb.add(nb.mul(self.cn, t.n_per * t.tn), nb.mul(nj, t.tn))
         return nj, nb, [nb.add(n0, h * t.th) for h in range(t.halves)]
 
@@ -360,8 +400,8 @@ class MatmulEmitter:
         mm = self.parts.mm
         rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.b_batch, spyre.shape_of(mm.rhs))]
         for h in range(self.t.halves) if which is None else which:
-            kb.emit(transposed_load(self.rhs_mem, [*rhs_b, k0, n_half[h]], self.b_bufs[h],
-                                    mm.rhs in self.parts.folded))  # fmt: skip
+            kb.emit(transposed_load(self.rhs_mems[h], [*rhs_b, k0, n_half[h]], self.b_bufs[h],
+                                    self.rhs_of[h] in self.parts.folded))  # fmt: skip
 
     def zero_accumulators(self, nb: BodyBuilder) -> None:
         for acc in [acc for row in self.block_accs for acc in row]:
@@ -386,7 +426,7 @@ class MatmulEmitter:
             fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
         if load_inputs and ep.inputs:
             ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))
-        for h, at in enumerate(self.row_offsets(fb, j, n_half)):
+        for h, at in enumerate(self.row_offsets(fb, j, n_half)[: ep.outs]):
             ep.apply(fb, j, h)
             for value in self.parts.outputs:
                 self.store(fb, ep.buffers[j][h][value], value, at)

@@ -71,6 +71,8 @@ Report (`SimResult.report`; every program also has the same fields in `kernels`)
 * `flops`: executed by all cores - matmul 2 m n k, any other tile op one per element of
   its largest operand, fills (full, iota) none; edge-tile padding included.
   `lpddr_bytes`: whole sticks moved by all cores (inside the tensors).
+  `lpddr_card_bytes`: of those, what LPDDR5 itself serves: a box several cores load at
+  once is read once when the card multicasts (`SpyreConfig.lpddr_multicast`).
   `ring_bytes`: bytes sent on the ring by all cores.
 * `lx_peak_bytes`: the largest per-core scratchpad peak of any program.
 * `bottleneck`: the resource with the highest busy time - "pe" / "sfp" (the busier of
@@ -250,6 +252,7 @@ class _Program:
         self.queues: list[Queue] = []
         self.flops = 0  # per core
         self.lpddr_bytes = 0  # all cores
+        self.lpddr_card_bytes = 0  # what LPDDR5 serves: a multicast box once
         self.ring_bytes = 0.0  # all cores
         # LX buffer root -> (address space, first byte, bytes per view after k slot indices)
         self.places: dict[object, tuple[object, int, tuple[int, ...]]] = {}
@@ -299,7 +302,8 @@ class _Program:
         if self.recorder is not None:
             self._keep_recording(self.recorder)
 
-    _TIMING = ("units", "queues", "flops", "lpddr_bytes", "ring_bytes", "cycles", "stats")
+    _TIMING = ("units", "queues", "flops", "lpddr_bytes", "lpddr_card_bytes", "ring_bytes",
+               "cycles", "stats")  # fmt: skip
 
     def _keep_recording(self, recorder: replay.Recorder) -> None:
         recording = recorder.recording
