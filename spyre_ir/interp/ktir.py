@@ -262,7 +262,7 @@ class Interpreter:
             raise KtirError(f"'{op.name}' with dynamic sizes or strides is not supported", op)
         if is_lx_view(op):
             return [self.lx_view(op)]
-        if not _from_argument(op.offset):
+        if not address_from_argument(op.offset):
             raise KtirError(
                 f"'{op.name}' at an address that is not a pointer argument of the kernel "
                 "(plus offsets) is not supported: memory is given through the arguments",
@@ -518,14 +518,14 @@ def constant_address(value: SSAValue) -> int | None:
     return None
 
 
-def _from_argument(value: SSAValue) -> bool:
+def address_from_argument(value: SSAValue) -> bool:
     """Whether an address is a function argument, or one plus offsets (`arith.addi`)."""
     from xdsl.ir import BlockArgument
 
     if isinstance(value, BlockArgument):
         return True
     op = value.owner
-    return op.name == "arith.addi" and any(_from_argument(v) for v in op.operands)
+    return op.name == "arith.addi" and any(address_from_argument(v) for v in op.operands)
 
 
 def _round_to_dlf16(values: np.ndarray) -> np.ndarray:

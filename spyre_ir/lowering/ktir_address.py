@@ -42,7 +42,7 @@ from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES
-from spyre_ir.interp.ktir import is_lx_view
+from spyre_ir.interp.ktir import address_from_argument, is_lx_view
 from spyre_ir.lowering.ktir_values import LoweringError
 
 _FOLDABLE = {
@@ -143,7 +143,7 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
     argument); constant SSA sizes of those views are made static on the way."""
     placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]] = []
     for op in list(fn.walk()):
-        if not isinstance(op, ktdp.ConstructMemoryViewOp) or _on_argument(op.offset):
+        if not isinstance(op, ktdp.ConstructMemoryViewOp) or address_from_argument(op.offset):
             continue
         address = constant_value(op.offset)
         if address is None:
@@ -183,13 +183,6 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
     for buffer in buffers:
         buffer.end = max(a + _reach(v) for v, a in buffer.views)
     return buffers
-
-
-def _on_argument(value: SSAValue) -> bool:
-    if isinstance(value, BlockArgument):
-        return True
-    op = value.owner
-    return op.name == "arith.addi" and any(_on_argument(v) for v in op.operands)
 
 
 def bind_absolute_addresses(fn: func.FuncOp) -> list[AddressBuffer]:

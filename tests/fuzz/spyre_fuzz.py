@@ -325,6 +325,14 @@ class Campaign:
             f"{self.counts.get('internal error', 0)}"
         )
 
+    def report(self) -> str:
+        """The summary and the first failures, for a test's assertion message."""
+        lines = [self.summary()]
+        for f in self.failures[:10]:
+            lines.append(f"mutant {f.index} ({'+'.join(f.mutations)}): {f.command}: "
+                         f"{', '.join(f.kinds)}\n{f.output[-600:]}")  # fmt: skip
+        return "\n".join(lines)
+
 
 def _commands(path: str) -> list[tuple[str, list[str]]]:
     """The runs of a mutant that parses: the three pipelines and spyre-run --check."""
