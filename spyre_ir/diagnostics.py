@@ -429,9 +429,7 @@ def expected_errors(text: str, line_offset: int = 0) -> list[Expectation]:
                 target += 1
             elif where:
                 target += int(where[1:])
-            found.append(
-                Expectation(target + line_offset, match.group(3).strip(), match.group(1))
-            )
+            found.append(Expectation(target + line_offset, match.group(3).strip(), match.group(1)))
     return found
 
 
