@@ -51,3 +51,11 @@ def test_reduce_to_a_result_without_the_partials_unit_dim(capsys):
     np.testing.assert_array_equal(compat[1], spec[1])
     sums = x.astype(np.float32).sum(axis=0)
     np.testing.assert_allclose(compat[1], np.broadcast_to(sums, (8, 64)), atol=0.25)
+
+
+def test_group_sums_at_pointer_offsets_of_the_group_and_lane():
+    # Tiles address rows by %ptr + tile * 64 and %ptr + (tile / 4) * 64; two groups of 4.
+    x = f16(8, 64)
+    out = run_kernel(kernel("group_ring_sums.mlir"), {0: x, 1: np.zeros((2, 64), np.float16)}, {})
+    sums = x.astype(np.float32).reshape(2, 4, 64).sum(axis=1)
+    np.testing.assert_allclose(out[1], sums, atol=0.02)
