@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import struct
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -324,6 +325,23 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
     return found
 
 
+def compat_warnings(module: Operation, name: str) -> list[Diagnostic]:
+    """Located warnings for input the specification rejects and we run as IBM's own
+    interpreter does (an op's `compat_warnings()` messages, e.g. ktdp_intertile's)."""
+    found = []
+    for op in module.walk():
+        notes = getattr(op, "compat_warnings", None)
+        for message in notes() if notes is not None else ():
+            file, line, col = op_location(op, name)
+            found.append(Diagnostic(file, line, col, message, "warning"))
+    return found
+
+
+def print_warnings(module: Operation, name: str) -> None:
+    for warning in compat_warnings(module, name):
+        print(warning, file=sys.stderr)
+
+
 def _inside(op: Operation, ops: set[Operation]) -> bool:
     parent = op.parent_op()
     while parent is not None:
@@ -342,6 +360,7 @@ def parse_and_verify(ctx: Context, text: str, name: str, line_offset: int = 0) -
     problems = verify_all(module, name)
     if problems:
         raise DiagnosticError(problems)
+    print_warnings(module, name)
     return module
 
 
@@ -390,15 +409,17 @@ _EXPECTED = re.compile(
 class Expectation:
     line: int
     text: str
+    severity: str = "error"
 
 
 def expected_errors(text: str, line_offset: int = 0) -> list[Expectation]:
-    """The `// expected-error @+N {{text}}` annotations of a chunk, as MLIR writes them."""
+    """The `// expected-error @+N {{text}}` (and `expected-warning`) annotations of a
+    chunk, as MLIR writes them."""
     found = []
     lines = text.splitlines()
     for index, line in enumerate(lines):
         for match in _EXPECTED.finditer(line):
-            if match.group(1) != "error":
+            if match.group(1) == "note":
                 continue
             target = index + 1
             where = match.group(2)
@@ -408,7 +429,7 @@ def expected_errors(text: str, line_offset: int = 0) -> list[Expectation]:
                 target += 1
             elif where:
                 target += int(where[1:])
-            found.append(Expectation(target + line_offset, match.group(3).strip()))
+            found.append(Expectation(target + line_offset, match.group(3).strip(), match.group(1)))
     return found
 
 
@@ -419,15 +440,23 @@ def check_expectations(
     problems = []
     unmatched = list(produced)
     for want in expected:
-        hit = next((d for d in unmatched if d.line == want.line and want.text in d.message), None)
+        hit = next(
+            (
+                d
+                for d in unmatched
+                if d.line == want.line and d.severity == want.severity and want.text in d.message
+            ),
+            None,
+        )
         if hit is None:
             problems.append(
-                f'{name}:{want.line}: error: expected error "{want.text}" was not produced'
+                f'{name}:{want.line}: error: expected {want.severity} "{want.text}" was not '
+                "produced"
             )
         else:
             unmatched.remove(hit)
     for extra in unmatched:
-        problems.append(f"{extra} (unexpected error)")
+        problems.append(f"{extra} (unexpected {extra.severity})")
     return problems
 
 

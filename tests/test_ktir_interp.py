@@ -34,3 +34,28 @@ def test_row_softmax():
     xf = x.astype(np.float32)
     e = np.exp(xf - xf.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out[0], e / e.sum(axis=1, keepdims=True), atol=2e-3)
+
+
+def test_reduce_to_a_result_without_the_partials_unit_dim(capsys):
+    # ktir-cpu's spelling (1x64 partials, a 64 result) computes what the spec's does,
+    # with a located warning naming the rule it departs from.
+    x = f16(256, 64)
+    compat = run_kernel(
+        kernel("unit_dim_reduce.mlir"), {0: x, 1: np.zeros((8, 64), np.float16)}, {}
+    )
+    warned = capsys.readouterr().err
+    assert "unit_dim_reduce.mlir:" in warned and ": warning: 'ktdp.inter_tile_reduce'" in warned
+    assert "'result types must match future partial types'" in warned
+    spec = run_kernel(kernel("cross_tile_sum.mlir"), {0: x, 1: np.zeros((8, 64), np.float16)}, {})
+    assert "warning" not in capsys.readouterr().err
+    np.testing.assert_array_equal(compat[1], spec[1])
+    sums = x.astype(np.float32).sum(axis=0)
+    np.testing.assert_allclose(compat[1], np.broadcast_to(sums, (8, 64)), atol=0.25)
+
+
+def test_group_sums_at_pointer_offsets_of_the_group_and_lane():
+    # Tiles address rows by %ptr + tile * 64 and %ptr + (tile / 4) * 64; two groups of 4.
+    x = f16(8, 64)
+    out = run_kernel(kernel("group_ring_sums.mlir"), {0: x, 1: np.zeros((2, 64), np.float16)}, {})
+    sums = x.astype(np.float32).reshape(2, 4, 64).sum(axis=1)
+    np.testing.assert_allclose(out[1], sums, atol=0.02)

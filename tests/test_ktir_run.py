@@ -44,6 +44,8 @@ CASES = {
     "slice_store.mlir": "",
     "tile_pointer_offset.mlir": "",
     "ring_sum_loop.mlir": "",
+    "unit_dim_reduce.mlir": "",
+    "group_ring_sums.mlir": "",
 }
 
 
@@ -477,3 +479,38 @@ def test_ring_reduce_in_a_loop_keeps_its_partial_against_numpy(capsys, tmp_path)
     (got,) = np.load(out_npz).values()
     want = 2 * x.astype(np.float32).sum(axis=0, keepdims=True)
     np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
+def opt(capsys, *argv: str) -> tuple[int, str, str]:
+    from spyre_ir.tools import spyre_opt
+
+    with pytest.raises(SystemExit) as done:
+        spyre_opt.main(list(argv))
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def test_unit_dim_reduce_warns_in_spyre_opt_and_spyre_run(capsys):
+    # The compatibility with ktir-cpu is a located warning on stderr, exit 0, every tool.
+    path = str(KERNELS / "unit_dim_reduce.mlir")
+    warning = f"{path}:34:5: warning: 'ktdp.inter_tile_reduce' result types (tensor<64xf16>)"
+    status, out, err = opt(capsys, path, "-p", "ktir-to-units")
+    assert status == 0 and warning in err and "error" not in err
+    assert "dataflow" in out or "spyre" in out
+    status, out, err = run(capsys, path, "--check")
+    assert status == 0 and warning in err and "check: ok" in out
+
+
+def test_warnings_are_checked_under_verify_diagnostics(capsys, tmp_path):
+    # An unannotated warning is unexpected; an annotation of one not produced is missing.
+    text = (KERNELS / "unit_dim_reduce.mlir").read_text()
+    bare = tmp_path / "bare.mlir"
+    bare.write_text(text + "\n// -----\nfunc.func @g() {\n  // expected-error @+1 {{x}}\n}\n")
+    status, _, err = opt(capsys, str(bare), "--split-input-file", "--verify-diagnostics")
+    assert status == 1 and "warning: 'ktdp.inter_tile_reduce'" in err
+    assert "(unexpected warning)" in err
+    wanted = tmp_path / "wanted.mlir"
+    wanted.write_text("// expected-warning @+1 {{by unit dims only}}\nfunc.func @g() {\n}\n")
+    status, _, err = opt(capsys, str(wanted), "--verify-diagnostics")
+    assert status == 1 and 'expected warning "by unit dims only" was not produced' in err

@@ -6,6 +6,7 @@ to the consumer tiles."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AffineSetAttr,
@@ -151,6 +152,24 @@ class _DeliveryBase(IRDLOperation):
     per-consumer dependency set, results of the partial types (each subclass declares
     these fields, in its operand order)."""
 
+    # Results that differ from the partials by unit dims only: accepted with a warning
+    # (`compat_warnings`) where ktir-cpu's interpreter runs them, not in the spec.
+    UNIT_DIM_RESULTS: ClassVar[bool] = False
+
+    def compat_warnings(self) -> list[str]:
+        """What this op does that the specification rejects and ktir-cpu runs."""
+        partials = list(self.future.type.partial_types.data)
+        results = [r.type for r in self.results]
+        if results == partials:
+            return []
+        return [
+            f"'{self.name}' result types ({', '.join(map(str, results))}) differ from the "
+            f"future partial types ({', '.join(map(str, partials))}) by unit dims only: the "
+            "specification's rule 'result types must match future partial types' rejects "
+            "this; accepted as torch-spyre/ktir-cpu runs it, each result being its partial "
+            "reshaped"
+        ]
+
     def verify_delivery(self) -> None:
         _verify_tile_set(self, self.consumer_tiles_per_group, "consumer_tiles_per_group", (1,))
         if self.producer_dependency_per_consumer is not None:
@@ -161,8 +180,11 @@ class _DeliveryBase(IRDLOperation):
                 (1, 2),
             )
         partials = list(self.future.type.partial_types.data)
-        if [r.type for r in self.results] != partials:
-            got = ", ".join(str(r.type) for r in self.results)
+        results = [r.type for r in self.results]
+        if results != partials and not (
+            self.UNIT_DIM_RESULTS and _unit_dims_apart(results, partials)
+        ):
+            got = ", ".join(map(str, results))
             raise VerifyException(
                 f"'{self.name}' result types must match future partial types (results "
                 f"({got}), partials ({', '.join(map(str, partials))}): the specification's "
@@ -224,6 +246,20 @@ class _DeliveryBase(IRDLOperation):
         printer.print_attribute(self.future.type)
         printer.print_string(" -> ")
         printer.print_list([r.type for r in self.results], printer.print_attribute)
+
+
+def _unit_dims_apart(results: Sequence[Attribute], partials: Sequence[Attribute]) -> bool:
+    """Each result a static tensor of its partial's element type and elements, its
+    shape the partial's with unit dims added or dropped (`1x128` and `128`)."""
+
+    def core(t: Attribute) -> tuple[Attribute, list[int]] | None:
+        if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+            return None
+        return t.element_type, [d for d in t.get_shape() if d != 1]
+
+    return len(results) == len(partials) and all(
+        core(r) is not None and core(r) == core(p) for r, p in zip(results, partials)
+    )
 
 
 def _parse_groups(parser: Parser) -> AffineSetAttr:
@@ -299,6 +335,7 @@ class InterTileReduceOp(_DeliveryBase):
     group folded by the combiner region (2N arguments, yields N), from `identity`."""
 
     name = "ktdp.inter_tile_reduce"
+    UNIT_DIM_RESULTS: ClassVar[bool] = True
     future = operand_def(TileFutureType)
     consumer_tiles_per_group = prop_def(AffineSetAttr)
     producer_dependency_per_consumer = opt_prop_def(AffineSetAttr)
@@ -360,7 +397,10 @@ class InterTileReduceOp(_DeliveryBase):
     def verify_(self) -> None:
         self.verify_delivery()
         partials = list(self.future.type.partial_types.data)
-        if [v.type for v in self.identity] != [r.type for r in self.results]:
+        identity = [v.type for v in self.identity]
+        if identity != [r.type for r in self.results] and identity != partials:
+            # The partial types too: ktir-cpu's reductions to unit-dim-reshaped results
+            # (`UNIT_DIM_RESULTS`) give their identity as the partial.
             raise VerifyException(f"'{self.name}' identity types must match result types")
         block = self.combiner.block
         if [a.type for a in block.args] != partials * 2:

@@ -443,7 +443,8 @@ class Interpreter:
                 values = self._combine(op, [[p[s] for s in senders] for p in future.partials])
                 for r, v in zip(results, values):
                     r[c] = v
-        return results
+        # A result may be its partial with unit dims apart (ktdp_intertile's UNIT_DIM_RESULTS).
+        return [r.reshape(self.tiles, *t.type.get_shape()) for r, t in zip(results, op.results)]
 
     def _combine(self, op: Operation, per_role: list[list[np.ndarray]]) -> list[np.ndarray]:
         if isinstance(op, kt.InterTileConsumeOp):

@@ -25,7 +25,7 @@ from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.interp.ktir import in_set
 from spyre_ir.interp.ktir_ops import combiner_name
-from spyre_ir.lowering.ktir_compute import REDUCTIONS
+from spyre_ir.lowering.ktir_compute import REDUCTIONS, element_of, shape_of
 from spyre_ir.lowering.ktir_values import Buf, Future, Index, LoweringError
 
 if TYPE_CHECKING:
@@ -178,6 +178,9 @@ def deliver(lw: KernelLowering, op: kt.InterTileConsumeOp | kt.InterTileReduceOp
             lw.env[r] = buf
         else:
             lw.env[r] = pick(lw, op, buf, size, future.producer)
+        shape = shape_of(r.type)
+        if shape != buf.shape:  # a result of the partial's elements with unit dims apart
+            lw.env[r] = lw.math.materialize(lw.env[r], shape, element_of(r.type), op)
 
 
 def pick(lw: KernelLowering, op: Operation, part: Buf, size: int, producer: int) -> Buf:

@@ -3,8 +3,9 @@
 A kernel may address its tile's part of a tensor by pointer arithmetic instead of
 access-tile coordinates: `construct_memory_view (arith.addi %ptr, %off)` where `%off`
 is an index computed from the tile id (constants, muli, addi, subi of
-`ktdp.get_compute_tile_id`). `rebase_tile_offsets(fn)` evaluates `%off` on every tile
-of the grid; when each value is a non-negative multiple of the view's leading stride
+`ktdp.get_compute_tile_id`; divui, remui, divsi, remsi for a tile's group and lane,
+as ktir-cpu's ring_reduce_multi_group.mlir writes them). `rebase_tile_offsets(fn)`
+evaluates `%off` on every tile of the grid; when each value is a non-negative multiple of the view's leading stride
 (a row-major view), the view becomes one at `%ptr` itself, its leading dim long enough
 for every tile's rows, and each access tile on it adds `%off / stride` to its first
 coordinate: the same elements, now coordinates of one tensor the pointer addresses.
@@ -36,8 +37,20 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_syntax as syntax
 from spyre_ir.lowering.ktir_values import LoweringError
 
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+# Index arithmetic of a tile's offset; division and remainder as arith defines them
+# (signed ones round toward zero), by zero undefined (None).
 _ARITH = {"arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
-          "arith.muli": lambda a, b: a * b}  # fmt: skip
+          "arith.muli": lambda a, b: a * b,
+          "arith.divui": lambda a, b: a // b if a >= 0 and b > 0 else None,
+          "arith.remui": lambda a, b: a % b if a >= 0 and b > 0 else None,
+          "arith.divsi": lambda a, b: _trunc_div(a, b) if b else None,
+          "arith.remsi": lambda a, b: a - b * _trunc_div(a, b) if b else None}  # fmt: skip
 
 
 def _value(v: SSAValue, tile: dict[int, int], grid: tuple[int, ...]) -> int | None:

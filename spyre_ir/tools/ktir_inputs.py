@@ -137,7 +137,9 @@ def make_inputs(
         p = pointers[k]
         name = element_type_name(p.element)
         if not p.read:
-            value = before.standard_normal(p.shape, dtype=np.float32)
+            # Uniform in [-1, 1): a fifth of the time of normal values for an output
+            # as large as the input (layernorm 1151x8192: 9.4 M values), as arbitrary.
+            value = before.random(p.shape, dtype=np.float32) * 2 - 1
             if name in ("i32", "i64", "i1", "i8", "i16"):
                 value = before.integers(0, R.DEFAULT_INDEX_BOUND, size=p.shape)
         elif name in ("i32", "i64"):

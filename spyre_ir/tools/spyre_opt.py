@@ -39,6 +39,7 @@ from spyre_ir.diagnostics import (
     DiagnosticError,
     LocatedParser,
     check_expectations,
+    compat_warnings,
     expected_errors,
     failure_diagnostics,
     internal_error,
@@ -164,6 +165,7 @@ class SpyreOptMain(xDSLOptMain):
         """Parse, verify, transform and print one chunk; False when it failed."""
         name = self.get_input_name()
         diagnostics: list[Diagnostic]
+        warnings: list[Diagnostic] = []
         module: ModuleOp | None = None
         try:
             module = LocatedParser(self.ctx, text, name, offset).parse_module(
@@ -171,6 +173,7 @@ class SpyreOptMain(xDSLOptMain):
             )
             diagnostics = verify_all(module, name)
             if not diagnostics:
+                warnings = compat_warnings(module, name)
                 if self.card() is not None:
                     set_card(module, self.card())
                 self.apply_passes(module)
@@ -182,6 +185,7 @@ class SpyreOptMain(xDSLOptMain):
             diagnostics = failure_diagnostics(error, module, name)
 
         if self.args.verify_diagnostics:
+            diagnostics = warnings + diagnostics
             for d in diagnostics:
                 print(d, file=out)
             if not annotated:
@@ -190,6 +194,8 @@ class SpyreOptMain(xDSLOptMain):
             for problem in problems:
                 print(problem, file=sys.stderr)
             return not problems
+        for d in warnings:  # the input's, before its errors or its output
+            print(d, file=sys.stderr)
         if diagnostics:
             for d in diagnostics:
                 print(d, file=sys.stderr)

@@ -552,13 +552,18 @@ def summary(value: np.ndarray, t: Attribute) -> str:
     # 64-bit integers); the mean and std accumulate in float64 all the same.
     wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
     x = value.astype(np.float64 if wide else np.float32).reshape(-1)
-    finite = x if np.isfinite(x.min()) and np.isfinite(x.max()) else x[np.isfinite(x)]
+    lo, hi = x.min(), x.max()
+    # Finite ends (min and max propagate NaN): every value finite, no pass counts them.
+    clean = bool(np.isfinite(lo) and np.isfinite(hi))
+    finite = x if clean else x[np.isfinite(x)]
+    if not clean and finite.size:
+        lo, hi = finite.min(), finite.max()
     parts = []
     if finite.size:
         g = lambda v: f"{v:.6g}"  # noqa: E731
         mean, std = _moments(finite)
-        parts.append(f"min {g(finite.min())}  max {g(finite.max())}  mean {g(mean)}  std {g(std)}")
-    nans, infs = int(np.isnan(x).sum()), int(np.isinf(x).sum())
+        parts.append(f"min {g(lo)}  max {g(hi)}  mean {g(mean)}  std {g(std)}")
+    nans, infs = (0, 0) if clean else (int(np.isnan(x).sum()), int(np.isinf(x).sum()))
     if nans:
         parts.append(f"nan {nans}")
     if infs:

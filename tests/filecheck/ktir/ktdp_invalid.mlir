@@ -284,6 +284,65 @@ func.func @f(%p: tensor<1x64xf16>) {
 
 // -----
 
+// The same elements in another shape than unit dims apart: the spec's error.
+func.func @f(%p: tensor<1x64xf16>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>
+      -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  // expected-error @+1 {{result types must match future partial types (results (tensor<2x32xf16>)}}
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>,
+      identity(%p : tensor<1x64xf16>)
+      : !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> -> tensor<2x32xf16> {
+  ^bb0(%l: tensor<1x64xf16>, %r2: tensor<1x64xf16>):
+    ktdp.yield_reduced %l : tensor<1x64xf16>
+  }
+  func.return
+}
+
+// -----
+
+// Unit dims apart but another element type: the spec's error.
+func.func @f(%p: tensor<1x64xf16>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>
+      -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  // expected-error @+1 {{result types must match future partial types (results (tensor<64xf32>)}}
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>,
+      identity(%p : tensor<1x64xf16>)
+      : !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf32> {
+  ^bb0(%l: tensor<1x64xf16>, %r2: tensor<1x64xf16>):
+    ktdp.yield_reduced %l : tensor<1x64xf16>
+  }
+  func.return
+}
+
+// -----
+
+// Unit dims apart only (ktir-cpu's examples/ktir/ring_reduce.mlir reduces 1x128
+// partials to a 128 result): accepted with a located warning naming the spec's rule.
+func.func @f(%p: tensor<1x64xf16>) {
+  %f = ktdp.inter_tile_produce producer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>
+      -> !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> {
+  ^bb0(%gid: index):
+    ktdp.yield_partial %p : tensor<1x64xf16>
+  }
+  // CHECK: ktdp_invalid.mlir:[[# @LINE + 2]]:3: warning: 'ktdp.inter_tile_reduce' result types (tensor<64xf16>) differ from the future partial types (tensor<1x64xf16>) by unit dims only: the specification's rule 'result types must match future partial types' rejects this
+  // expected-warning @+1 {{by unit dims only: the specification's rule 'result types must match future partial types' rejects this; accepted as torch-spyre/ktir-cpu runs it}}
+  %r = ktdp.inter_tile_reduce(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>,
+      identity(%p : tensor<1x64xf16>)
+      : !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>> -> tensor<64xf16> {
+  ^bb0(%l: tensor<1x64xf16>, %r2: tensor<1x64xf16>):
+    ktdp.yield_reduced %l : tensor<1x64xf16>
+  }
+  func.return
+}
+
+// -----
+
 func.func @f(%f: !ktdp.tile_future<(tensor<1x64xf16>), groups = affine_set<(g) : (g == 0)>>) {
   // expected-error @+1 {{future must come from ktdp.inter_tile_produce}}
   %r = ktdp.inter_tile_consume(%f) consumer_tiles_per_group = affine_set<(i)[g] : (i >= 0)>
