@@ -1,0 +1,131 @@
+"""spyre-tile's streaming softmax: a lone softmax over the last dim whose row does not
+fit half of LX, in one kernel (spyre-decompose-long-rows leaves such a softmax whole
+unless `stream-softmax=false`). Each core walks its tiles of `t` rows as a rows kernel
+does and makes two passes over their chunks of `c` elements (whole sticks):
+
+* online max and sum, in f32: for each chunk x, m' = max(m, max(x)) (a reduce_max
+  accumulated into m, after m is kept as the previous max), s = s * exp(m - m') +
+  sum(exp(x - m')). Loads past the row's end read -inf, whose exp adds nothing;
+* then, with r = 1 / s, every chunk again: y = exp(x - m) * r, stored.
+
+The row is read twice and written once; nothing between the passes goes to LPDDR5.
+A softmax fused with other ops is split from them first (passes/split_group.py)."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, UnitAttr
+from xdsl.ir import SSAValue
+
+from spyre_ir import cost_model, shape_rules
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.passes import row_model
+from spyre_ir.passes.tile_kernel import BodyBuilder, box_offsets, elem_bytes, new_kernel, split_index
+from spyre_ir.passes.tile_stream import chunk_extent
+
+F32 = Float32Type()
+FLOATS = ("f16", "bf16", "f32")
+
+
+def streamable_softmax(op: spyre.SoftmaxOp) -> bool:
+    """A float softmax over the last dim: the one this kernel streams."""
+    rank = len(spyre.shape_of(op.input))
+    (dim,) = shape_rules.normalize_dims([op.dim.value.data], rank)
+    return dim == rank - 1 and spyre.element_type_name(spyre.element_of(op.input)) in FLOATS
+
+
+def streamed_softmax(group: dataflow.GroupOp) -> spyre.SoftmaxOp | None:
+    """The group's lone streamable softmax of a group input, if it is one."""
+    ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
+    if len(ops) != 1 or not isinstance(ops[0], spyre.SoftmaxOp):
+        return None
+    op = ops[0]
+    if not streamable_softmax(op) or op.input not in group.body.block.args:
+        return None
+    return op
+
+
+def _fill(b: BodyBuilder, buffer: SSAValue, value: float) -> None:
+    b.compute_named("spyre.full", [], [buffer], {"value": FloatAttr(value, Float64Type())})
+
+
+def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
+                              analysis: row_model.RowAnalysis, cores: int,
+                              lx_bytes: int) -> dataflow.KernelOp:  # fmt: skip
+    """The streaming softmax kernel of a rows group (see the module docstring)."""
+    x, y = op.input, op.results[0]
+    shape = spyre.shape_of(x)
+    s = len(shape) - 1
+    p = analysis.row_dims
+    if p != s:
+        raise located_error(group, f"group @{group.sym_name.data}: a streamed softmax "
+                                   f"needs every dim but the last a row dim, not {p}")  # fmt: skip
+    rows = analysis.rows
+    inner, outer = (rows[-1], rows[:-1]) if p else (1, ())
+    acc_bytes = 6 * 4  # max, previous max, its difference, scale, sum and 1 / sum, f32
+    # Per element of a chunk: the loaded chunk and the stored result (their own types)
+    # and one f32 working tile (x - m, then exp of it, in place).
+    per_element = elem_bytes(x) + elem_bytes(y) + 4
+    budget = lx_bytes // 2
+    c = chunk_extent(group, x, s, 1, 0, (budget - acc_bytes) // per_element * elem_bytes(x))
+    c = min(c, shape[s])
+    chunk_bytes = c * per_element
+    if chunk_bytes + acc_bytes > budget:
+        raise located_error(group, f"group @{group.sym_name.data}: a chunk of {c} of the "
+                                   f"softmax's row needs {chunk_bytes + acc_bytes} bytes; "
+                                   f"half of LX is {budget}")  # fmt: skip
+    t, used, per_core = cost_model.balanced_rows_tile(
+        math.prod(outer), inner, chunk_bytes + acc_bytes, cores, lx_bytes
+    )
+    chunks = cost_model.ceil_div(shape[s], c)
+    shell = new_kernel(group, used, lx_bytes, dataflow.RowsPlanAttr.of(p, used))
+    b = shell.body
+    extents = [1] * (p - 1) + [t] if p else []
+    x_tile = list(analysis.tile_shape(x, extents))
+    x_tile[s] = c
+    row_tile = [*x_tile[:s], 1]
+    chunk = b.alloc(x_tile, spyre.element_of(x))
+    work = b.alloc(x_tile, F32)
+    out = b.alloc(x_tile, spyre.element_of(y))
+    m, m_prev, diff, scale, total, inverse = (b.alloc(row_tile, F32) for _ in range(6))
+
+    item_iv, lb = b.loop(per_core)
+    item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
+    tile_of_rows = lb.rem(item, cost_model.ceil_div(inner, t)) if outer else item
+    row_offsets = (
+        [*split_index(lb, lb.div(item, cost_model.ceil_div(inner, t)), outer),
+         lb.mul(tile_of_rows, t)] if p else []
+    )  # fmt: skip
+    _fill(lb, m, float("-inf"))
+    _fill(lb, total, 0.0)
+    last = {"dims": dataflow.dense([s]), "keepdim": UnitAttr()}
+
+    def load(cb: BodyBuilder, j: SSAValue) -> None:
+        offsets = box_offsets(cb, x, analysis.axes[x], row_offsets)
+        offsets[s] = cb.mul(j, c)
+        cb.emit(dataflow.LoadOp(shell.memory[x], offsets, chunk, pad=float("-inf")))
+        cb.compute_named("spyre.cast", [chunk], [work])
+
+    j, cb = lb.loop(chunks)  # pass 1: the running max and the rescaled running sum
+    load(cb, j)
+    cb.compute_named("spyre.cast", [m], [m_prev])
+    cb.compute_named("spyre.reduce_max", [work], [m], last, accumulate=True)
+    cb.compute_named("spyre.sub", [m_prev, m], [diff])
+    cb.compute_named("spyre.exp", [diff], [scale])
+    cb.compute_named("spyre.mul", [total, scale], [total])
+    cb.compute_named("spyre.sub", [work, m], [work])
+    cb.compute_named("spyre.exp", [work], [work])
+    cb.compute_named("spyre.sum", [work], [total], last, accumulate=True)
+    lb.compute_named("spyre.reciprocal", [total], [inverse])
+    j, cb = lb.loop(chunks)  # pass 2: exp(x - m) / s, stored
+    load(cb, j)
+    cb.compute_named("spyre.sub", [work, m], [work])
+    cb.compute_named("spyre.exp", [work], [work])
+    cb.compute_named("spyre.mul", [work, inverse], [work])
+    cb.compute_named("spyre.cast", [work], [out])
+    offsets = box_offsets(cb, y, analysis.axes[y], row_offsets)
+    offsets[s] = cb.mul(j, c)
+    cb.emit(dataflow.StoreOp(out, shell.memory[y], offsets))
+    return shell.kernel
