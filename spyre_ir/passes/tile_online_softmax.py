@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, UnitAttr
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IntegerAttr, UnitAttr, i64
 from xdsl.ir import SSAValue
 
 from spyre_ir import cost_model, shape_rules
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_kernel import BodyBuilder, box_offsets, elem_bytes, new_kernel, split_index
 from spyre_ir.passes.tile_stream import chunk_extent
@@ -47,8 +48,8 @@ def streamed_softmax(group: dataflow.GroupOp) -> spyre.SoftmaxOp | None:
     return op
 
 
-def _fill(b: BodyBuilder, buffer: SSAValue, value: float) -> None:
-    b.compute_named("spyre.full", [], [buffer], {"value": FloatAttr(value, Float64Type())})
+def _value(value: float) -> dict:
+    return {"value": FloatAttr(value, Float64Type())}
 
 
 def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
@@ -64,10 +65,10 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
                                    f"needs every dim but the last a row dim, not {p}")  # fmt: skip
     rows = analysis.rows
     inner, outer = (rows[-1], rows[:-1]) if p else (1, ())
-    acc_bytes = 6 * 4  # max, previous max, its difference, scale, sum and 1 / sum, f32
+    acc_bytes = 8 * 4 * 2  # the running max and sum and their temporaries, f32
     # Per element of a chunk: the loaded chunk and the stored result (their own types)
-    # and one f32 working tile (x - m, then exp of it, in place).
-    per_element = elem_bytes(x) + elem_bytes(y) + 4
+    # and two f32 working tiles.
+    per_element = 2 * elem_bytes(x) + elem_bytes(y) + 8
     budget = lx_bytes // 2
     c = chunk_extent(group, x, s, 1, 0, (budget - acc_bytes) // per_element * elem_bytes(x))
     c = min(c, shape[s])
@@ -86,10 +87,17 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
     x_tile = list(analysis.tile_shape(x, extents))
     x_tile[s] = c
     row_tile = [*x_tile[:s], 1]
-    chunk = b.alloc(x_tile, spyre.element_of(x))
-    work = b.alloc(x_tile, F32)
+    # Each pass loads into its own buffer: the unit lowering's credits order one loop's
+    # loads after that loop's reads only.
+    chunks_lx = [b.alloc(x_tile, spyre.element_of(x)) for _ in range(2)]
+    # Two f32 working tiles, each written by one unit only (a cast or exp on the SFP
+    # into `a`, a sub or mul on the PE into `b_`): a buffer written in place by both
+    # would need syncs the unit lowering does not place.
+    a, b_ = b.alloc(x_tile, F32), b.alloc(x_tile, F32)
     out = b.alloc(x_tile, spyre.element_of(y))
-    m, m_prev, diff, scale, total, inverse = (b.alloc(row_tile, F32) for _ in range(6))
+    state = [b.alloc(row_tile, F32) for _ in range(7)]
+    m, m_new, tile_max, tile_sum, diff, scale, total = state
+    inverse = b.alloc(row_tile, F32)
 
     item_iv, lb = b.loop(per_core)
     item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
@@ -98,33 +106,44 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
         [*split_index(lb, lb.div(item, cost_model.ceil_div(inner, t)), outer),
          lb.mul(tile_of_rows, t)] if p else []
     )  # fmt: skip
-    _fill(lb, m, float("-inf"))
-    _fill(lb, total, 0.0)
     last = {"dims": dataflow.dense([s]), "keepdim": UnitAttr()}
 
-    def load(cb: BodyBuilder, j: SSAValue) -> None:
+    def load(cb: BodyBuilder, j: SSAValue, chunk: SSAValue) -> None:
         offsets = box_offsets(cb, x, analysis.axes[x], row_offsets)
         offsets[s] = cb.mul(j, c)
         cb.emit(dataflow.LoadOp(shell.memory[x], offsets, chunk, pad=float("-inf")))
-        cb.compute_named("spyre.cast", [chunk], [work])
+        pinned(cb, "spyre.cast", [chunk], a)
 
+    def pinned(b: BodyBuilder, kind: str, inputs: list[SSAValue],
+               output: SSAValue, attrs: dict | None = None) -> None:  # fmt: skip
+        # The running max and sum are carried from chunk to chunk, each written by one
+        # unit of corelet 0 only (the PE), in place: that unit's program order orders
+        # their carried reads and writes. The ops reading the max run there too.
+        op = dataflow.ComputeOp(kind, inputs, [output], attrs)
+        op.attributes[CORELET] = IntegerAttr(0, i64)
+        b.emit(op)
+
+    pinned(lb, "spyre.full", [], m, _value(float("-inf")))
+    pinned(lb, "spyre.full", [], total, _value(0.0))
     j, cb = lb.loop(chunks)  # pass 1: the running max and the rescaled running sum
-    load(cb, j)
-    cb.compute_named("spyre.cast", [m], [m_prev])
-    cb.compute_named("spyre.reduce_max", [work], [m], last, accumulate=True)
-    cb.compute_named("spyre.sub", [m_prev, m], [diff])
-    cb.compute_named("spyre.exp", [diff], [scale])
-    cb.compute_named("spyre.mul", [total, scale], [total])
-    cb.compute_named("spyre.sub", [work, m], [work])
-    cb.compute_named("spyre.exp", [work], [work])
-    cb.compute_named("spyre.sum", [work], [total], last, accumulate=True)
-    lb.compute_named("spyre.reciprocal", [total], [inverse])
+    load(cb, j, chunks_lx[0])
+    pinned(cb, "spyre.reduce_max", [a], tile_max, last)
+    pinned(cb, "spyre.max", [m, tile_max], m_new)
+    pinned(cb, "spyre.sub", [m, m_new], diff)
+    pinned(cb, "spyre.max", [m, tile_max], m)  # m = m', in place
+    pinned(cb, "spyre.exp", [diff], scale)
+    pinned(cb, "spyre.sub", [a, m], b_)
+    pinned(cb, "spyre.exp", [b_], a)
+    pinned(cb, "spyre.sum", [a], tile_sum, last)
+    pinned(cb, "spyre.mul", [total, scale], total)
+    pinned(cb, "spyre.add", [total, tile_sum], total)
+    pinned(lb, "spyre.reciprocal", [total], inverse)
     j, cb = lb.loop(chunks)  # pass 2: exp(x - m) / s, stored
-    load(cb, j)
-    cb.compute_named("spyre.sub", [work, m], [work])
-    cb.compute_named("spyre.exp", [work], [work])
-    cb.compute_named("spyre.mul", [work, inverse], [work])
-    cb.compute_named("spyre.cast", [work], [out])
+    load(cb, j, chunks_lx[1])
+    pinned(cb, "spyre.sub", [a, m], b_)
+    pinned(cb, "spyre.exp", [b_], a)
+    pinned(cb, "spyre.mul", [a, inverse], b_)
+    pinned(cb, "spyre.cast", [b_], out)
     offsets = box_offsets(cb, y, analysis.axes[y], row_offsets)
     offsets[s] = cb.mul(j, c)
     cb.emit(dataflow.StoreOp(out, shell.memory[y], offsets))
