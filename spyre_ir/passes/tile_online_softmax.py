@@ -23,7 +23,13 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes import row_model
-from spyre_ir.passes.tile_kernel import BodyBuilder, box_offsets, elem_bytes, new_kernel, split_index
+from spyre_ir.passes.tile_kernel import (
+    BodyBuilder,
+    box_offsets,
+    elem_bytes,
+    new_kernel,
+    split_index,
+)
 from spyre_ir.passes.tile_stream import chunk_extent
 
 F32 = Float32Type()
