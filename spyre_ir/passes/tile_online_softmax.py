@@ -54,6 +54,17 @@ def streamed_softmax(group: dataflow.GroupOp) -> spyre.SoftmaxOp | None:
     return op
 
 
+def pinned(b: BodyBuilder, kind: str, inputs: list[SSAValue], output: SSAValue,
+           attrs: dict | None = None) -> None:  # fmt: skip
+    """A tile op on corelet 0. Every op of the kernel runs there: the running max and
+    sum, carried from chunk to chunk and updated in place, are then each written by one
+    unit, whose program order orders their carried reads and writes (the unit lowering
+    places its syncs by program order within an iteration)."""
+    op = dataflow.ComputeOp(kind, inputs, [output], attrs)
+    op.attributes[CORELET] = IntegerAttr(0, i64)
+    b.emit(op)
+
+
 def _value(value: float) -> dict:
     return {"value": FloatAttr(value, Float64Type())}
 
@@ -119,15 +130,6 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
         offsets[s] = cb.mul(j, c)
         cb.emit(dataflow.LoadOp(shell.memory[x], offsets, chunk, pad=float("-inf")))
         pinned(cb, "spyre.cast", [chunk], a)
-
-    def pinned(b: BodyBuilder, kind: str, inputs: list[SSAValue],
-               output: SSAValue, attrs: dict | None = None) -> None:  # fmt: skip
-        # The running max and sum are carried from chunk to chunk, each written by one
-        # unit of corelet 0 only (the PE), in place: that unit's program order orders
-        # their carried reads and writes. The ops reading the max run there too.
-        op = dataflow.ComputeOp(kind, inputs, [output], attrs)
-        op.attributes[CORELET] = IntegerAttr(0, i64)
-        b.emit(op)
 
     pinned(lb, "spyre.full", [], m, _value(float("-inf")))
     pinned(lb, "spyre.full", [], total, _value(0.0))
