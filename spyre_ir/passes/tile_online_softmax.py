@@ -65,6 +65,17 @@ def pinned(b: BodyBuilder, kind: str, inputs: list[SSAValue], output: SSAValue,
     b.emit(op)
 
 
+def ring_group(cores: int, used: int, chunks: int) -> tuple[int, int]:
+    """(g, chunks per member): with fewer row tiles than cores, each tile's chunks are
+    split over a ring group of g consecutive cores, each member's first chunk inside
+    the row (later ones past its end read -inf); g = 1 keeps a tile on one core."""
+    g = min(cores // max(used, 1), chunks)
+    if g < 2:
+        return 1, chunks
+    per_member = cost_model.ceil_div(chunks, g)
+    return cost_model.ceil_div(chunks, per_member), per_member
+
+
 def _value(value: float) -> dict:
     return {"value": FloatAttr(value, Float64Type())}
 
@@ -98,7 +109,8 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
         math.prod(outer), inner, chunk_bytes + acc_bytes, cores, lx_bytes
     )
     chunks = cost_model.ceil_div(shape[s], c)
-    shell = new_kernel(group, used, lx_bytes, dataflow.RowsPlanAttr.of(p, used))
+    g, per_member = ring_group(cores, used, chunks)
+    shell = new_kernel(group, used * g, lx_bytes, dataflow.RowsPlanAttr.of(p, used * g))
     b = shell.body
     extents = [1] * (p - 1) + [t] if p else []
     x_tile = list(analysis.tile_shape(x, extents))
@@ -116,8 +128,10 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
     m, m_new, tile_max, tile_sum, diff, scale, total = state
     inverse = b.alloc(row_tile, F32)
 
+    member = b.rem(shell.kernel.core_id, g)  # this core's place in its tile's ring group
+    item_core = b.div(shell.kernel.core_id, g)  # which share of the row tiles it walks
     item_iv, lb = b.loop(per_core)
-    item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
+    item = lb.add(lb.mul(item_core, per_core), item_iv)
     tile_of_rows = lb.rem(item, cost_model.ceil_div(inner, t)) if outer else item
     row_offsets = (
         [*split_index(lb, lb.div(item, cost_model.ceil_div(inner, t)), outer),
@@ -127,13 +141,13 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
 
     def load(cb: BodyBuilder, j: SSAValue, chunk: SSAValue) -> None:
         offsets = box_offsets(cb, x, analysis.axes[x], row_offsets)
-        offsets[s] = cb.mul(j, c)
+        offsets[s] = cb.mul(cb.add(cb.mul(member, per_member), j), c)
         cb.emit(dataflow.LoadOp(shell.memory[x], offsets, chunk, pad=float("-inf")))
         pinned(cb, "spyre.cast", [chunk], a)
 
     pinned(lb, "spyre.full", [], m, _value(float("-inf")))
     pinned(lb, "spyre.full", [], total, _value(0.0))
-    j, cb = lb.loop(chunks)  # pass 1: the running max and the rescaled running sum
+    j, cb = lb.loop(per_member)  # pass 1: the running max and the rescaled running sum
     load(cb, j, chunks_lx[0])
     pinned(cb, "spyre.reduce_max", [a], tile_max, last)
     pinned(cb, "spyre.max", [m, tile_max], m_new)
@@ -145,14 +159,24 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
     pinned(cb, "spyre.sum", [a], tile_sum, last)
     pinned(cb, "spyre.mul", [total, scale], total)
     pinned(cb, "spyre.add", [total, tile_sum], total)
-    pinned(lb, "spyre.reciprocal", [total], inverse)
-    j, cb = lb.loop(chunks)  # pass 2: exp(x - m) / s, stored
+    row_max, row_sum = m, total
+    if g > 1:  # the members' (m, s) combined on the ring: m = max, s = sum of s e^(m_i - m)
+        # Into buffers of their own, so the ones carried through pass 1 have one writer.
+        row_max, row_sum, own_diff, own_scale = (b.alloc(row_tile, F32) for _ in range(4))
+        pinned(lb, "spyre.cast", [m], row_max)
+        lb.emit(dataflow.RingAllreduceOp(row_max, "max", g))
+        pinned(lb, "spyre.sub", [m, row_max], own_diff)
+        pinned(lb, "spyre.exp", [own_diff], own_scale)
+        pinned(lb, "spyre.mul", [total, own_scale], row_sum)
+        lb.emit(dataflow.RingAllreduceOp(row_sum, "add", g))
+    pinned(lb, "spyre.reciprocal", [row_sum], inverse)
+    j, cb = lb.loop(per_member)  # pass 2: exp(x - m) / s, stored
     load(cb, j, chunks_lx[1])
-    pinned(cb, "spyre.sub", [a, m], b_)
+    pinned(cb, "spyre.sub", [a, row_max], b_)
     pinned(cb, "spyre.exp", [b_], a)
     pinned(cb, "spyre.mul", [a, inverse], b_)
     pinned(cb, "spyre.cast", [b_], out)
     offsets = box_offsets(cb, y, analysis.axes[y], row_offsets)
-    offsets[s] = cb.mul(j, c)
+    offsets[s] = cb.mul(cb.add(cb.mul(member, per_member), j), c)
     cb.emit(dataflow.StoreOp(out, shell.memory[y], offsets))
     return shell.kernel
