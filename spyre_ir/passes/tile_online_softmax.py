@@ -8,7 +8,10 @@ does and makes two passes over their chunks of `c` elements (whole sticks):
   sum(exp(x - m')). Loads past the row's end read -inf, whose exp adds nothing;
 * then, with r = 1 / s, every chunk again: y = exp(x - m) * r, stored.
 
-The row is read twice and written once; nothing between the passes goes to LPDDR5.
+With fewer row tiles than cores, a tile's chunks are split over a ring group of g
+cores; between the passes the members combine their (m, s): m by a ring max, then each
+s rescaled by exp(m_i - m) and added on the ring. The row is read twice and written
+once; nothing between the passes goes to LPDDR5.
 A softmax fused with other ops is split from them first (passes/split_group.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// RUN: spyre-opt %s -p 'spyre-tile{lx-bytes=16384}' | filecheck %s
+// RUN: spyre-opt %s --split-input-file -p 'spyre-tile{lx-bytes=16384}' | filecheck %s
 
 // A lone softmax over rows of 20001 f16 elements (not whole sticks): a row of input and
 // result is 80 KiB, half of LX 8 KiB. spyre-tile streams it in one kernel, one row per
@@ -39,6 +39,36 @@
 // CHECK-NOT:   dataflow.kernel
 func.func @main(%x: tensor<3x20001xf16>) -> tensor<3x20001xf16> {
   %0 = dataflow.group @rows_0(%x) {dataflow.kind = "rows", dataflow.row_dims = 1 : i64, plan = #dataflow.rows_plan<row_dims = 1, cores = 3>} : (tensor<3x20001xf16>) -> tensor<3x20001xf16> {
+  ^bb0(%1: tensor<3x20001xf16>):
+    %y = spyre.softmax %1 dim = 1 : tensor<3x20001xf16> -> tensor<3x20001xf16>
+    dataflow.yield %y : tensor<3x20001xf16>
+  }
+  func.return %0 : tensor<3x20001xf16>
+}
+
+// -----
+
+// The same softmax given 32 cores: its 3 rows leave cores idle, so each row's 35 chunks
+// go to a ring group of 9 cores (4 chunks each). After pass 1 the members combine their
+// running max with a ring max, rescale their sums to it and add them on the ring; pass 2
+// then stores each member's own chunks.
+// CHECK-LABEL: func.func @ring
+// CHECK:       dataflow.kernel @rows_0 cores(27) (%x) {plan = #dataflow.rows_plan<row_dims = 1, cores = 27>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             dataflow.compute "spyre.add" on "pe"
+// CHECK:           dataflow.compute "spyre.cast" on "sfp"(%{{[0-9]+}}) -> (%[[MAX:[0-9]+]])
+// CHECK:           dataflow.ring_allreduce %[[MAX]] {kind = "max", group_size = 9 : i64}
+// CHECK:           dataflow.compute "spyre.sub" on "pe"(%{{[0-9]+}}, %[[MAX]])
+// CHECK:           dataflow.compute "spyre.exp"
+// CHECK:           dataflow.compute "spyre.mul" on "pe"(%{{[0-9]+}}, %{{[0-9]+}}) -> (%[[SUM:[0-9]+]])
+// CHECK:           dataflow.ring_allreduce %[[SUM]] {kind = "add", group_size = 9 : i64}
+// CHECK:           dataflow.compute "spyre.reciprocal" on "sfp"(%[[SUM]])
+// CHECK:           scf.for
+// CHECK:             dataflow.compute "spyre.sub" on "pe"(%{{[0-9]+}}, %[[MAX]])
+// CHECK:             dataflow.store
+func.func @ring(%x: tensor<3x20001xf16>) -> tensor<3x20001xf16> {
+  %0 = dataflow.group @rows_0(%x) {dataflow.kind = "rows", dataflow.row_dims = 1 : i64, plan = #dataflow.rows_plan<row_dims = 1, cores = 32>} : (tensor<3x20001xf16>) -> tensor<3x20001xf16> {
   ^bb0(%1: tensor<3x20001xf16>):
     %y = spyre.softmax %1 dim = 1 : tensor<3x20001xf16> -> tensor<3x20001xf16>
     dataflow.yield %y : tensor<3x20001xf16>
