@@ -79,6 +79,23 @@ def ring_group(cores: int, used: int, chunks: int) -> tuple[int, int]:
     return cost_model.ceil_div(chunks, per_member), per_member
 
 
+def combine_on_ring(b: BodyBuilder, lb: BodyBuilder, m: SSAValue, total: SSAValue,
+                    row_tile: list[int], g: int) -> tuple[SSAValue, SSAValue]:  # fmt: skip
+    """The row's max and sum from a ring group's members' (m, s): m by a ring max,
+    then each s rescaled by exp(m_i - m) and added on the ring (g = 1: m and s as they
+    are). Into buffers of their own, so those carried through pass 1 have one writer."""
+    if g == 1:
+        return m, total
+    row_max, row_sum, own_diff, own_scale = (b.alloc(row_tile, F32) for _ in range(4))
+    pinned(lb, "spyre.cast", [m], row_max)
+    lb.emit(dataflow.RingAllreduceOp(row_max, "max", g))
+    pinned(lb, "spyre.sub", [m, row_max], own_diff)
+    pinned(lb, "spyre.exp", [own_diff], own_scale)
+    pinned(lb, "spyre.mul", [total, own_scale], row_sum)
+    lb.emit(dataflow.RingAllreduceOp(row_sum, "add", g))
+    return row_max, row_sum
+
+
 def _value(value: float) -> dict:
     return {"value": FloatAttr(value, Float64Type())}
 
@@ -162,16 +179,7 @@ def tile_online_softmax_group(group: dataflow.GroupOp, op: spyre.SoftmaxOp,
     pinned(cb, "spyre.sum", [a], tile_sum, last)
     pinned(cb, "spyre.mul", [total, scale], total)
     pinned(cb, "spyre.add", [total, tile_sum], total)
-    row_max, row_sum = m, total
-    if g > 1:  # the members' (m, s) combined on the ring: m = max, s = sum of s e^(m_i - m)
-        # Into buffers of their own, so the ones carried through pass 1 have one writer.
-        row_max, row_sum, own_diff, own_scale = (b.alloc(row_tile, F32) for _ in range(4))
-        pinned(lb, "spyre.cast", [m], row_max)
-        lb.emit(dataflow.RingAllreduceOp(row_max, "max", g))
-        pinned(lb, "spyre.sub", [m, row_max], own_diff)
-        pinned(lb, "spyre.exp", [own_diff], own_scale)
-        pinned(lb, "spyre.mul", [total, own_scale], row_sum)
-        lb.emit(dataflow.RingAllreduceOp(row_sum, "add", g))
+    row_max, row_sum = combine_on_ring(b, lb, m, total, row_tile, g)
     pinned(lb, "spyre.reciprocal", [row_sum], inverse)
     j, cb = lb.loop(per_member)  # pass 2: exp(x - m) / s, stored
     load(cb, j, chunks_lx[1])
