@@ -92,6 +92,9 @@ class _Pipeline(ModulePass):
     trim_epilogues: bool = True
     """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
     kernel writes (an RMSNorm's square after a residual add)."""
+    stream_softmax: bool = True
+    """spyre-decompose-long-rows' switch: a softmax over the last dim whose row does not
+    fit LX runs as one streaming kernel (false: decomposed into several kernels)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -8,7 +8,11 @@ module's card's), no tile of it fits; its primitives do: the reductions stream o
 row in chunks (passes/tile_stream.py) and the elementwise ops tile along it
 (row_model.fitting_rows), so a softmax over dim 0 of 512x1024 or a norm over rows of 1M
 elements runs on the card, in a few passes over the row, instead of being rejected.
-Composites whose row fits are left whole (one pass, one kernel).
+Composites whose row fits are left whole (one pass, one kernel), and so is a float
+softmax over the last dim (`stream-softmax`, on by default): spyre-tile streams it in one
+kernel, an online softmax across the row's chunks (passes/tile_online_softmax.py). What
+that kernel cannot do is decomposed: a softmax over another dim (its row spans several
+dims) or over integers, and any softmax with `stream-softmax=false`.
 
     spyre-opt in.mlir -p 'spyre-decompose-long-rows{lx-bytes=65536}'
 """
@@ -33,6 +37,7 @@ from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes.decompose import DecomposeLayerNorm, DecomposeRmsNorm, DecomposeSoftmax
+from spyre_ir.passes.tile_online_softmax import streamable_softmax
 
 COMPOSITES = (spyre.SoftmaxOp, spyre.LayerNormOp, spyre.RmsNormOp)
 
@@ -57,10 +62,14 @@ class _WhenTooLong(RewritePattern):
 
     pattern: RewritePattern
     budget: int
+    stream_softmax: bool
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if isinstance(op, COMPOSITES) and row_bytes(op) > self.budget:
-            self.pattern.match_and_rewrite(op, rewriter)
+        if not isinstance(op, COMPOSITES) or row_bytes(op) <= self.budget:
+            return
+        if self.stream_softmax and isinstance(op, spyre.SoftmaxOp) and streamable_softmax(op):
+            return  # left whole: spyre-tile streams it in one kernel
+        self.pattern.match_and_rewrite(op, rewriter)
 
 
 @dataclass(frozen=True)
@@ -70,13 +79,16 @@ class SpyreDecomposeLongRows(ModulePass):
     name = "spyre-decompose-long-rows"
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    stream_softmax: bool = True
+    """Leave a float softmax over the last dim whole, for spyre-tile's streaming
+    softmax kernel (passes/tile_online_softmax.py); false decomposes it too."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = min(self.lx_bytes, card_of(op).lx_bytes) // 2
         patterns = [DecomposeSoftmax(), DecomposeLayerNorm(), DecomposeRmsNorm()]
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [_WhenTooLong(p, budget) for p in patterns], dce_enabled=False
+                [_WhenTooLong(p, budget, self.stream_softmax) for p in patterns], dce_enabled=False
             ),  # fmt: skip
             apply_recursively=False,
         ).rewrite_module(op)

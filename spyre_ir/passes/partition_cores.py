@@ -199,10 +199,10 @@ def plan_group(
     if kind not in ROW_PLANS:
         raise located_error(group, f"group @{group.sym_name.data}: unknown dataflow.kind "
                                    f"{kind!r} (kinds: matmul, attention, {', '.join(ROW_PLANS)})")  # fmt: skip
-    if kind == "rows" and streamed_reduction(group) is not None:
-        # A lone reduction may be streamed (spyre-tile, passes/tile_stream.py), its
-        # chunks split over the cores its few rows leave idle: it gets them all, and
-        # spyre-tile uses only as many as have work.
+    if kind == "rows" and (streamed_reduction(group) or streamed_softmax(group)) is not None:
+        # A lone reduction or softmax may be streamed (spyre-tile, passes/tile_stream.py
+        # and tile_online_softmax.py), its chunks split over the cores its few rows
+        # leave idle: it gets them all, and spyre-tile uses only as many as have work.
         return ROW_PLANS[kind].of(row_dims, cores)
     return ROW_PLANS[kind].of(row_dims, max(1, min(cores, rows)))
 
@@ -211,6 +211,12 @@ def streamed_reduction(group: dataflow.GroupOp) -> object | None:
     from spyre_ir.passes.tile_stream import streamed_reduction as lone_reduction
 
     return lone_reduction(group)
+
+
+def streamed_softmax(group: dataflow.GroupOp) -> object | None:
+    from spyre_ir.passes.tile_online_softmax import streamed_softmax as lone_softmax
+
+    return lone_softmax(group)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
-from spyre_ir.passes import row_model, tile_copy, tile_stream
+from spyre_ir.passes import row_model, tile_copy, tile_online_softmax, tile_stream
 from spyre_ir.passes.tile_kernel import (
     box_offsets,
     new_kernel,
@@ -40,6 +40,10 @@ def tile_rows_group(
     lone = tile_stream.streamed_reduction(group)
     if lone is not None and row_bytes > lx_bytes // 2:
         return tile_stream.tile_stream_group(group, lone, analysis, plan.cores.data, lx_bytes)
+    softmax = tile_online_softmax.streamed_softmax(group)
+    if softmax is not None and row_bytes > lx_bytes // 2:
+        return tile_online_softmax.tile_online_softmax_group(group, softmax, analysis,
+                                                             plan.cores.data, lx_bytes)  # fmt: skip
     p, rows = analysis.row_dims, analysis.rows
     inner = rows[-1] if p else 1
     outer = rows[:-1] if p else ()
