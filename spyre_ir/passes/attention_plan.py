@@ -142,17 +142,18 @@ TIME_TOLERANCE = 0.1
 
 
 def choose_plan(op: spyre.AttentionOp, cores: int, config: SpyreConfig) -> AttentionPlan:
-    """Of the plans that fit LX and are about as fast as the fastest, the one whose
-    cores move the fewest bytes (a box several cores load is read once, but each copy
-    still crosses the ring: decode then reads each key once, not once per query head),
-    then the fastest, then the one on fewer cores."""
+    """Of the plans that fit LX and are about as fast as the fastest, the one LPDDR5
+    serves the fewest bytes (`served_bytes`: decode reads each key once, not once per
+    query head), then the fastest, then the one on fewer cores. The copies of a
+    multicast box each core takes in through its own read channel are in the time
+    (`lpddr_cycles`), not in the bytes: they cost the card no read."""
     fitting = [p for p in candidates(op, cores) if lx_need(op, p) <= config.lx_bytes]
     if not fitting:
         raise ValueError("no attention tile fits in LX")
     times = {p: estimate_cycles(op, p, config) for p in fitting}
     fast = min(times.values()) * (1 + TIME_TOLERANCE)
     return min((p for p in fitting if times[p] <= fast),
-               key=lambda p: (moved_bytes(op, p), times[p], p.cores))  # fmt: skip
+               key=lambda p: (sum(served_bytes(op, p)), times[p], p.cores))  # fmt: skip
 
 
 def core_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
@@ -164,7 +165,8 @@ def core_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
 
 
 def moved_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
-    """Bytes all the cores load (the simulator's `lpddr_bytes` but for the output)."""
+    """Bytes all the cores load, every copy of a multicast box counted (the
+    simulator's `lpddr_bytes` but for the output)."""
     return plan.cores * core_bytes(op, plan)
 
 
@@ -196,11 +198,20 @@ def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreCon
 
 
 def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
-    """LPDDR5 cycles of the kernel: the card's reads (a box several cores load at
-    once is read once: the key tiles of one key/value head the core groups walk side by
-    side) and writes, or one core's own stream where that is longer (each member of a
-    multicast cohort takes its copy in through its own read channel, so the copies are
-    part of `core_bytes`)."""
+    """LPDDR5 cycles of the kernel: the card's reads and writes (`served_bytes`), or
+    one core's own stream where that is longer (each member of a multicast cohort takes
+    its copy in through its own read channel, so the copies are part of `core_bytes`)."""
+    reads, writes = served_bytes(op, plan)
+    per_cycle = config.lpddr_bytes_per_cycle
+    card = (reads / (per_cycle * config.lpddr_read_efficiency)
+            + writes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
+    return max(card, core_bytes(op, plan) / config.lpddr_core_bytes_per_cycle)
+
+
+def served_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> tuple[int, int]:
+    """(reads, writes) LPDDR5 serves under `plan` (the simulator's `lpddr_card_bytes`):
+    a box several cores load at once is read once - the key tiles of one key/value head
+    the core groups walk side by side - and Q and the output move once."""
     b, h, s, d = spyre.shape_of(op.q)
     kvh, t = spyre.shape_of(op.k)[1:3]
     e = spyre.shape_of(op.v)[3]
@@ -214,8 +225,4 @@ def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig
         wave = [u // (q_blocks * (g // p.heads)) for u in range(ui, units, p.units_per_group)]
         kv_reads += len(set(wave)) * p.split_kv * p.key_tiles * key_bytes
     q_bytes = nbytes((b, h, s, d), elt)
-    out_bytes = nbytes((b, h, s, e), spyre.element_of(op.result))
-    per_cycle = config.lpddr_bytes_per_cycle
-    card = ((kv_reads + q_bytes) / (per_cycle * config.lpddr_read_efficiency)
-            + out_bytes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
-    return max(card, core_bytes(op, plan) / config.lpddr_core_bytes_per_cycle)
+    return kv_reads + q_bytes, nbytes((b, h, s, e), spyre.element_of(op.result))

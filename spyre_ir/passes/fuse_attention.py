@@ -21,6 +21,11 @@ needed), so no repeated K/V and no score tensor ever exists; `spyre-tile` lowers
 one flash-attention kernel (passes/tile_attention.py). A mask applied before a scale,
 two masks, or an intermediate used outside the pattern leave the IR as it is.
 
+torch's SDPA decomposition ends with two permutes of the output that compose to the
+identity (to the query's memory format and back); transposes of a fused result are
+folded (spyre_canonicalization's transpose patterns), so no copy kernel follows the
+attention kernel.
+
 Option `fuse-attention` (default true): false leaves the IR unchanged, which is how
 `spyre-to-dataflow{fuse-attention=false}` runs the unfused kernels.
 """
@@ -44,6 +49,7 @@ from xdsl.rewriter import InsertPoint
 
 from spyre_ir.dialects import spyre
 from spyre_ir.passes.fuse import swaps_last_two
+from spyre_ir.passes.spyre_canonicalization import FoldIdentityTranspose, FoldTransposeOfTranspose
 from spyre_ir.shape_rules import numel
 
 shape = spyre.shape_of
@@ -367,6 +373,23 @@ def erase_dead(rewriter: PatternRewriter, ops: list[Operation]) -> None:
                        and not any(r.uses for r in o.results))  # fmt: skip
 
 
+class FoldOutputTransposes(RewritePattern):
+    """Fold a transpose of a fused attention result into the one before it, or away
+    when it is the identity (SDPA's output permute pair)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: spyre.TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = source = op.input.owner
+        if isinstance(inner, spyre.TransposeOp):
+            source = inner.input.owner
+            if isinstance(source, spyre.AttentionOp):
+                FoldTransposeOfTranspose().match_and_rewrite(op, rewriter)
+                if not inner.result.uses:
+                    rewriter.erase(inner)
+        elif isinstance(source, spyre.AttentionOp):
+            FoldIdentityTranspose().match_and_rewrite(op, rewriter)
+
+
 @dataclass(frozen=True)
 class SpyreFuseAttention(ModulePass):
     """Replace each attention pattern (q k^T, scale, mask, softmax, p v) with one
@@ -380,3 +403,4 @@ class SpyreFuseAttention(ModulePass):
         if not self.fuse_attention:
             return
         PatternRewriteWalker(FuseAttention(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(FoldOutputTransposes()).rewrite_module(op)

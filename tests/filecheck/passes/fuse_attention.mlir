@@ -94,3 +94,37 @@ func.func @scores_escape(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf16>, %v:
   %o = spyre.matmul %p, %v : tensor<1x2x8x8xf16>, tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf16>
   func.return %o, %s : tensor<1x2x8x64xf16>, tensor<1x2x8x8xf16>
 }
+
+// -----
+
+// torch's SDPA decomposition permutes its output to the query's memory format and back:
+// the pair composes to the identity and folds away, so the attention kernel is the only
+// kernel (no copy kernel after it); a transpose of the result that moves data stays.
+// CHECK-LABEL: func.func @output_permutes
+// CHECK-NEXT:    %[[O:.*]] = spyre.attention %q, %k, %v scale = 1.250000e-01
+// CHECK-NEXT:    %[[T:.*]] = spyre.transpose %[[O]] perm = [0, 2, 1, 3] : tensor<1x2x8x64xf16> -> tensor<1x8x2x64xf16>
+// CHECK-NEXT:    func.return %[[O]], %[[T]]
+// OFF-LABEL: func.func @output_permutes
+// OFF:           spyre.transpose %o perm = [2, 0, 1, 3]
+// OFF-NEXT:      spyre.transpose %t1 perm = [1, 2, 0, 3]
+// KERNEL-LABEL: func.func @output_permutes
+// KERNEL:        dataflow.kernel @attention_0
+// KERNEL-NOT:    spyre.transpose
+// KERNEL:        dataflow.kernel @rows_1
+// KERNEL-NOT:    perm = array<i64: 2, 0, 1, 3>
+// KERNEL:        dataflow.compute "spyre.transpose" on "ls"({{.*}}) {attrs = {perm = array<i64: 0, 2, 1, 3>}}
+// KERNEL-NOT:    dataflow.kernel
+// KERNEL-NOT:    spyre.transpose
+// KERNEL:        func.return
+func.func @output_permutes(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf16>, %v: tensor<1x2x8x64xf16>) -> (tensor<1x2x8x64xf16>, tensor<1x8x2x64xf16>) {
+  %kt = spyre.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x8x64xf16> -> tensor<1x2x64x8xf16>
+  %s = spyre.matmul %q, %kt : tensor<1x2x8x64xf16>, tensor<1x2x64x8xf16> -> tensor<1x2x8x8xf16>
+  %c = spyre.full {value = 0.125 : f64} : tensor<f16>
+  %ss = spyre.mul %s, %c : tensor<1x2x8x8xf16>, tensor<f16> -> tensor<1x2x8x8xf16>
+  %p = spyre.softmax %ss dim = -1 : tensor<1x2x8x8xf16> -> tensor<1x2x8x8xf16>
+  %o = spyre.matmul %p, %v : tensor<1x2x8x8xf16>, tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf16>
+  %t1 = spyre.transpose %o perm = [2, 0, 1, 3] : tensor<1x2x8x64xf16> -> tensor<8x1x2x64xf16>
+  %t2 = spyre.transpose %t1 perm = [1, 2, 0, 3] : tensor<8x1x2x64xf16> -> tensor<1x2x8x64xf16>
+  %t3 = spyre.transpose %t1 perm = [1, 0, 2, 3] : tensor<8x1x2x64xf16> -> tensor<1x8x2x64xf16>
+  func.return %t2, %t3 : tensor<1x2x8x64xf16>, tensor<1x8x2x64xf16>
+}
