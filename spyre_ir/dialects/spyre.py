@@ -8,6 +8,7 @@ Binary ops broadcast as torch does and take only their operands, so the generic 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -805,7 +806,7 @@ class FullOp(SpyreOp):
             if elt == I1 and v not in (0, 1):
                 raise VerifyException(f"'{self.name}': {v} is not a boolean value")
             return
-        if not is_float(elt) and float(v) != int(v):
+        if not is_float(elt) and (not math.isfinite(v) or float(v) != int(v)):
             raise VerifyException(f"'{self.name}': {v} is not an integer value for {elt}")
 
 

@@ -28,6 +28,10 @@ def index_width(t: Attribute) -> int:
 
 def signed(v: object, width: int) -> np.ndarray:
     """Integer values wrapped to `width` bits, as int64 (i1: bool)."""
+    if isinstance(v, int) and not -(2**63) <= v < 2**64:
+        raise InterpreterError(f"the integer {v} does not fit in 64 bits")
+    if isinstance(v, int) and v >= 2**63:  # an unsigned 64-bit constant: its bits
+        v -= 2**64
     a = np.asarray(v).astype(np.int64)
     if width == 1:
         return (a & 1).astype(bool)

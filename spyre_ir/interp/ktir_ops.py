@@ -363,6 +363,9 @@ def generic(it: Interpreter, op: linalg.GenericOp) -> list:
     finally:
         it.env.update(outer)
         it.body_shape = enclosing
+    # A per-tile scalar of the body (the tile id) makes results per tile even when every
+    # operand is one row for all tiles.
+    n = max([n, *(np.asarray(r).shape[0] for r in results if np.ndim(r) > len(out_shape))])
     return [
         np.broadcast_to(np.asarray(r), (n, *out_shape)).astype(dtype_of(o.type)).copy()
         for r, o in zip(results, op.outputs)

@@ -84,6 +84,11 @@ def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int
     return bounds
 
 
+# Random values a run draws for a kernel's views: drawing a GiB takes seconds here, and
+# a view as large as the card's memory (a mistyped size) would take minutes.
+RANDOM_DRAW_BYTES = 1 << 30
+
+
 def check_sizes(fn: func.FuncOp, pointers: Sequence[Pointer]) -> None:
     """A RunError, before anything is allocated, for a memory view of a negative size or
     views too large to draw (spyre_run.input_byte_limit)."""
@@ -93,10 +98,11 @@ def check_sizes(fn: func.FuncOp, pointers: Sequence[Pointer]) -> None:
     total = 0
     for p in pointers:  # static shapes: kernel_pointers refuses dynamic views
         total += math.prod(p.shape) * ELEMENT_BYTES.get(element_type_name(p.element), 8)
-    limit = R.input_byte_limit()
+    limit = min(R.input_byte_limit(), RANDOM_DRAW_BYTES)
     if total > limit:
         raise R.RunError(
-            f"the memory views of @{fn.sym_name.data} take {total} bytes; a run draws at most {limit}"
+            f"the memory views of @{fn.sym_name.data} take {total} bytes; a run draws at most "
+            f"{limit} bytes of random values (give larger views with --inputs)"
         )
 
 

@@ -24,6 +24,18 @@ CASES = {
     # A KTIR kernel through spyre-to-dataflow (an AssertionError in spyre-fuse before).
     "ktir_through_spyre_to_dataflow.mlir": (
         "opt", ":5:3: error: spyre-fuse: 'ktdp.get_compute_tile_id' does not compute tensors"),
+    # Found by the slow tier on session 6's code: an index constant past 64 bits in L2
+    # (OverflowError), an integer spyre.full of -inf (OverflowError in its verifier), an
+    # absolute view of 4 GB drawn at random (a hang), a generic whose body reads the tile
+    # id over operands shared by all tiles (a broadcast ValueError; now the kernel's own
+    # store race is reported).
+    "index_constant_past_64_bits.mlir": (
+        "run", "index_constant_past_64_bits.mlir:19:5: error: 'arith.constant' (program @k0): the integer -9223372036854775809 does not fit in 64 bits"),
+    "full_of_infinity_as_integer.mlir": ("opt", ":15:3: error: 'spyre.full': -inf is not an integer value for i64"),
+    "ktir_absolute_view_too_large_to_draw.mlir": (
+        "run", "spyre-run: error: the memory views of @shifted_sum take 4286586752 bytes; a run draws at most 1073741824 bytes of random values"),
+    "ktir_generic_per_tile_scalar.mlir": (
+        "run", "ktir_generic_per_tile_scalar.mlir:10:1: error: 'ls.store' (program @positions): store race on element [0, 1]"),
 }  # fmt: skip
 
 
