@@ -489,24 +489,21 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
 
 
 def is_whole_slice(op: Operation) -> bool:
-    try:
-        whole_slice(op)
-    except LoweringError:
-        return False
-    return True
-
-
-def whole_slice(op: Operation) -> None:
-    """A slice the lowering takes: all of its tensor (the rank-reducing
-    `extract_slice %x[0, 0, 0] [1, 256, 64] [1, 1, 1]` ktir-cpu's fused softmax writes),
-    a reshape. A part of a tile is a located error."""
+    """Whether a slice takes all of its tensor (the rank-reducing
+    `extract_slice %x[0, 0, 0] [1, 256, 64] [1, 1, 1]` ktir-cpu's fused softmax writes):
+    the lowering takes it as a reshape."""
     whole = op.operands[1].type if op.name == "tensor.insert_slice" else op.operands[0].type
     sizes = list(op.static_sizes.get_values())  # type: ignore[attr-defined]
-    if (
+    return not (
         op.offsets  # type: ignore[attr-defined]
         or op.sizes  # type: ignore[attr-defined]
         or any(o != 0 for o in op.static_offsets.get_values())  # type: ignore[attr-defined]
         or any(s != 1 for s in op.static_strides.get_values())  # type: ignore[attr-defined]
         or sizes != list(whole.get_shape())  # type: ignore[attr-defined]
-    ):
+    )
+
+
+def whole_slice(op: Operation) -> None:
+    """A located error for a slice of part of a tile where only whole ones lower."""
+    if not is_whole_slice(op):
         raise LoweringError(f"'{op.name}' of part of a tile is not supported", op)

@@ -33,7 +33,7 @@ from spyre_ir.passes.tile_kernel import (
     new_kernel,
     split_index,
 )
-from spyre_ir.passes.tile_stream import chunk_extent
+from spyre_ir.passes.tile_stream import chunk_extent, ring_group
 
 F32 = Float32Type()
 FLOATS = ("f16", "bf16", "f32")
@@ -66,17 +66,6 @@ def pinned(b: BodyBuilder, kind: str, inputs: list[SSAValue], output: SSAValue,
     op = dataflow.ComputeOp(kind, inputs, [output], attrs)
     op.attributes[CORELET] = IntegerAttr(0, i64)
     b.emit(op)
-
-
-def ring_group(cores: int, used: int, chunks: int) -> tuple[int, int]:
-    """(g, chunks per member): with fewer row tiles than cores, each tile's chunks are
-    split over a ring group of g consecutive cores, each member's first chunk inside
-    the row (later ones past its end read -inf); g = 1 keeps a tile on one core."""
-    g = min(cores // max(used, 1), chunks)
-    if g < 2:
-        return 1, chunks
-    per_member = cost_model.ceil_div(chunks, g)
-    return cost_model.ceil_div(chunks, per_member), per_member
 
 
 def combine_on_ring(b: BodyBuilder, lb: BodyBuilder, m: SSAValue, total: SSAValue,

@@ -65,17 +65,22 @@ RING_KIND = {"spyre.sum": "add", "spyre.mean": "add", "spyre.reduce_max": "max",
 """How the ring combines the partial results of each streamed reduction."""
 
 
-def ring_split(op: spyre.ReductionOp, cores: int, used: int, chunks: int) -> tuple[int, int]:
+def ring_group(cores: int, used: int, chunks: int) -> tuple[int, int]:
     """(g, chunks per member): with fewer row tiles than cores (a reduction over dim 0
     has one), each tile's chunks are split over a ring group of g consecutive cores
-    that combine their partial results with a ring all-reduce; g = 1 leaves the chunks
-    on one core. g is as large as the idle cores allow, then shrunk so every member's
-    first chunk is inside the input (later ones past its end read the identity)."""
+    that combine their partial results on the ring; g = 1 leaves the chunks on one
+    core. g is as large as the idle cores allow, then shrunk so every member's first
+    chunk is inside the input (later ones past its end read the identity)."""
     g = min(cores // max(used, 1), chunks)
-    if g < 2 or op.name not in RING_KIND:
+    if g < 2:
         return 1, chunks
     per_member = cost_model.ceil_div(chunks, g)
     return cost_model.ceil_div(chunks, per_member), per_member
+
+
+def ring_split(op: spyre.ReductionOp, cores: int, used: int, chunks: int) -> tuple[int, int]:
+    """`ring_group` for a reduction the ring can combine (else one core per tile)."""
+    return ring_group(cores, used, chunks) if op.name in RING_KIND else (1, chunks)
 
 
 def tile_stream_group(group: dataflow.GroupOp, op: spyre.ReductionOp,
