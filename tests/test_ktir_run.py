@@ -46,6 +46,7 @@ CASES = {
     "ring_sum_loop.mlir": "",
     "unit_dim_reduce.mlir": "",
     "group_ring_sums.mlir": "",
+    "local_slab_sum.mlir": "",
 }
 
 
@@ -514,3 +515,37 @@ def test_warnings_are_checked_under_verify_diagnostics(capsys, tmp_path):
     wanted.write_text("// expected-warning @+1 {{by unit dims only}}\nfunc.func @g() {\n}\n")
     status, _, err = opt(capsys, str(wanted), "--verify-diagnostics")
     assert status == 1 and 'expected warning "by unit dims only" was not produced' in err
+
+
+def test_own_memory_at_absolute_addresses_is_per_tile_input(capsys, tmp_path):
+    """local_slab_sum.mlir: the ct_local view at 0 and the LX view at 4096 are each
+    tile's own memory, one slab per tile after the kernel's arguments (%local0,
+    %local4096); out[t] = the sum of every tile's slab over its rows + tile t's bias
+    (checked against numpy)."""
+    slabs, bias = f16(4 * 32, 64, seed=7), f16(4, 64, seed=8)
+    names = {"out": np.zeros((4, 64), np.float16), "local0": slabs, "local4096": bias}
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "local_slab_sum.mlir"), "--inputs", inputs, "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    assert "check: ok" in out
+    (got,) = np.load(out_npz).values()
+    want = slabs.astype(np.float32).sum(axis=0) + bias.astype(np.float32)
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=0.1, rtol=2e-2)
+
+
+def test_a_store_to_own_memory_at_an_absolute_address_is_a_located_error(capsys, tmp_path):
+    text = (KERNELS / "local_slab_sum.mlir").read_text()
+    text = text.replace(
+        "ktdp.store %y, %out_tile",
+        "ktdp.store %x, %own_tile : tensor<32x64xf16>, !ktdp.access_tile<32x64xindex>\n"
+        "    ktdp.store %y, %out_tile",
+    )
+    path = tmp_path / "store_local.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1
+    assert "store_local.mlir:22:5: error: 'ktdp.construct_memory_view': a store to" in err

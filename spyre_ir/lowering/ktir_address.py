@@ -42,7 +42,8 @@ from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES
-from spyre_ir.interp.ktir import address_from_argument, is_lx_view
+from spyre_ir.interp.ktir import address_from_argument, grid_of, is_lx_view
+from spyre_ir.lowering.ktir_local import linear_tile_id, local_inputs, place_per_tile
 from spyre_ir.lowering.ktir_values import LoweringError
 
 _FOLDABLE = {
@@ -79,10 +80,12 @@ class AddressBuffer:
     element: object
     views: list[tuple[ktdp.ConstructMemoryViewOp, int]] = field(default_factory=list)
     """Each view with its address."""
+    local: bool = False
+    """A buffer of each tile's own memory (ktir_local): one slab per tile."""
 
     @property
     def name(self) -> str:
-        return f"mem{self.start}"
+        return f"{'local' if self.local else 'mem'}{self.start}"
 
 
 def fold_static_sizes(view: ktdp.ConstructMemoryViewOp) -> ktdp.ConstructMemoryViewOp:
@@ -140,26 +143,40 @@ def _reach(view: ktdp.ConstructMemoryViewOp) -> int:
 
 def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
     """The buffers of `fn`'s address space (none when every view is on a pointer
-    argument); constant SSA sizes of those views are made static on the way."""
-    placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]] = []
+    argument), then those of its tiles' own memory read as input (ktir_local);
+    constant SSA sizes of those views are made static on the way."""
+    local = {id(v) for v in local_inputs(fn) or []}
+    placed: dict[bool, list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]]] = {
+        False: [],
+        True: [],
+    }
     for op in list(fn.walk()):
         if not isinstance(op, ktdp.ConstructMemoryViewOp) or address_from_argument(op.offset):
             continue
         address = constant_value(op.offset)
         if address is None:
             continue  # neither a pointer nor a constant: the lowering reports it, in order
-        if is_lx_view(op) and op.memory_space.core.data == -1:  # type: ignore[attr-defined]
-            continue  # a core's own LX at a constant address: see ktir_lx
-        if _per_core(op):
+        own = id(op) in local
+        if not own and is_lx_view(op) and op.memory_space.core.data == -1:  # type: ignore[attr-defined]
+            continue  # a core's own LX the kernel writes: see ktir_lx
+        if not own and _per_core(op):
             raise LoweringError(
                 f"'{op.name}': views of {op.memory_space} memory at absolute addresses are "
-                "not supported (per-core memory is not an argument of the kernel)",
+                "not supported (only a tile's own memory, read as its input data)",
                 op,
             )
         op = fold_static_sizes(op)
         assert isinstance(op.result.type, MemRefType)
         width = ELEMENT_BYTES[element_type_name(op.result.type.element_type)]
-        placed.append((address * width, (address + _reach(op)) * width, op, address))
+        placed[own].append((address * width, (address + _reach(op)) * width, op, address))
+    return _group(placed[False], False) + _group(placed[True], True)
+
+
+def _group(
+    placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]], local: bool
+) -> list[AddressBuffer]:
+    """Views (byte start, byte end, view, address) grouped into buffers of views
+    whose bytes overlap."""
     placed.sort(key=lambda p: (p[0], p[1]))
     buffers: list[AddressBuffer] = []
     last_end = None
@@ -178,7 +195,7 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
             buffer.views.append((op, address))
             last_end = max(last_end, end)
         else:
-            buffers.append(AddressBuffer(address, address, element, [(op, address)]))
+            buffers.append(AddressBuffer(address, address, element, [(op, address)], local))
             last_end = end
     for buffer in buffers:
         buffer.end = max(a + _reach(v) for v, a in buffer.views)
@@ -192,9 +209,16 @@ def bind_absolute_addresses(fn: func.FuncOp) -> list[AddressBuffer]:
     if not buffers:
         return []
     block = fn.body.block
+    tile = linear_tile_id(fn, grid_of(fn)) if any(b.local for b in buffers) else None
     for buffer in buffers:
         pointer = block.insert_arg(IndexType(), len(block.args))
         pointer.name_hint = buffer.name
+        if buffer.local:
+            assert tile is not None
+            for view, address in buffer.views:
+                length = buffer.end - buffer.start
+                place_per_tile(view, pointer, tile, length, address - buffer.start)
+            continue
         for view, address in buffer.views:
             if address == buffer.start:
                 view.operands[0] = pointer
