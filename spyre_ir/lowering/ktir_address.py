@@ -17,8 +17,11 @@ the reference interpreter, the lowering and spyre-run's inputs treat it as any o
   `addi` / `subi` / `muli` / `divui` / `divsi` of constants) become static first, so
   a view's reach is known.
 
-What stays unsupported is a located error naming the construct: views of per-core memory (`LX`, `L0`, `ct_local`) at absolute
-addresses, and overlapping views of different element types.
+Views of a tile's own memory that the kernel only reads are per-tile input slabs,
+buffers `%local<ADDRESS>` after the `%mem` ones (ktir_local). What stays unsupported
+is a located error naming the construct: views of another core's memory or of L0 at
+absolute addresses, stores to `ct_local` ones, and overlapping views of different
+element types.
 """
 
 from __future__ import annotations
