@@ -549,3 +549,19 @@ def test_a_store_to_own_memory_at_an_absolute_address_is_a_located_error(capsys,
     status, out, err = run(capsys, str(path), "--check")
     assert status == 1
     assert "store_local.mlir:22:5: error: 'ktdp.construct_memory_view': a store to" in err
+
+
+def test_a_kernel_that_stores_nothing_has_nothing_to_compare(capsys, tmp_path):
+    """A kernel reading its tiles' own memory and storing nothing (as the spec's
+    inter-tile examples kt07a / kt07b do) runs on both sides; the check says there
+    was nothing to compare rather than `ok`."""
+    text = (KERNELS / "local_slab_sum.mlir").read_text()
+    text = text.replace(
+        "    ktdp.store %y, %out_tile : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n", ""
+    )
+    path = tmp_path / "no_store.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 0, out + err
+    assert "check: nothing to compare (the kernel stores nothing" in out + err
+    assert "check: ok" not in out + err

@@ -352,6 +352,13 @@ def check(pointers, outputs, results, reference, out) -> int:
         print(line, file=out)
     if problems:
         return 1
+    if not results:  # the spec's kt07a / kt07b: nothing stored, so nothing to compare
+        print(
+            "check: nothing to compare (the kernel stores nothing; it ran on the card and "
+            "in the KTIR interpreter)",
+            file=out,
+        )
+        return 0
     print(
         f"check: ok (max abs error {max(errors, default=0.0):.3g} against the KTIR "
         f"interpreter, {len(results)} result{'s' * (len(results) != 1)})",
