@@ -182,6 +182,9 @@ class Tile:
     view: View
     address: np.ndarray
     valid: np.ndarray
+    parts: tuple[Tile, ...] = ()
+    """A tile of a distributed view over several buffers: its part in each (valid
+    where the partition holds the coordinate); `view`, `address` then unused."""
 
 
 @dataclass
@@ -313,11 +316,8 @@ class Interpreter:
         parts = []
         for value in op.memrefs:
             view = self.get(value)
-            if not isinstance(view, View) or view.buffer != self.get(op.memrefs[0]).buffer:
-                raise KtirError(
-                    f"'{op.name}': partitions that are not views of one pointer are not supported",
-                    op,
-                )
+            if not isinstance(view, View):
+                raise KtirError(f"'{op.name}': partitions must be memory views", op)
             box = set_box(value.owner.coordinate_set, value.owner)  # type: ignore[attr-defined]
             parts.append((view, tuple(lo for lo, _ in box)))
         return [DistributedView(parts, tuple(op.result.type.get_shape()))]
@@ -332,6 +332,11 @@ class Interpreter:
                 self._addresses(part, [c - lo for c, lo in zip(coords, lows)], valid, rank)
                 for part, lows in view.parts
             ]
+            if len({t.view.buffer for t in tiles}) > 1:  # partitions of several pointers
+                inside = tiles[0].valid
+                for t in tiles[1:]:
+                    inside = inside | t.valid
+                return Tile(tiles[0].view, tiles[0].address, inside, tuple(tiles))
             address, inside = tiles[0].address, tiles[0].valid
             for t in tiles[1:]:
                 address = np.where(t.valid, t.address, address)
@@ -365,6 +370,12 @@ class Interpreter:
         return [self._addresses(view, coords, True, len(shape))]
 
     def _gather(self, tile: Tile, op: Operation) -> np.ndarray:
+        if tile.parts:  # each element from the partition that holds it
+            pieces = [(part.valid, self._gather(part, op)) for part in tile.parts]
+            out = np.zeros_like(pieces[0][1])
+            for valid, piece in pieces:
+                out = np.where(valid, piece, out)
+            return out
         memory = self.buffers[tile.view.buffer]
         ok = tile.valid & self.active(tile.address.ndim - 1)
         safe = np.where(ok, tile.address, 0)
@@ -378,11 +389,17 @@ class Interpreter:
     def store(self, op: ktdp.StoreOp) -> list[object]:
         tile: Tile = self.get(op.access_tile)
         data = np.asarray(self.get(op.data_tile))
+        for part in tile.parts:  # a distributed view of several pointers: each its own
+            self._store_into(part, data)
+        if not tile.parts:
+            self._store_into(tile, data)
+        return []
+
+    def _store_into(self, tile: Tile, data: np.ndarray) -> None:
         memory = self.buffers[tile.view.buffer]
         ok = tile.valid & self.active(tile.address.ndim - 1)
         address, data, ok = np.broadcast_arrays(tile.address, data, ok)
         memory[address[ok]] = data[ok].astype(memory.dtype)
-        return []
 
     # ------------------------------------------------------------ control flow
 

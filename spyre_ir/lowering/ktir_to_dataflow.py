@@ -638,9 +638,11 @@ class KernelLowering:
 
 def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
     """The L2 function of KTIR kernel `fn` (not inserted)."""
+    from spyre_ir.lowering.ktir_distributed import split_distributed_copies
     from spyre_ir.lowering.ktir_specialize import specialize_views
 
     specialize_views(fn, scalars)
+    split_distributed_copies(fn, scalars)  # copies out of views over several pointers
     pointers = kernel_pointers(fn)
     check_in_place(fn, pointers)
     inputs = [p for p in pointers.values() if p.read]
