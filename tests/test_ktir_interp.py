@@ -59,3 +59,11 @@ def test_group_sums_at_pointer_offsets_of_the_group_and_lane():
     out = run_kernel(kernel("group_ring_sums.mlir"), {0: x, 1: np.zeros((2, 64), np.float16)}, {})
     sums = x.astype(np.float32).reshape(2, 4, 64).sum(axis=1)
     np.testing.assert_allclose(out[1], sums, atol=0.02)
+
+
+def test_distributed_view_over_two_pointers():
+    # Each element of the global view comes from the partition whose set holds it.
+    a0, a1 = f16(32, 48), f16(32, 80, seed=1)
+    arrays = {0: a0, 1: a1, 2: np.zeros((32, 128), np.float16)}
+    out = run_kernel(kernel("distributed_two_pointers.mlir"), arrays, {3: 128})
+    np.testing.assert_array_equal(out[2], np.concatenate([a0, a1], axis=1))

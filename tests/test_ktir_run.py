@@ -47,6 +47,7 @@ CASES = {
     "unit_dim_reduce.mlir": "",
     "group_ring_sums.mlir": "",
     "local_slab_sum.mlir": "",
+    "distributed_two_pointers.mlir": "n=128",
 }
 
 
@@ -565,3 +566,34 @@ def test_a_kernel_that_stores_nothing_has_nothing_to_compare(capsys, tmp_path):
     assert status == 0, out + err
     assert "check: nothing to compare (the kernel stores nothing" in out + err
     assert "check: ok" not in out + err
+
+
+def test_distributed_view_over_two_pointers_on_the_card(capsys, tmp_path):
+    """distributed_two_pointers.mlir: the copy of [a0 | a1] in 32-column tiles, one
+    of them straddling both partitions, on the simulated card (checked against numpy;
+    the card's host copy rounds f16 to DLFloat16)."""
+    a0, a1 = f16(32, 48, seed=1), f16(32, 80, seed=2)
+    names = {"a0": a0, "a1": a1, "b": np.zeros((32, 128), np.float16)}
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "distributed_two_pointers.mlir"), "--inputs", inputs]
+    status, out, err = run(capsys, *argv, "--scalars", "n=128", "--output", str(out_npz), "--check")
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    want = np.concatenate([a0, a1], axis=1)
+    # The card holds f16 as DLFloat16: compare what its host copy keeps.
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3)
+
+
+def test_a_distributed_view_over_two_pointers_with_an_unfixed_loop_is_a_located_error(
+    capsys, tmp_path
+):
+    text = (KERNELS / "distributed_two_pointers.mlir").read_text()
+    path = tmp_path / "unfixed.mlir"
+    path.write_text(text)
+    # A bound of 4096 is 128 iterations to unroll: more than the lowering takes.
+    status, out, err = run(capsys, str(path), "--scalars", "n=4096")
+    assert status == 1
+    assert "unfixed.mlir:" in err and "(at most 64)" in err

@@ -1,0 +1,48 @@
+// What a distributed view over several pointers does not support in the lowering
+// (ktir_distributed.py): each a located error naming the construct.
+// RUN: spyre-opt %s -p 'convert-ktir-to-dataflow{scalars="n=64"}' --split-input-file --verify-diagnostics
+// RUN: spyre-opt %s -p 'convert-ktir-to-dataflow{scalars="n=64"}' --split-input-file --verify-diagnostics 2>&1 | %no-traceback
+
+#A0_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 47 >= 0)>
+#A1_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 - 48 >= 0, -d1 + 127 >= 0)>
+#tile = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 31 >= 0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @k(%a0_ptr: index, %a1_ptr: index, %b_ptr: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %a0 = ktdp.construct_memory_view %a0_ptr, sizes: [32, 48], strides: [48, 1] {coordinate_set = #A0_set, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x48xf16>
+  %a1 = ktdp.construct_memory_view %a1_ptr, sizes: [32, 80], strides: [80, 1] {coordinate_set = #A1_set, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x80xf16>
+  %a = ktdp.construct_distributed_memory_view (%a0, %a1 : memref<32x48xf16>, memref<32x80xf16>) : memref<32x128xf16>
+  %b = ktdp.construct_memory_view %b_ptr, sizes: [32, 32], strides: [32, 1] {coordinate_set = #tile, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x32xf16>
+  %at = ktdp.construct_access_tile %a[%c0, %c0] {access_tile_set = #tile, access_tile_order = #id} : memref<32x128xf16> -> !ktdp.access_tile<32x32xindex>
+  %bt = ktdp.construct_access_tile %b[%c0, %c0] {access_tile_set = #tile, access_tile_order = #id} : memref<32x32xf16> -> !ktdp.access_tile<32x32xindex>
+  %x = ktdp.load %at : !ktdp.access_tile<32x32xindex> -> tensor<32x32xf16>
+  %e = tensor.empty() : tensor<32x32xf16>
+  // expected-error @+1 {{the loaded tile's use by 'linalg.add' is not supported (only stores of the whole tile}}
+  %y = linalg.add ins(%x, %x : tensor<32x32xf16>, tensor<32x32xf16>) outs(%e : tensor<32x32xf16>) -> tensor<32x32xf16>
+  ktdp.store %y, %bt : tensor<32x32xf16>, !ktdp.access_tile<32x32xindex>
+  return
+}
+
+// -----
+
+#A0_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 47 >= 0)>
+#A1_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 - 48 >= 0, -d1 + 127 >= 0)>
+#tile = affine_set<(d0, d1) : (d0 >= 0, -d0 + 31 >= 0, d1 >= 0, -d1 + 31 >= 0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @k(%a0_ptr: index, %a1_ptr: index, %b_ptr: index) attributes {grid = [2]} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %t = ktdp.get_compute_tile_id : index
+  %col = arith.muli %t, %c32 : index
+  %a0 = ktdp.construct_memory_view %a0_ptr, sizes: [32, 48], strides: [48, 1] {coordinate_set = #A0_set, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x48xf16>
+  %a1 = ktdp.construct_memory_view %a1_ptr, sizes: [32, 80], strides: [80, 1] {coordinate_set = #A1_set, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x80xf16>
+  %a = ktdp.construct_distributed_memory_view (%a0, %a1 : memref<32x48xf16>, memref<32x80xf16>) : memref<32x128xf16>
+  %b = ktdp.construct_memory_view %b_ptr, sizes: [32, 64], strides: [64, 1] {coordinate_set = #tile, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<32x64xf16>
+  // A base from the tile id: a different split on each core.
+  // expected-error @+1 {{its base must be constant (a loop the scalars fix is unrolled) and its order the identity}}
+  %at = ktdp.construct_access_tile %a[%c0, %col] {access_tile_set = #tile, access_tile_order = #id} : memref<32x128xf16> -> !ktdp.access_tile<32x32xindex>
+  %bt = ktdp.construct_access_tile %b[%c0, %col] {access_tile_set = #tile, access_tile_order = #id} : memref<32x64xf16> -> !ktdp.access_tile<32x32xindex>
+  %x = ktdp.load %at : !ktdp.access_tile<32x32xindex> -> tensor<32x32xf16>
+  ktdp.store %x, %bt : tensor<32x32xf16>, !ktdp.access_tile<32x32xindex>
+  return
+}
