@@ -22,7 +22,7 @@ _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"
 
 def fold_index(value: SSAValue, fn: func.FuncOp, scalars: dict[str, float]) -> int | None:
     """The integer `value` has for these scalars (None: not known before run time)."""
-    from spyre_ir.lowering.ktir_to_dataflow import _INDEX_OPS
+    from spyre_ir.lowering.ktir_kernel import _INDEX_OPS
 
     if isinstance(value, BlockArgument):
         if value.owner is not fn.body.block:

@@ -9,7 +9,8 @@ cores(T)` over the T tiles of the grid (SPMD over the tile id, the kernel's core
   layout. A pointer whose access tiles cover part of a stick along the last dim (e.g.
   one element of a per-row statistic) gets a trailing unit dim: one element per stick,
   padded, so tiles of different cores never share a stick;
-* scalar arguments take their values from the pass option `scalars` ("K=2048,eps=1e-5"):
+* scalar arguments take their values from the pass option `scalars` ("K=2048,eps=1e-5";
+  ktir_kernel.py):
   the kernel is specialised, loop bounds become constants;
 * `ktdp.get_compute_tile_id` is the core id (delinearised over the grid, first dim
   fastest, as ktir-cpu numbers tiles); index arithmetic is kept as `arith` on index;
@@ -55,97 +56,29 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
-from spyre_ir.dialects.spyre import element_type_name
-from spyre_ir.dialects.stick_layout import StickLayoutAttr
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
-from spyre_ir.layout import default_layout
 from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
+from spyre_ir.lowering.ktir_kernel import (
+    _INDEX_OPS,
+    grid_of,
+    ktir_kernels,
+    parse_scalars,
+    scalar_value,
+    tensor_type,
+)
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import (
     Buf,
     Index,
     Lazy,
     LoweringError,
-    Pointer,
     Scalar,
     check_in_place,
     kernel_pointers,
 )
-
-_INDEX_OPS = {
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
-    "arith.muli": lambda a, b: a * b, "arith.divui": lambda a, b: a // b,
-    "arith.divsi": lambda a, b: int(a / b), "arith.floordivsi": lambda a, b: a // b,
-    "arith.ceildivsi": lambda a, b: -(-a // b), "arith.ceildivui": lambda a, b: -(-a // b),
-    "arith.remui": lambda a, b: a % b, "arith.remsi": lambda a, b: int(math.fmod(a, b)),
-    "arith.minsi": min, "arith.maxsi": max, "arith.minui": min, "arith.maxui": max,
-    "arith.index_cast": lambda a: a, "arith.index_castui": lambda a: a,
-}  # fmt: skip
-
-
-def parse_scalars(text: str) -> dict[str, float]:
-    """`"K=2048,eps=1e-5"` -> {"K": 2048.0, "eps": 1e-05}; ValueError when malformed."""
-    values: dict[str, float] = {}
-    for item in (t.strip() for t in text.split(",")):
-        if not item:
-            continue
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"expected NAME=VALUE, got '{item}'")
-        try:
-            values[name.strip().lstrip("%")] = float(value)
-        except ValueError:
-            raise ValueError(f"value of {name.strip()} is not a number: '{value}'") from None
-    return values
-
-
-def ktir_kernels(module: ModuleOp) -> list[func.FuncOp]:
-    """The KTIR kernels of a module: functions whose bodies use `ktdp` ops."""
-    return [
-        op
-        for op in module.ops
-        if isinstance(op, func.FuncOp)
-        and op.body.blocks
-        and any(o.name.startswith("ktdp.") for o in op.walk())
-    ]
-
-
-def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
-    attr = fn.attributes.get("grid")
-    if attr is None:
-        return (1,)
-    return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
-
-
-def tensor_type(p: Pointer) -> TensorType:
-    shape = (*p.shape, 1) if p.padded else p.shape
-    layout = default_layout(shape, element_type_name(p.element))
-    return TensorType(p.element, shape, StickLayoutAttr.from_layout(layout))
-
-
-def scalar_value(fn: func.FuncOp, k: int, scalars: dict[str, float]) -> Index | Scalar:
-    arg = fn.body.block.args[k]
-    name = arg.name_hint or f"arg{k}"
-    if not isinstance(arg.type, IndexType | IntegerType | AnyFloat):
-        raise LoweringError(
-            f"kernel argument %{name} is {arg.type}: KTIR kernels take pointers as index values",
-            fn,
-        )
-    if name not in scalars:
-        raise LoweringError(
-            f"kernel @{fn.sym_name.data} needs a value for its scalar argument %{name} "
-            f'({arg.type}): give scalars="{name}=VALUE" (spyre-run: --scalars {name}=VALUE)',
-            fn,
-        )
-    value = scalars[name]
-    if isinstance(arg.type, IndexType | IntegerType):
-        if value != int(value):
-            raise LoweringError(f"scalar %{name} is {arg.type} but {value} is not an integer", fn)
-        return Index(None, int(value))
-    return Scalar(value, arg.type)
 
 
 class KernelLowering:

@@ -46,9 +46,9 @@ from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.interp.numerics import to_storage
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_calls import inline_calls
+from spyre_ir.lowering.ktir_kernel import grid_of, ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
-from spyre_ir.lowering.ktir_to_dataflow import grid_of, ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
 from spyre_ir.tools import spyre_run as R
 
