@@ -48,6 +48,7 @@ CASES = {
     "group_ring_sums.mlir": "",
     "local_slab_sum.mlir": "",
     "distributed_two_pointers.mlir": "n=128",
+    "distributed_lx_partitions.mlir": "",
 }
 
 
@@ -597,3 +598,27 @@ def test_a_distributed_view_over_two_pointers_with_an_unfixed_loop_is_a_located_
     status, out, err = run(capsys, str(path), "--scalars", "n=4096")
     assert status == 1
     assert "unfixed.mlir:" in err and "(at most 64)" in err
+
+
+def test_distributed_view_over_hbm_and_two_cores_lx(capsys, tmp_path):
+    """distributed_lx_partitions.mlir: core 0's column-major LX partition is the
+    transpose of a 64x16 input (%core0_lx0), core 1's a 48x64 one; both tiles copy
+    the 96x64 global view to %mem8192 (checked against numpy)."""
+    hbm, lx0, lx1 = f16(32, 64, seed=1), f16(64, 16, seed=2), f16(48, 64, seed=3)
+    names = {
+        "mem0": hbm,
+        "mem8192": np.zeros((96, 64), np.float16),
+        "core0_lx0": lx0,
+        "core1_lx1024": lx1,
+    }
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "distributed_lx_partitions.mlir"), "--inputs", inputs]
+    status, out, err = run(capsys, *argv, "--output", str(out_npz), "--check")
+    assert status == 0, out + err
+    assert "%mem8192: tensor<96x64xf16>" in out
+    (got,) = np.load(out_npz).values()
+    want = np.concatenate([hbm, lx0.T, lx1]).astype(np.float32)
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-3)

@@ -42,11 +42,16 @@ from xdsl.ir import BlockArgument, SSAValue
 
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
-from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
+from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind, SpyreMemorySpaceAttr
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES
 from spyre_ir.interp.ktir import address_from_argument, grid_of, is_lx_view
-from spyre_ir.lowering.ktir_local import linear_tile_id, local_inputs, place_per_tile
+from spyre_ir.lowering.ktir_local import (
+    linear_tile_id,
+    local_inputs,
+    other_core_input,
+    place_per_tile,
+)
 from spyre_ir.lowering.ktir_values import LoweringError
 
 _FOLDABLE = {
@@ -83,12 +88,17 @@ class AddressBuffer:
     element: object
     views: list[tuple[ktdp.ConstructMemoryViewOp, int]] = field(default_factory=list)
     """Each view with its address."""
-    local: bool = False
-    """A buffer of each tile's own memory (ktir_local): one slab per tile."""
+    space: str = "mem"
+    """`mem` (HBM), `local` (each tile's own memory, ktir_local: one slab per tile) or
+    `core<N>_lx` (core N's LX, read as input data)."""
 
     @property
     def name(self) -> str:
-        return f"{'local' if self.local else 'mem'}{self.start}"
+        return f"{self.space}{self.start}"
+
+    @property
+    def local(self) -> bool:
+        return self.space == "local"
 
 
 def fold_static_sizes(view: ktdp.ConstructMemoryViewOp) -> ktdp.ConstructMemoryViewOp:
@@ -149,10 +159,7 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
     argument), then those of its tiles' own memory read as input (ktir_local);
     constant SSA sizes of those views are made static on the way."""
     local = {id(v) for v in local_inputs(fn) or []}
-    placed: dict[bool, list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]]] = {
-        False: [],
-        True: [],
-    }
+    placed: dict[str, list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]]] = {}
     for op in list(fn.walk()):
         if not isinstance(op, ktdp.ConstructMemoryViewOp) or address_from_argument(op.offset):
             continue
@@ -160,9 +167,10 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
         if address is None:
             continue  # neither a pointer nor a constant: the lowering reports it, in order
         own = id(op) in local
-        if not own and is_lx_view(op) and op.memory_space.core.data == -1:  # type: ignore[attr-defined]
+        space = "local" if own else other_core_input(op)
+        if space is None and is_lx_view(op) and op.memory_space.core.data == -1:  # type: ignore[attr-defined]
             continue  # a core's own LX the kernel writes: see ktir_lx
-        if not own and _per_core(op):
+        if space is None and _per_core(op):
             raise LoweringError(
                 f"'{op.name}': views of {op.memory_space} memory at absolute addresses are "
                 "not supported (only a tile's own memory, read as its input data)",
@@ -171,12 +179,14 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
         op = fold_static_sizes(op)
         assert isinstance(op.result.type, MemRefType)
         width = ELEMENT_BYTES[element_type_name(op.result.type.element_type)]
-        placed[own].append((address * width, (address + _reach(op)) * width, op, address))
-    return _group(placed[False], False) + _group(placed[True], True)
+        at = (address * width, (address + _reach(op)) * width, op, address)
+        placed.setdefault(space or "mem", []).append(at)
+    spaces = sorted(placed, key=lambda k: (k != "mem", k != "local", k))
+    return [b for k in spaces for b in _group(placed[k], k)]
 
 
 def _group(
-    placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]], local: bool
+    placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]], space: str
 ) -> list[AddressBuffer]:
     """Views (byte start, byte end, view, address) grouped into buffers of views
     whose bytes overlap."""
@@ -198,7 +208,7 @@ def _group(
             buffer.views.append((op, address))
             last_end = max(last_end, end)
         else:
-            buffers.append(AddressBuffer(address, address, element, [(op, address)], local))
+            buffers.append(AddressBuffer(address, address, element, [(op, address)], space))
             last_end = end
     for buffer in buffers:
         buffer.end = max(a + _reach(v) for v, a in buffer.views)
@@ -222,6 +232,9 @@ def bind_absolute_addresses(fn: func.FuncOp) -> list[AddressBuffer]:
                 length = buffer.end - buffer.start
                 place_per_tile(view, pointer, tile, length, address - buffer.start)
             continue
+        for view, _ in buffer.views:
+            if buffer.space != "mem":  # another core's LX: an input buffer (ktir_local)
+                view.properties["memory_space"] = SpyreMemorySpaceAttr(SpyreMemoryKind.HBM)
         for view, address in buffer.views:
             if address == buffer.start:
                 view.operands[0] = pointer

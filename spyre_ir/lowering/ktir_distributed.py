@@ -27,9 +27,18 @@ stores through such a view, non-rectangular sets or permuted orders.
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_syntax as syntax
@@ -38,7 +47,7 @@ from spyre_ir.interp.ktir import eval_affine
 from spyre_ir.lowering.ktir_memory import rectangle
 from spyre_ir.lowering.ktir_specialize import fold_index
 from spyre_ir.lowering.ktir_tile_offset import _box
-from spyre_ir.lowering.ktir_values import LoweringError
+from spyre_ir.lowering.ktir_values import LoweringError, column_major_twin
 
 MAX_TRIPS = 64
 """The most iterations a loop over a distributed view is unrolled to."""
@@ -81,8 +90,13 @@ def split_distributed_copies(fn: func.FuncOp, scalars: dict[str, float]) -> None
             if isinstance(tile, ktdp.ConstructAccessTileOp):
                 _split_tile(tile, view, fn, scalars)
         if not view.result.uses:
+            parts = [v.owner for v in view.memrefs]
             view.detach()
             view.erase()
+            for part in parts:  # now read only through the pieces' views
+                if isinstance(part, Operation) and not part.results[0].uses:
+                    part.detach()
+                    part.erase()
 
 
 def _unroll(loop: scf.ForOp, fn: func.FuncOp, scalars, view: Operation) -> None:
@@ -125,17 +139,25 @@ def _identity(tile: ktdp.ConstructAccessTileOp) -> bool:
     return order == AffineMap.identity(order.num_dims)
 
 
-def _new_tile(base: SSAValue, at: list[int], sizes: list[int], before: Operation) -> SSAValue:
-    """An access tile of `sizes` at constant `at` on `base`, built before `before`."""
+def _new_tile(
+    base: SSAValue, at: list[int], sizes: list[int], before: Operation, transposed: bool = False
+) -> SSAValue:
+    """An access tile of `sizes` at constant `at` on `base`, built before `before`;
+    `transposed`: a 2-D tile in the transposed order (of shape sizes reversed)."""
     consts = [arith.ConstantOp(IntegerAttr(a, IndexType())) for a in at]
     rank = len(sizes)
+    order = (
+        AffineMap(2, 0, (AffineDimExpr(1), AffineDimExpr(0)))
+        if transposed
+        else AffineMap.identity(rank)
+    )
     tile = ktdp.ConstructAccessTileOp.create(
         operands=[base, *(c.result for c in consts)],
-        result_types=[AccessTileType(sizes)],
+        result_types=[AccessTileType(sizes[::-1] if transposed else sizes)],
         properties={
             "base_map": AffineMapAttr(AffineMap.identity(rank)),
             "access_tile_set": _box(sizes),
-            "access_tile_order": AffineMapAttr(AffineMap.identity(rank)),
+            "access_tile_order": AffineMapAttr(order),
             "operandSegmentSizes": syntax.segments(1, rank, 0),
         },
     )
@@ -167,7 +189,11 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
                 continue  # this partition holds none of the tile
             sizes = [h - low + 1 for low, h in zip(lo, hi)]
             local = [low - p for low, (p, _) in zip(lo, part_box)]
-            piece_tile = _new_tile(part, local, sizes, load)
+            twin = _row_major_twin(part.owner)  # type: ignore[arg-type]
+            if twin is None:
+                piece_tile = _new_tile(part, local, sizes, load)
+            else:  # a column-major partition: a transposed tile of its row-major twin
+                piece_tile = _new_tile(twin, local[::-1], sizes[::-1], load, transposed=True)
             element = load.result.type.element_type  # type: ignore[attr-defined]
             piece = ktdp.LoadOp.create(
                 operands=[piece_tile], result_types=[TensorType(element, sizes)]
@@ -191,6 +217,33 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
         load.erase()
     tile.detach()
     tile.erase()
+
+
+def _row_major_twin(part: ktdp.ConstructMemoryViewOp) -> SSAValue | None:
+    """The row-major view (at the same address) whose transpose a column-major
+    partition is (ktir_values.column_major_twin), made once after it; None for a
+    row-major partition."""
+    twin = column_major_twin(part)
+    if twin is None:
+        return None
+    after = part.next_op  # made already: the op right after it
+    if isinstance(after, ktdp.ConstructMemoryViewOp) and after.attributes.get("twin"):
+        return after.result
+    memref = part.result.type
+    assert isinstance(memref, MemRefType)
+    props = dict(part.properties)
+    props["static_sizes"] = DenseArrayBase.from_list(i64, list(twin))
+    props["static_strides"] = DenseArrayBase.from_list(i64, [twin[1], 1])
+    props["coordinate_set"] = _box(list(twin))
+    view = ktdp.ConstructMemoryViewOp.create(
+        operands=[part.offset],
+        result_types=[MemRefType(memref.element_type, list(twin))],
+        properties=props,
+        attributes={"twin": UnitAttr()},
+    )
+    view.location = part.location
+    part.parent_block().insert_op_after(view, part)  # type: ignore[union-attr]
+    return view.result
 
 
 def _copy_stores(load: ktdp.LoadOp, box, fn, scalars, where: str):

@@ -108,3 +108,19 @@ def place_per_tile(
     view.operands[0] = at.result
     view.properties["memory_space"] = SpyreMemorySpaceAttr(SpyreMemoryKind.HBM)
     assert isinstance(view.result.type, MemRefType)
+
+
+def other_core_input(view: ktdp.ConstructMemoryViewOp) -> str | None:
+    """`core<N>_lx` for a view of core N's LX (`<LX, core = N>`) that no store of the
+    kernel writes: data that core holds before the kernel, read by any tile (as the
+    LX partitions of ktir-cpu's distributed-view-copy.mlir); None for other views. A
+    store to one is a located error."""
+    if not is_lx_view(view) or view.memory_space.core.data < 0:  # type: ignore[attr-defined]
+        return None
+    if _stored(view):
+        raise LoweringError(
+            f"'{view.name}': a store to {view.memory_space} memory at an absolute address "
+            "is not supported (another core's LX is read as that core's input data)",
+            view,
+        )
+    return f"core{view.memory_space.core.data}_lx"  # type: ignore[attr-defined]

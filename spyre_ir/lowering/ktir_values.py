@@ -182,6 +182,18 @@ def pointer_views(arg: SSAValue) -> list[tuple[ktdp.ConstructMemoryViewOp, int]]
     return found
 
 
+def column_major_twin(view: ktdp.ConstructMemoryViewOp) -> tuple[int, int] | None:
+    """For a 2-D column-major view (strides [1, s], s at least its rows: element (i, j)
+    at i + s * j, as an LX partition of ktir-cpu's distributed-view-copy.mlir), the
+    shape [columns, s] of the row-major tensor whose transpose it views; else None."""
+    if view.sizes or view.strides or len(view.sizes_static()) != 2:
+        return None
+    (rows, cols), (s0, s1) = view.sizes_static(), view.strides_static()
+    if s0 != 1 or s1 < rows or cols < 2:
+        return None
+    return (cols, s1)
+
+
 def pointer_shape(
     name: str, views: list[tuple[ktdp.ConstructMemoryViewOp, int]]
 ) -> tuple[tuple[int, ...], Attribute]:
@@ -207,6 +219,9 @@ def pointer_shape(
             views[0][0],
         )
     if len(shapes) == 1 and all(offset == 0 for _, offset in views):
+        twin = column_major_twin(views[0][0])
+        if len(views) == 1 and twin is not None:
+            return twin, first.element_type  # the row-major tensor it is the transpose of
         return tuple(first.get_shape()), first.element_type
     strides = {tuple(v.strides_static()) for v, _ in views}
     if len(strides) != 1 or any(v.sizes or v.strides for v, _ in views):
