@@ -26,6 +26,8 @@ stores through such a view, non-rectangular sets or permuted orders.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -79,6 +81,7 @@ def split_distributed_copies(fn: func.FuncOp, scalars: dict[str, float]) -> None
         if isinstance(op, ktdp.ConstructDistributedMemoryViewOp) and _several_pointers(op)
     ]
     for view in views:
+        _check_disjoint(view)
         while True:  # unroll the loops around its tiles, innermost first
             loops = [u.operation.parent_op() for u in view.result.uses]
             loop = next((lp for lp in loops if isinstance(lp, scf.ForOp)), None)
@@ -97,6 +100,18 @@ def split_distributed_copies(fn: func.FuncOp, scalars: dict[str, float]) -> None
                 if isinstance(part, Operation) and not part.results[0].uses:
                     part.detach()
                     part.erase()
+
+
+def _check_disjoint(view: ktdp.ConstructDistributedMemoryViewOp) -> None:
+    boxes = [rectangle(p.owner.coordinate_set, p.owner) for p in view.memrefs]  # type: ignore[attr-defined]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if all(max(x[0], y[0]) <= min(x[1], y[1]) for x, y in zip(a, b)):
+                raise LoweringError(
+                    f"'{view.name}': partitions whose coordinate sets {a} and {b} overlap "
+                    "are not supported (KTDP.td leaves such a view's reads unspecified)",
+                    view,
+                )
 
 
 def _unroll(loop: scf.ForOp, fn: func.FuncOp, scalars, view: Operation) -> None:
@@ -181,6 +196,7 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
         if not isinstance(load, ktdp.LoadOp):
             raise LoweringError(f"{where}: its use by '{load.name}' is not supported", load)
         stores = _copy_stores(load, box, fn, scalars, where)
+        covered = 0
         for part in view.memrefs:
             part_box = rectangle(part.owner.coordinate_set, part.owner)  # type: ignore[attr-defined]
             lo = [max(a, p) for (a, _), (p, _) in zip(box, part_box)]
@@ -188,6 +204,7 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
             if any(h < low for low, h in zip(lo, hi)):
                 continue  # this partition holds none of the tile
             sizes = [h - low + 1 for low, h in zip(lo, hi)]
+            covered += math.prod(sizes)
             local = [low - p for low, (p, _) in zip(lo, part_box)]
             twin = _row_major_twin(part.owner)  # type: ignore[arg-type]
             if twin is None:
@@ -206,6 +223,8 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
                 new = ktdp.StoreOp.create(operands=[piece.result, dest_tile])
                 new.location = store.location
                 store.parent_block().insert_op_before(new, store)  # type: ignore[union-attr]
+        if covered != math.prod(hi - lo + 1 for lo, hi in box):
+            raise LoweringError(f"{where}: coordinates {box} that no partition holds", tile)
         for store, _, _ in stores:
             old_tile = store.access_tile.owner
             store.detach()

@@ -19,8 +19,14 @@ func.func @k() attributes {grid = [1]} {
 #all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>
 func.func @k() attributes {grid = [1]} {
   %at = arith.constant 4096 : index
-  // expected-error @+1 {{views of #ktdp.spyre_memory_space<LX, core = 1> memory at absolute addresses are not supported}}
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : f16
+  // Another core's LX at an absolute address is read as that core's data: not stored.
+  // expected-error @+1 {{a store to #ktdp.spyre_memory_space<LX, core = 1> memory at an absolute address is not supported}}
   %x = ktdp.construct_memory_view %at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<LX, core = 1>} : memref<64x64xf16>
+  %t = ktdp.construct_access_tile %x[%c0, %c0] {access_tile_set = #all, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<64x64xf16> -> !ktdp.access_tile<64x64xindex>
+  %s = tensor.splat %v : tensor<64x64xf16>
+  ktdp.store %s, %t : tensor<64x64xf16>, !ktdp.access_tile<64x64xindex>
   return
 }
 
