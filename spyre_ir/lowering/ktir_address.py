@@ -18,10 +18,11 @@ the reference interpreter, the lowering and spyre-run's inputs treat it as any o
   a view's reach is known.
 
 Views of a tile's own memory that the kernel only reads are per-tile input slabs,
-buffers `%local<ADDRESS>` after the `%mem` ones (ktir_local). What stays unsupported
-is a located error naming the construct: views of another core's memory or of L0 at
-absolute addresses, stores to `ct_local` ones, and overlapping views of different
-element types.
+buffers `%local<ADDRESS>` after the `%mem` ones, and views of core N's LX it only
+reads input buffers `%core<N>_lx<ADDRESS>` (ktir_local). What stays unsupported is a
+located error naming the construct: views of L0 at absolute addresses, stores to
+`ct_local` or another core's LX there, and overlapping views of different element
+types.
 """
 
 from __future__ import annotations

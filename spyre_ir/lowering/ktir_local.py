@@ -21,8 +21,14 @@ simulated time includes that load.
 
 Only views no store of the kernel writes qualify (`ct_local`, and `LX` without a
 core when the kernel stores to no LX view: ktir_lx keeps LX a kernel writes); a
-`ct_local` view a kernel also stores to stays a located error, as do views of
-another core's memory (`<LX, core = N>`) and of L0.
+`ct_local` view a kernel also stores to stays a located error, as do views of L0.
+
+A view of another core's LX (`<LX, core = N>`, the LX partitions of ktir-cpu's
+distributed-view-copy.mlir) that no store writes is data core N holds before the
+kernel, the same whichever tile reads it: `other_core_input` names its buffer
+`core<N>_lx`, an input in HBM like the `%mem` ones (the card would read it over the
+ring from core N; the simulator reads it from LPDDR5). A store to one is a located
+error.
 """
 
 from __future__ import annotations
