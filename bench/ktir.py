@@ -26,7 +26,8 @@ check's largest error and the simulated time; a step that fails shows the first 
 of its error (`no-out`: the kernel ran but stores nothing, so nothing was compared;
 not counted as a match). Scalar arguments come from a sidecar `NAME.scalars` file next to the
 kernel (`K=2048,BM=32`), as spyre-run's `--scalars` takes them, and the launch grid
-of a kernel written without a `grid` attribute from `NAME.grid` (`32`, as `--grid`).
+of a kernel written without a `grid` attribute from `NAME.grid` (`32`, as `--grid`),
+what its absolute addresses count from `NAME.unit` (`byte`, as `--address-unit`).
 """
 
 from __future__ import annotations
@@ -367,9 +368,15 @@ def public_row(path: Path) -> dict:
     scalars = sidecar.read_text().strip() if sidecar.exists() else ""
     grid_file = path.with_suffix(".grid")  # the launch grid of a kernel without one
     grid = grid_file.read_text().strip() if grid_file.exists() else ""
+    unit_file = path.with_suffix(".unit")  # what its absolute addresses count
+    unit = unit_file.read_text().strip() if unit_file.exists() else ""
     opt = [str(BIN / "spyre-opt"), str(path)]
     row: dict = {"file": path.name}
-    options = ",".join([f'scalars="{scalars}"'] * bool(scalars) + [f'grid="{grid}"'] * bool(grid))
+    options = ",".join(
+        [f'scalars="{scalars}"'] * bool(scalars)
+        + [f'grid="{grid}"'] * bool(grid)
+        + [f"address-unit={unit}"] * bool(unit)
+    )
     steps = {
         "parse": opt,
         "lower": opt + ["-p", f"ktir-to-units{{{options}}}" if options else "ktir-to-units"],
@@ -385,6 +392,8 @@ def public_row(path: Path) -> dict:
         argv += ["--scalars", scalars]
     if grid:
         argv += ["--grid", grid]
+    if unit:
+        argv += ["--address-unit", unit]
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True)
     row["wall_s"] = time.perf_counter() - start

@@ -133,9 +133,12 @@ class _KtirPipeline(ModulePass):
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
     grid: str = ""
     """The launch grid ("32", "2,16") of kernels without a `grid` attribute."""
+    address_unit: str = "element"
+    """What absolute addresses count (convert-ktir-to-dataflow's option)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = {"scalars": self.scalars, "lx_bytes": self.lx_bytes, "grid": self.grid}
+        options["address_unit"] = self.address_unit
         for p in build_passes(self.name, **options):
             p.apply(ctx, op)
 
@@ -154,7 +157,11 @@ class KtirToDataflow(_KtirPipeline):
         from spyre_ir.diagnostics import DiagnosticError
 
         convert, double_buffer, allocate = build_passes(
-            self.name, scalars=self.scalars, lx_bytes=self.lx_bytes, grid=self.grid
+            self.name,
+            scalars=self.scalars,
+            lx_bytes=self.lx_bytes,
+            grid=self.grid,
+            address_unit=self.address_unit,
         )
         convert.apply(ctx, op)
         single = op.clone()

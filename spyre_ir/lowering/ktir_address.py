@@ -155,7 +155,29 @@ def _reach(view: ktdp.ConstructMemoryViewOp) -> int:
     return sum((n - 1) * abs(st) for n, st in zip(sizes, strides)) + 1
 
 
-def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
+ADDRESS_UNITS = {"element": 0, "byte": 1, "stick": 128}
+"""What an absolute address counts (`--address-unit`): elements of its view's type
+(0), or that many bytes."""
+
+
+def element_address(op: ktdp.ConstructMemoryViewOp, address: int, unit: str) -> int:
+    """`address`, written in `unit`s, in elements of `op`'s type."""
+    if unit not in ADDRESS_UNITS:
+        raise ValueError(f"address unit '{unit}' is not one of {', '.join(ADDRESS_UNITS)}")
+    width = ELEMENT_BYTES[element_type_name(op.result.type.element_type)]  # type: ignore[attr-defined]
+    per = ADDRESS_UNITS[unit]
+    if not per:
+        return address
+    if address * per % width:
+        raise LoweringError(
+            f"'{op.name}': address {address} ({unit}s, {address * per} bytes) is not a whole "
+            f"number of its {width}-byte elements",
+            op,
+        )
+    return address * per // width
+
+
+def address_buffers(fn: func.FuncOp, unit: str = "element") -> list[AddressBuffer]:
     """The buffers of `fn`'s address space (none when every view is on a pointer
     argument), then those of its tiles' own memory read as input (ktir_local);
     constant SSA sizes of those views are made static on the way."""
@@ -179,6 +201,7 @@ def address_buffers(fn: func.FuncOp) -> list[AddressBuffer]:
             )
         op = fold_static_sizes(op)
         assert isinstance(op.result.type, MemRefType)
+        address = element_address(op, address, unit)
         width = ELEMENT_BYTES[element_type_name(op.result.type.element_type)]
         at = (address * width, (address + _reach(op)) * width, op, address)
         placed.setdefault(space or "mem", []).append(at)
@@ -201,9 +224,9 @@ def _group(
             if buffer.element != element:
                 raise LoweringError(
                     f"'{op.name}': this {element} view at address {address} overlaps the "
-                    f"{buffer.element} view at address {buffer.views[-1][1]} (addresses count "
-                    "elements of the view's type): aliasing memory of two element types is "
-                    "not supported",
+                    f"{buffer.element} view at address {buffer.views[-1][1]} (in elements "
+                    "of each view's type): aliasing memory of two element types is not "
+                    "supported",
                     op,
                 )
             buffer.views.append((op, address))
@@ -216,10 +239,11 @@ def _group(
     return buffers
 
 
-def bind_absolute_addresses(fn: func.FuncOp) -> list[AddressBuffer]:
+def bind_absolute_addresses(fn: func.FuncOp, unit: str = "element") -> list[AddressBuffer]:
     """Give each buffer of `fn`'s address space a pointer argument (see the module
-    docstring); returns the buffers, in the order of their new arguments."""
-    buffers = address_buffers(fn)
+    docstring), its addresses counting `unit`s (ADDRESS_UNITS); returns the buffers,
+    in the order of their new arguments."""
+    buffers = address_buffers(fn, unit)
     if not buffers:
         return []
     block = fn.body.block

@@ -59,7 +59,12 @@ from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.hardware import unit_for
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
-from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
+from spyre_ir.lowering.ktir_address import (
+    ADDRESS_UNITS,
+    bind_absolute_addresses,
+    launch_grid,
+    parse_grid,
+)
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
 from spyre_ir.lowering.ktir_kernel import (
     _INDEX_OPS,
@@ -622,6 +627,9 @@ class ConvertKtirToDataflow(ModulePass):
     scalars: str = ""
     grid: str = ""
     """The launch grid ("32", "2,16") of kernels written without a `grid` attribute."""
+    address_unit: str = "element"
+    """What absolute addresses count: element (of the view's type), byte or stick
+    (128 bytes); docs/ktir.md, "Views at absolute addresses"."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
@@ -638,11 +646,16 @@ class ConvertKtirToDataflow(ModulePass):
             grid = parse_grid(self.grid) if self.grid else None
         except ValueError as error:
             raise ValueError(f"convert-ktir-to-dataflow: {error}") from None
+        if self.address_unit not in ADDRESS_UNITS:
+            raise ValueError(
+                f"convert-ktir-to-dataflow: address-unit '{self.address_unit}' is not one of "
+                f"{', '.join(ADDRESS_UNITS)}"
+            )
         for fn in ktir_kernels(op):
             try:
                 if grid is not None:
                     launch_grid(fn, grid)
-                bind_absolute_addresses(fn)  # views at constant addresses: see ktir_address
+                bind_absolute_addresses(fn, self.address_unit)  # see ktir_address
                 rebase_tile_offsets(fn, grid_of(fn))  # pointer + per-tile offset: see there
                 lowered = lower_kernel(fn, values)
             except LoweringError as error:

@@ -224,7 +224,8 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     try:
         if grid is not None:
             launch_grid(fn, grid)
-        bind_absolute_addresses(fn)  # the views at constant addresses get pointers
+        # The views at constant addresses get pointers.
+        bind_absolute_addresses(fn, args.address_unit)
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
         rebase_tile_offsets(fn, grid_of(fn))
         pointers = kernel_pointers(fn)

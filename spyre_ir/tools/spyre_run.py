@@ -298,6 +298,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
     )
     parser.add_argument(
+        "--address-unit",
+        choices=["element", "byte", "stick"],
+        default="element",
+        help="what a KTIR kernel's absolute addresses count (docs/ktir.md)",
+    )
+    parser.add_argument(
         "--grid",
         metavar="N[,M...]",
         help="the launch grid of a KTIR kernel written without a grid attribute",
