@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from spyre_ir.dialects import ktdp
@@ -56,10 +56,14 @@ MAX_TRIPS = 64
 
 
 def _pointer_root(value: SSAValue) -> SSAValue:
+    """The pointer argument a view's address adds offsets to (itself if none)."""
     op = value.owner
-    while isinstance(op, arith.AddiOp):
-        value = op.lhs
-        op = value.owner
+    if not isinstance(op, arith.AddiOp):
+        return value
+    for operand in (op.lhs, op.rhs):
+        root = _pointer_root(operand)
+        if isinstance(root, BlockArgument):
+            return root
     return value
 
 
