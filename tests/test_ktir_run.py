@@ -652,3 +652,15 @@ def test_address_units_place_views_as_the_element_addresses_do(capsys, tmp_path,
     status, out, err = run(capsys, str(path), "--address-unit", "element", "--check")
     assert "%mem8192: tensor" not in out
     assert status == 0 or "error:" in err
+
+
+def test_address_unit_applies_to_ktir_kernels_only(capsys, tmp_path):
+    path = tmp_path / "l1.mlir"
+    path.write_text(
+        "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = spyre.exp %x : tensor<4xf32> -> tensor<4xf32>\n"
+        "  func.return %0 : tensor<4xf32>\n}\n"
+    )
+    status, out, err = run(capsys, str(path), "--address-unit", "byte")
+    assert status != 0
+    assert "--address-unit applies to KTIR kernels only" in out + err

@@ -225,7 +225,7 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         if grid is not None:
             launch_grid(fn, grid)
         # The views at constant addresses get pointers.
-        bind_absolute_addresses(fn, args.address_unit)
+        bind_absolute_addresses(fn, args.address_unit or "element")
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
         rebase_tile_offsets(fn, grid_of(fn))
         pointers = kernel_pointers(fn)

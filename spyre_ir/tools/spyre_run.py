@@ -300,8 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--address-unit",
         choices=["element", "byte", "stick"],
-        default="element",
-        help="what a KTIR kernel's absolute addresses count (docs/ktir.md)",
+        help="what a KTIR kernel's absolute addresses count (default element; docs/ktir.md)",
     )
     parser.add_argument(
         "--grid",
@@ -862,6 +861,8 @@ def run(args: argparse.Namespace) -> int:
         raise RunError("--scalars applies to KTIR kernels only")
     if args.grid is not None:
         raise RunError("--grid applies to KTIR kernels only")
+    if args.address_unit is not None:
+        raise RunError("--address-unit applies to KTIR kernels only")
     runner, target = LEVELS[args.level]
     source, witness = detect_level(module)
     check_options(args, source, target, witness)
