@@ -222,10 +222,12 @@ def _group(
         if buffers and last_end is not None and start < last_end:
             buffer = buffers[-1]
             if buffer.element != element:
+                other, at = buffer.views[-1]
+                other_width = ELEMENT_BYTES[element_type_name(buffer.element)]
                 raise LoweringError(
-                    f"'{op.name}': this {element} view at address {address} overlaps the "
-                    f"{buffer.element} view at address {buffer.views[-1][1]} (in elements "
-                    "of each view's type): aliasing memory of two element types is not "
+                    f"'{op.name}': this {element} view at element {address} (byte {start}) "
+                    f"overlaps the {buffer.element} view at element {at} (byte "
+                    f"{at * other_width}): aliasing memory of two element types is not "
                     "supported",
                     op,
                 )

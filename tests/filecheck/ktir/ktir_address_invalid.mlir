@@ -9,7 +9,7 @@ func.func @k() attributes {grid = [1]} {
   %x_at = arith.constant 0 : index
   %i_at = arith.constant 64 : index
   %x = ktdp.construct_memory_view %x_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
-  // expected-error @+1 {{this i32 view at address 64 overlaps the f16 view at address 0 (in elements of each view's type): aliasing memory of two element types is not supported}}
+  // expected-error @+1 {{this i32 view at element 64 (byte 256) overlaps the f16 view at element 0 (byte 0): aliasing memory of two element types is not supported}}
   %i = ktdp.construct_memory_view %i_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xi32>
   return
 }
