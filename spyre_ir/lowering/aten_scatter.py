@@ -14,7 +14,7 @@
   rows gather their expert's weights and multiply them in one batched matmul on the PE
   array, the form transformers' batched_mm experts use (docs/frontend.md: the experts).
   Rows past the last offset are zero, as the fallback leaves them.
-* `aten.empty.memory_format` / `empty_like` (an inverse permutation's buffer): zeros.
+* `aten.empty.memory_format` (an inverse permutation's buffer, empty_like decomposed): zeros.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def lower_index_add(imp: Importer, node: torch.fx.Node) -> SSAValue:
                                        source, dim, meta_type(node)))  # fmt: skip
 
 
-@lowers(aten.empty.memory_format, aten.empty_like.default)
+@lowers(aten.empty.memory_format)
 def lower_empty(imp: Importer, node: torch.fx.Node) -> SSAValue:
     """Uninitialised memory: zeros are one of its values."""
     return imp.full(0, meta_shape(node), meta_dtype(node))
