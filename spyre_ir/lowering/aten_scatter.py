@@ -223,22 +223,32 @@ def lower_grouped_mm(imp: Importer, node: torch.fx.Node) -> SSAValue:
 
 lowers(aten._grouped_mm.default, check=_grouped_check)(lower_grouped_mm)
 
-LIBRARY_OPS = {"transformers.grouped_mm_fallback.default": (lower_grouped_mm, _grouped_check)}
-"""Custom ops of other libraries, by name: registered once the library defines them
-(transformers' moe integration, imported with the model), see `register_library_ops`."""
+LIBRARY_OPS = {
+    "transformers.grouped_mm_fallback.default": (
+        "transformers.integrations.moe",
+        lower_grouped_mm,
+        _grouped_check,
+    ),
+}
+"""Custom ops of other libraries, by name: (the module that defines the op, lowering,
+check), registered once that module is imported (transformers' moe integration comes with
+the model), see `register_library_ops`."""
 
 
 def register_library_ops() -> None:
-    """Register the LIBRARY_OPS their library has defined by now (cheap: a library not
-    imported is not asked)."""
-    for name, (fn, check) in LIBRARY_OPS.items():
-        namespace, op, overload = name.split(".")
-        if namespace not in sys.modules:
+    """Register the LIBRARY_OPS whose module is imported by now (cheap: two set lookups
+    per op once registered or while the module is not imported)."""
+    for name, (module, fn, check) in LIBRARY_OPS.items():
+        if name in _REGISTERED or module not in sys.modules:
             continue
+        namespace, op, overload = name.split(".")
         try:
             target = getattr(getattr(getattr(torch.ops, namespace), op), overload)
         except (AttributeError, RuntimeError):
             continue
-        if target not in LOWERINGS:
-            LOWERINGS[target] = fn
-            CHECKS[target] = check
+        LOWERINGS[target] = fn
+        CHECKS[target] = check
+        _REGISTERED.add(name)
+
+
+_REGISTERED: set[str] = set()
