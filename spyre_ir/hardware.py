@@ -45,7 +45,7 @@ LS_OPS = frozenset(
     f"spyre.{name}"
     for name in (
         "reshape", "transpose", "broadcast_to", "slice", "concat", "pad", "gather",
-        "scatter", "restickify",
+        "scatter", "scatter_add", "restickify",
     )
 )  # fmt: skip
 

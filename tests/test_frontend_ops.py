@@ -279,6 +279,49 @@ def _cache_inputs(dt, s):
             torch.randperm(16, generator=torch.Generator().manual_seed(s))[:3])  # fmt: skip
 
 
+def _scatters(x, src, idx, rows):
+    """torch's elementwise scatters along dim 1 (positions distinct in each row, so
+    scatter's result is defined) and index_add along dim 0 with a repeated row."""
+    return (x.scatter(1, idx, src), x.scatter(1, idx, -0.5), x.scatter_add(1, idx, src),
+            x.scatter_reduce(1, idx, src, "sum", include_self=False),
+            x.scatter_reduce(1, idx, src, "mean"),
+            x.scatter_reduce(1, idx, src, "mean", include_self=False),
+            x.index_add(0, rows, src[: rows.shape[0], :1].expand(-1, x.shape[1]), alpha=2.0))  # fmt: skip
+
+
+def _scatter_inputs(dt, s):
+    g = torch.Generator().manual_seed(s)
+    idx = torch.argsort(torch.rand(ODD, generator=g), dim=1)[:, :5]
+    rows = torch.tensor([3, 0, 3, 62, 17])
+    return normal(ODD, dt, s), normal((63, 5), dt, s + 1), idx, rows
+
+
+def _inverse_permutation(perm, counts):
+    """grouped_mm experts' inverse permutation (an empty buffer, an index_put of ints)
+    and routing counts (index_add of ones into an int64 tensor)."""
+    inv = torch.empty_like(perm)
+    inv[perm] = torch.arange(perm.shape[0])
+    return inv, torch.zeros(8, dtype=I64).index_add(0, counts, torch.ones_like(counts))
+
+
+def _grouped_mm(x, w, offs):
+    return torch._grouped_mm(x, w, offs=offs), torch._grouped_mm(x, w.transpose(1, 2).contiguous()
+                                                                 .transpose(1, 2), offs=offs)  # fmt: skip
+
+
+def _grouped_mm_fallback(x, w, offs):
+    import transformers.integrations.moe  # noqa: F401  (defines the op)
+
+    return torch.ops.transformers.grouped_mm_fallback(x, w, offs)
+
+
+def _grouped_inputs(dt, s, last: int = 33):
+    """Expert 1 gets no rows; a `last` offset below 33 leaves the last rows out (the
+    fallback makes them zeros; aten._grouped_mm leaves them undefined)."""
+    offs = torch.tensor([7, 7, 19, last], dtype=torch.int32)
+    return normal((33, 24), dt, s), normal((4, 24, 40), dt, s + 1, scale=0.25), offs
+
+
 def _int_ops(ids):
     pos = torch.arange(ids.shape[-1])
     causal = pos[:, None] >= pos[None, :]  # ge.Tensor on int64 -> bool
@@ -424,6 +467,24 @@ CASES: list[Case] = [
     Case("cache_writes", _cache_writes, _cache_inputs,
          ("aten.index_put.default", "aten.slice_scatter.default", "aten.select_scatter.default",
           "aten.copy.default")),
+    Case("scatters", _scatters, _scatter_inputs,
+         ("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default",
+          "aten.scatter_reduce.two")),
+    # index_add stays whole in bf16 graphs (Inductor's decomposition table keeps it);
+    # f32 and f16 get index_put(accumulate=True)
+    Case("index_add", _scatters, _scatter_inputs, ("aten.index_add.default",), dtypes=(BF16,)),
+    Case("index_put_accumulate", _scatters, _scatter_inputs, ("aten.index_put.default",),
+         dtypes=(F32, F16)),
+    Case("inverse_permutation", _inverse_permutation,
+         lambda dt, s: (torch.randperm(37, generator=torch.Generator().manual_seed(s)),
+                        ints((29,), 0, 8, s)),
+         ("aten.empty.memory_format", "aten.index_put.default"), dtypes=(I64,)),
+    # aten._grouped_mm is bf16-only (its meta kernel); transformers' fallback op takes
+    # every dtype (what its grouped_mm experts call under torch.compile)
+    Case("grouped_mm", _grouped_mm, _grouped_inputs, ("aten._grouped_mm.default",),
+         dtypes=(BF16,)),
+    Case("grouped_mm_fallback", _grouped_mm_fallback, lambda dt, s: _grouped_inputs(dt, s, 30),
+         ("transformers.grouped_mm_fallback.default",)),
     Case("int_ops", _int_ops, lambda dt, s: (ints((67, 71), 0, 16, s),),
          ("prims.iota.default", "aten.ge.Tensor", "aten.where.self", "aten.cumsum.default",
           "aten.sum.dim_IntList", "aten.max.dim", "aten.argmax.default", "aten.floor.default",
@@ -598,20 +659,17 @@ def test_integer_pow_is_unsupported_not_invalid_ir(spyre_env) -> None:
     assert "float-only" in str(info.value.inner_exception)
 
 
-def test_integer_index_put_is_unsupported_not_a_compile_error(spyre_env) -> None:
-    """spyre-lower-scatter lowers scatters of floats only: an index_put into an integer
-    tensor (Mixtral's routing counts) is a declared limit, not a compile error."""
-
-    def fn(counts, idx):
-        counts = counts.clone()
-        counts[idx] = idx * 2
-        return counts
-
-    compiled = torch.compile(fn, backend="spyre", dynamic=False)
+def test_scatter_reduce_max_is_unsupported_not_a_compile_error(spyre_env) -> None:
+    """scatter_reduce lowers sum and mean: amax is a declared limit naming the op (and
+    runs on CPU without SPYRE_STRICT), not a compile error. (Integer index_put, Mixtral's
+    routing counts, used to be one: the inverse_permutation case runs it now.)"""
+    compiled = torch.compile(lambda x, i, s: x.scatter_reduce(1, i, s, "amax"), backend="spyre",
+                             dynamic=False)  # fmt: skip
+    x, src, idx, _ = _scatter_inputs(F32, 0)
     with torch.no_grad(), pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as info:
-        compiled(ints((16,), 0, 9, 0), torch.tensor([3, 1, 7]))
-    assert info.value.inner_exception.op == "aten.index_put.default"
-    assert "floats only" in str(info.value.inner_exception)
+        compiled(x, idx, src)
+    assert info.value.inner_exception.op == "aten.scatter_reduce.two"
+    assert "reduce='amax' is not supported" in str(info.value.inner_exception)
 
 
 def test_every_lowered_target_is_exercised(spyre_env) -> None:

@@ -490,6 +490,20 @@ def test_scatter(elt, dim):
           [(dest, elt), (idx, "i64"), (src, elt)], ref)  # fmt: skip
 
 
+@pytest.mark.parametrize("elt", ["f32", "f16", "bf16", "i64", "i32"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_scatter_add(elt, dim):
+    """torch.index_add: a repeated position (2 and -5 on dim 0 of 7) sums its slices."""
+    dest = make((7, 9), elt, 26)
+    idx = np.array([2, -5, 6, 2], np.int64)
+    src_shape = [4 if d == dim % 2 else n for d, n in enumerate(dest.shape)]
+    src = make(tuple(src_shape), elt, 27)
+    ref = to_torch(dest, elt).index_add(dim, torch.from_numpy(idx % dest.shape[dim]),
+                                        to_torch(src, elt))  # fmt: skip
+    check(f"spyre.scatter_add %a0[%a1], %a2 dim = {dim} : {{T0}}, {{T1}}, {{T2}} -> {{R}}",
+          [(dest, elt), (idx, "i64"), (src, elt)], ref)  # fmt: skip
+
+
 # ------------------------------------------------------------------ constants
 
 

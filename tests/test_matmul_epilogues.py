@@ -161,3 +161,25 @@ def test_trimmed_epilogue_matches_l1(trim: bool) -> None:
     body = {op.properties["kind"].data for op in matmul.walk() if "kind" in op.properties}
     assert ("spyre.pow" in body) is not trim
     assert len(matmul.outputs) == (1 if trim else 2)
+
+
+NARROW_THEN_BROADCAST = """
+func.func @main(%a: tensor<8x64xf32>, %w: tensor<1x64xf32>, %v: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %t = spyre.transpose %w perm = [1, 0] : tensor<1x64xf32> -> tensor<64x1xf32>
+  %g = spyre.matmul %a, %t : tensor<8x64xf32>, tensor<64x1xf32> -> tensor<8x1xf32>
+  %s = spyre.sigmoid %g : tensor<8x1xf32> -> tensor<8x1xf32>
+  %r = spyre.mul %s, %v : tensor<8x1xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  func.return %r : tensor<8x64xf32>
+}"""
+
+
+def test_matmul_result_broadcast_wider_is_not_an_epilogue() -> None:
+    """Qwen2-MoE's shared-expert gate, sigmoid(x @ w^T) [m, 1] times the shared expert's
+    [m, n]: the mul is wider than the matmul's tiles, so it runs in a rows kernel of its
+    own (it was fused and failed: a cast of the [8, 1] accumulator into an [8, 64] tile,
+    or NotRowLocal in the epilogue's row analysis)."""
+    module = parse(NARROW_THEN_BROADCAST)
+    kernels = lowered_matches(module, inputs_of(module), 1e-5)
+    (matmul,) = [k for k in kernels if k.sym_name.data.startswith("matmul")]
+    body = {op.properties["kind"].data for op in matmul.walk() if "kind" in op.properties}
+    assert "spyre.sigmoid" in body and "spyre.mul" not in body

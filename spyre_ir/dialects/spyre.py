@@ -774,6 +774,32 @@ class ScatterOp(SpyreOp):
         self.expect_shape(dest)
 
 
+@irdl_op_definition
+class ScatterAddOp(SpyreOp):
+    """`dest` with `source`'s slices added at positions `indices` along `dim`
+    (torch.index_add; scatter_add and index_put(accumulate=True) flattened to one dim):
+    result[.., indices[j], ..] = dest[.., indices[j], ..] + the sum of every
+    source[.., j, ..] written there. Operands and verification as `spyre.scatter`'s; a
+    position given twice gets the sum of its slices (issue 19: MoE routing)."""
+
+    name = "spyre.scatter_add"
+    dest = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    source = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = ScatterOp.assembly_format
+
+    def __init__(self, dest: SSAValue, indices: SSAValue, source: SSAValue, dim: int,
+                 result_type: Attribute):  # fmt: skip
+        super().__init__(operands=[dest, indices, source], result_types=[result_type],
+                         properties={"dim": IntegerAttr(dim, I64_T)})  # fmt: skip
+
+    axis = ScatterOp.axis
+    verify_semantics = ScatterOp.verify_semantics
+
+
 # ---------------------------------------------------------------- constants
 
 
@@ -1065,6 +1091,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     MatmulOp,
     SumOp, MeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp, ArgminOp, VarOp, CumsumOp,
     ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, PadOp, GatherOp, ScatterOp,
+    ScatterAddOp,  # issue 19: MoE routing (index_add, scatter_add)
     FullOp, ConstantOp, IotaOp,
     SoftmaxOp, LayerNormOp, RmsNormOp, AttentionOp,
     RestickifyOp,

@@ -379,6 +379,23 @@ def _scatter(op: S.ScatterOp, dest: np.ndarray, indices: np.ndarray,
     return out
 
 
+@implements(S.ScatterAddOp)
+def _scatter_add(op: S.ScatterAddOp, dest: np.ndarray, indices: np.ndarray,
+                 source: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Sums in f32 for 16-bit floats, rounded once (as the card's one-hot matmul)."""
+    dim = op.axis
+    size = dest.shape[dim]
+    if indices.size and (indices.min() < -size or indices.max() >= size):
+        bad = indices[(indices < -size) | (indices >= size)].flat[0]
+        raise InterpreterError(f"index {bad} is out of range for dim {dim} of size {size}")
+    name = _elt(op.result)
+    out = _compute(dest, name).copy()
+    where = [slice(None)] * dest.ndim
+    where[dim] = np.where(indices < 0, indices + size, indices)
+    np.add.at(out, tuple(where), _compute(source, name))
+    return to_storage(out, name)
+
+
 # ---------------------------------------------------------------- constants
 
 

@@ -695,8 +695,6 @@ def lower_gather(imp: Importer, node: torch.fx.Node) -> SSAValue:
 
 
 def _index_put_check(node: torch.fx.Node) -> str | None:
-    if arg(node, 3, "accumulate", False):
-        return "index_put with accumulate=True is not supported"
     indices = list(node.args[1])
     present = [d for d, i in enumerate(indices) if i is not None]
     if not present:
@@ -705,15 +703,13 @@ def _index_put_check(node: torch.fx.Node) -> str | None:
         return "index_put on dims that are not adjacent is not supported"
     if any(indices[d].meta["val"].dtype not in (torch.int32, torch.int64) for d in present):
         return "index_put with a boolean mask is not supported"
-    if not meta_dtype(node).is_floating_point:  # spyre-lower-scatter: a one-hot select of floats
-        return f"index_put into a {meta_dtype(node)} tensor is not supported (floats only)"
     return None
 
 
 @lowers(aten.index_put.default, check=_index_put_check)
 def lower_index_put(imp: Importer, node: torch.fx.Node) -> SSAValue:
     """x[.., i, j, ..] = v (what StaticCache's `index_copy_` and `cache[:, :, pos] = k`
-    become): one `spyre.scatter` along the indexed dims merged, at the flat position of
+    become; with accumulate, x[.., i, j, ..] += v, index_add's): one `spyre.scatter` along the indexed dims merged, at the flat position of
     the broadcast indices (negative ones wrapped), with `v` broadcast to the indexed
     shape and flattened to match."""
     x, values = imp.value(node.args[0]), imp.value(node.args[2])
@@ -741,7 +737,9 @@ def lower_index_put(imp: Importer, node: torch.fx.Node) -> SSAValue:
     merged = (*sizes[:first], shape_rules.numel(sizes[first:last]), *sizes[last:])
     source = imp.reshape(values, (*sizes[:first], count, *sizes[last:]))
     dest = imp.reshape(x, merged)
-    out = imp.emit(spyre.ScatterOp(dest, flat, source, first, tensor_type(merged, dtype)))
+    # accumulate=True (index_add's decomposition): the slices add, repeats included
+    op_cls = spyre.ScatterAddOp if arg(node, 3, "accumulate", False) else spyre.ScatterOp
+    out = imp.emit(op_cls(dest, flat, source, first, tensor_type(merged, dtype)))
     return imp.reshape(out, sizes)
 
 
@@ -868,9 +866,9 @@ def _iota(imp: Importer, node: torch.fx.Node, start: int, step: int) -> SSAValue
 
 
 # Families kept in modules of their own register into LOWERINGS when imported.
-from spyre_ir.lowering import aten_bitwise, aten_remainder  # noqa: E402, F401
+from spyre_ir.lowering import aten_bitwise, aten_remainder, aten_scatter  # noqa: E402, F401
 
 
 def supported_targets() -> Sequence[str]:
     """Every ATen/prims overload the importer lowers, for docs and the CLI."""
-    return sorted(str(t) for t in LOWERINGS)
+    return sorted({str(t) for t in LOWERINGS} | set(aten_scatter.LIBRARY_OPS))

@@ -133,7 +133,9 @@ LoweringFn = Callable[[Importer, torch.fx.Node], Any]
 
 def _lowerings() -> dict[Any, LoweringFn]:
     from spyre_ir.lowering.aten_lowerings import LOWERINGS
+    from spyre_ir.lowering.aten_scatter import register_library_ops
 
+    register_library_ops()  # custom ops of libraries imported since (transformers')
     return LOWERINGS
 
 

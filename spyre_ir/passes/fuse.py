@@ -276,6 +276,11 @@ class Fuser:
             inside = {r for o in candidate.ops for r in o.results}
             if epilogue_kind(op, inside) not in self.epilogues:
                 return False
+            # The epilogue runs on the accumulator's tiles: an op whose result is wider
+            # than the matmul's (an [m, 1] product broadcast against an [m, n] tensor,
+            # Qwen2-MoE's shared-expert gate) has no tile of its own there.
+            if any(row_model.shape(r) != row_model.shape(anchor.results[0]) for r in op.results):
+                return False
         matmuls = [o for o in ops if isinstance(o, spyre.MatmulOp)]
         folded = [f for mm in matmuls for f in folded_operands(mm)]
         epilogue = [o for o in ops if o not in matmuls and o not in folded]

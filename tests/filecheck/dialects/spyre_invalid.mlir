@@ -833,3 +833,21 @@ func.func @scatter_2d_indices(%c: tensor<16x32xf16>, %p: tensor<3x1xi64>, %k: te
   %0 = spyre.scatter %c[%p], %k dim = 0 : tensor<16x32xf16>, tensor<3x1xi64>, tensor<3x32xf16> -> tensor<16x32xf16>
   func.return
 }
+
+// -----
+
+func.func @scatter_add_source_shape(%c: tensor<16x32xf16>, %p: tensor<3xi64>, %k: tensor<3x31xf16>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter_add': source should be [3, 32] (dest with dim 0 of the index length), got [3, 31]
+  // expected-error @+1 {{source should be [3, 32]}}
+  %0 = spyre.scatter_add %c[%p], %k dim = 0 : tensor<16x32xf16>, tensor<3xi64>, tensor<3x31xf16> -> tensor<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @scatter_add_float_indices(%c: tensor<16xi64>, %p: tensor<3xf16>, %k: tensor<3xi64>) {
+  // CHECK: spyre_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter_add': indices must be i32 or i64, got f16
+  // expected-error @+1 {{indices must be i32 or i64, got f16}}
+  %0 = spyre.scatter_add %c[%p], %k dim = 0 : tensor<16xi64>, tensor<3xf16>, tensor<3xi64> -> tensor<16xi64>
+  func.return
+}

@@ -241,6 +241,9 @@ func.func @shapes(%x: tensor<2x4x64xf16>, %t: tensor<100x64xf16>, %ids: tensor<2
   // CHECK-NEXT: %scatter = spyre.scatter %concat[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
   // GENERIC: %scatter = "spyre.scatter"(%concat, %pos, %x) <{dim = 1 : i64}> : (tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16>) -> tensor<2x8x64xf16>
   %scatter = spyre.scatter %concat[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
+  // CHECK-NEXT: %scatter_add = spyre.scatter_add %scatter[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
+  // GENERIC: %scatter_add = "spyre.scatter_add"(%scatter, %pos, %x) <{dim = 1 : i64}> : (tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16>) -> tensor<2x8x64xf16>
+  %scatter_add = spyre.scatter_add %scatter[%pos], %x dim = 1 : tensor<2x8x64xf16>, tensor<4xi64>, tensor<2x4x64xf16> -> tensor<2x8x64xf16>
   // CHECK-NEXT: func.return %reshape : tensor<8x64xf16>
   func.return %reshape : tensor<8x64xf16>
 }

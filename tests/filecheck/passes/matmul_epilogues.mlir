@@ -118,3 +118,23 @@ func.func @cast(%a: tensor<64x128xf16>, %b: tensor<128x256xf16>) -> tensor<64x25
   %r = spyre.cast %p : tensor<64x256xf16> -> tensor<64x256xf32>
   func.return %r : tensor<64x256xf32>
 }
+
+// -----
+
+// An op wider than the matmul (its [m, 1] result broadcast against [m, n]) is no
+// epilogue: the group ends before it, with the sigmoid on the matmul's own tiles.
+// CHECK-LABEL: func.func @broadcast_wider
+// CHECK:         dataflow.group @matmul_0(%a, %w) {dataflow.kind = "matmul"
+// CHECK:           spyre.matmul
+// CHECK-NEXT:      spyre.sigmoid
+// CHECK-NEXT:      dataflow.yield
+// CHECK:         dataflow.group @rows_1({{.*}}, %v) {dataflow.kind = "rows"
+// CHECK:           spyre.mul
+// KERNELS-LABEL: func.func @broadcast_wider
+// KERNELS-COUNT-2: dataflow.kernel
+func.func @broadcast_wider(%a: tensor<8x64xf16>, %w: tensor<64x1xf16>, %v: tensor<8x64xf16>) -> tensor<8x64xf16> {
+  %g = spyre.matmul %a, %w : tensor<8x64xf16>, tensor<64x1xf16> -> tensor<8x1xf16>
+  %s = spyre.sigmoid %g : tensor<8x1xf16> -> tensor<8x1xf16>
+  %r = spyre.mul %s, %v : tensor<8x1xf16>, tensor<8x64xf16> -> tensor<8x64xf16>
+  func.return %r : tensor<8x64xf16>
+}

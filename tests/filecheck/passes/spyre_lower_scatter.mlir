@@ -42,3 +42,45 @@ func.func @long_prefill(%cache: tensor<1x2x2052x64xf16>, %pos: tensor<2048xi64>,
   %r = spyre.scatter %cache[%pos], %k dim = 2 : tensor<1x2x2052x64xf16>, tensor<2048xi64>, tensor<1x2x2048x64xf16> -> tensor<1x2x2052x64xf16>
   func.return %r : tensor<1x2x2052x64xf16>
 }
+
+// -----
+
+// index_add (and index_put with accumulate): the one-hot matmul's sum is added to the
+// destination, no select; a repeated position adds both of its rows.
+// CHECK-LABEL: func.func @index_add
+// CHECK:         spyre.matmul %{{.*}}, %{{.*}} : tensor<16x3xf16>, tensor<1x3x4xf16> -> tensor<1x16x4xf16>
+// CHECK:         spyre.add %x, %{{.*}} : tensor<16x4xf16>, tensor<16x4xf16> -> tensor<16x4xf16>
+// CHECK-NOT:     spyre.select %{{.*}}, %{{.*}}, %x
+// CHECK-NOT:     spyre.scatter_add
+func.func @index_add(%x: tensor<16x4xf16>, %pos: tensor<3xi64>, %v: tensor<3x4xf16>) -> tensor<16x4xf16> {
+  %r = spyre.scatter_add %x[%pos], %v dim = 0 : tensor<16x4xf16>, tensor<3xi64>, tensor<3x4xf16> -> tensor<16x4xf16>
+  func.return %r : tensor<16x4xf16>
+}
+
+// -----
+
+// Integers do not go through the PE array: the sources are selected by the one-hot
+// matrix (positions last) and summed over them, a row reduction; the hit counts mark
+// the written positions.
+// CHECK-LABEL: func.func @ints
+// CHECK-NOT:     spyre.matmul
+// CHECK:         spyre.sum %{{.*}} dims = [1] : tensor<16x2xi64> -> tensor<16xi64>
+// CHECK:         spyre.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x16x1x2xi1>, tensor<1x1x4x2xi64>, tensor<i64> -> tensor<1x16x4x2xi64>
+// CHECK:         spyre.sum %{{.*}} dims = [3] : tensor<1x16x4x2xi64> -> tensor<1x16x4xi64>
+// CHECK:         spyre.select %{{.*}}, %{{.*}}, %cache : tensor<16x1xi1>, tensor<16x4xi64>, tensor<16x4xi64> -> tensor<16x4xi64>
+func.func @ints(%cache: tensor<16x4xi64>, %pos: tensor<2xi64>, %v: tensor<2x4xi64>) -> tensor<16x4xi64> {
+  %r = spyre.scatter %cache[%pos], %v dim = 0 : tensor<16x4xi64>, tensor<2xi64>, tensor<2x4xi64> -> tensor<16x4xi64>
+  func.return %r : tensor<16x4xi64>
+}
+
+// -----
+
+// Booleans are summed as i64, then compared with 0 (a scatter_add of masks is an or).
+// CHECK-LABEL: func.func @bools
+// CHECK:         spyre.cast %v : tensor<3xi1> -> tensor<3xi64>
+// CHECK:         spyre.ne %{{.*}}, %{{.*}} : tensor<1x8x1xi64>, tensor<i64> -> tensor<1x8x1xi1>
+// CHECK:         spyre.logical_or %m, %{{.*}} : tensor<8xi1>, tensor<8xi1> -> tensor<8xi1>
+func.func @bools(%m: tensor<8xi1>, %pos: tensor<3xi64>, %v: tensor<3xi1>) -> tensor<8xi1> {
+  %r = spyre.scatter_add %m[%pos], %v dim = 0 : tensor<8xi1>, tensor<3xi64>, tensor<3xi1> -> tensor<8xi1>
+  func.return %r : tensor<8xi1>
+}
