@@ -80,6 +80,9 @@ class ResidentImages:
 
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
+        # id(t) -> (weak t, t's version, source, region): t holds source's elements
+        # [0, region) and zeros elsewhere (a bucketed cache moved to a larger capacity)
+        self._grown: dict[int, tuple[weakref.ref, int, torch.Tensor, tuple[int, ...]]] = {}
 
     @property
     def nbytes(self) -> int:
@@ -147,6 +150,30 @@ class ResidentImages:
         self._entries[key] = entry
         entry.pending = (image, result, result._version)
 
+    def grown(self, t: torch.Tensor, source: torch.Tensor, region: Sequence[int]) -> None:
+        """`t`, as it is now, is `source`'s elements [0, region) with zeros elsewhere (the
+        host built it so): a launch that needs `t`'s image may copy it on the card from an
+        image of `source` (`grown_from`) instead of staging `t` over the link."""
+        key = id(t)
+        drop = lambda _, key=key: self._grown.pop(key, None)  # noqa: E731
+        self._grown[key] = (weakref.ref(t, drop), t._version, source, tuple(region))
+
+    def grown_from(
+        self, t: torch.Tensor, slot: Slot, pad: float
+    ) -> tuple[StickImage, tuple] | None:
+        """A kept image to copy `t`'s image for `slot` from, and the region to copy (see
+        `grown`); None if `t` was not grown, has changed since, or its source has no
+        valid image of that element type and padding."""
+        found = self._grown.get(id(t))
+        if found is None or found[0]() is not t or found[1] != t._version:
+            return None
+        entry = self._valid_entry(found[2])
+        images = [] if entry is None else list(entry.images.values())
+        for image in images:
+            if image.element == slot.element and repr(float(image.pad)) == repr(float(pad)):
+                return image, found[3]
+        return None
+
     def copied_onto_itself(self, t: torch.Tensor) -> None:
         """`t.copy_(t)` is about to bump `t`'s version without changing it."""
         entry = self._valid_entry(t)
@@ -167,6 +194,7 @@ class ResidentImages:
         """Free every kept image (the tensors cross the link again on their next use)."""
         for key in list(self._entries):
             self._drop(key)
+        self._grown.clear()
 
 
 def _image_key_of(image: StickImage) -> tuple:
@@ -394,12 +422,19 @@ class CardPartition:
             wants.append(key)
             if image is None:
                 missing.setdefault(key, (slot.index, t))
-        new = recipe.stage_many(
-            [(index, _runtime_value(t)) for index, t in missing.values()],
-            recipe.card.current_stream(),
-        )
-        staged = dict(zip(missing, new))
-        for (_, t), image in zip(missing.values(), new):
+        stream = recipe.card.current_stream()
+        grown = {}  # grown on the card from a kept image of a smaller tensor, no transfer
+        for key, (index, t) in list(missing.items()):
+            slot = recipe.inputs[index]
+            source = kept.grown_from(t, slot, recipe.input_pads.get(slot.name, 0.0))
+            if source is not None:
+                grown[key] = recipe.stage_grown(index, *source, stream)
+                kept.store(t, grown[key])
+        uploads = {k: v for k, v in missing.items() if k not in grown}
+        new = recipe.stage_many([(index, _runtime_value(t)) for index, t in uploads.values()],
+                                stream)  # fmt: skip
+        staged = {**grown, **dict(zip(uploads, new))}
+        for (_, t), image in zip(uploads.values(), new):
             kept.store(t, image)
         bound = [image or staged[key] for image, key in zip(bound, wants)]
         return bound, [t for _, t in missing.values()]
