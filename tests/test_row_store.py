@@ -200,3 +200,47 @@ def test_a_bucketed_cache_outgrowing_its_bucket_is_copied_on_the_card(card) -> N
     for length in (7, 8, 10, 11, 12):  # within a bucket: only the rows move
         assert moved[length]["dma"] == 0 and moved[length]["d2h"] == rows_bytes, moved
         assert moved[length]["h2d"] < small // 4, moved
+
+
+def test_a_cache_on_the_device_catches_up_only_when_read(card) -> None:
+    """A spyre-tensor cache written by row stores: each step writes the rows into its kept
+    image only, and its own (row-major) bytes are not touched; when something reads the
+    tensor (here `.cpu()`), the rows written since catch up first (an on-card copy of
+    those rows only), and the values are eager's."""
+    from spyre_ir.runtime import device
+    from spyre_ir.runtime.card import get_card
+    from spyre_ir.runtime.row_store import lagging_rows
+
+    device.setup()
+    compiled = torch.compile(_write_doubled, backend="spyre", dynamic=False)
+    want = torch.zeros(1, HEADS, 64, DIM, dtype=torch.float16)
+    cache = want.to("spyre")
+    gen = torch.Generator().manual_seed(2)
+    steps = []
+    for p in (3, 5, 9, 5):  # 5 twice: a row written again
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        pos = torch.tensor([p])
+        xs, ps = x.to("spyre"), pos.to("spyre")
+        get_card().synchronize()
+        with get_card().timeline.recording_steps() as log:
+            compiled(cache, ps, xs)
+            get_card().synchronize()
+        _write_doubled(want, pos, x)
+        steps.append({e: sum(s.nbytes for s in log if s.engine == e) for e in ("dma", "d2h")})
+    rows_bytes = HEADS * DIM * 2  # one position of the row-major f16 cache
+    image_bytes = HEADS * 64 * 128  # the cache's stick image: a stick per position and head
+    # the first step lays the cache out on the card; later ones restickify x and the
+    # position only (the cache's kept image stays valid through AOTAutograd's write-back)
+    assert steps[0]["dma"] > image_bytes, steps
+    assert all(s["dma"] == steps[1]["dma"] < image_bytes // 32 for s in steps[1:]), steps
+    assert lagging_rows(cache) == 4
+    with get_card().timeline.recording_steps() as log:
+        got = cache.cpu()
+    assert lagging_rows(cache) == 0
+    caught = [s for s in log if s.engine == "dma"]
+    assert len(caught) == 1 and caught[0].nbytes == 4 * rows_bytes, [
+        (s.label, s.nbytes) for s in log
+    ]
+    assert [s.engine for s in log if s.engine == "d2h"] == ["d2h"]  # the read itself
+    assert np.array_equal(got.numpy(), as_on_the_card(want.numpy()))
+    torch._dynamo.reset()

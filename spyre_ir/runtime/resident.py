@@ -39,7 +39,7 @@ import torch
 from torch import fx
 
 from spyre_ir.runtime.recipe import Fetch, PreparedRecipe, Slot, StickImage
-from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes
+from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes, mark_lagging
 
 aten = torch.ops.aten
 
@@ -55,13 +55,17 @@ class _Entry:
     """The images of one tensor, valid at (data_ptr, version); and maybe a `pending` image,
     valid instead once the tensor equals its mirror (a host tensor, unchanged since)."""
 
-    __slots__ = ("ref", "data_ptr", "version", "images", "pending")
+    __slots__ = ("ref", "data_ptr", "version", "images", "pending", "self_copy")
 
     def __init__(self, ref: weakref.ref, t: torch.Tensor) -> None:
         self.ref = ref
         self.data_ptr, self.version = t.data_ptr(), t._version
         self.images: dict[tuple, StickImage] = {}
         self.pending: tuple[StickImage, torch.Tensor, int] | None = None
+        # a spyre tensor a launch wrote in place: AOTAutograd's write-back `t.copy_(t)`
+        # is due, which bumps the version without reaching the device (torch returns
+        # early for a copy onto itself), so one bump is taken as that copy
+        self.self_copy = False
 
     def free(self) -> None:
         for image in self.images.values():
@@ -95,6 +99,9 @@ class ResidentImages:
         if entry is None or entry.ref() is not t:
             return None
         if t.data_ptr() == entry.data_ptr and t._version == entry.version:
+            return entry
+        if t.data_ptr() == entry.data_ptr and entry.self_copy and t._version == entry.version + 1:
+            entry.version, entry.self_copy = t._version, False
             return entry
         if entry.pending is not None and t.data_ptr() == entry.data_ptr:
             image, mirror, version = entry.pending
@@ -173,6 +180,13 @@ class ResidentImages:
             if image.element == slot.element and repr(float(image.pad)) == repr(float(pad)):
                 return image, found[3]
         return None
+
+    def written_on_device(self, t: torch.Tensor) -> None:
+        """Spyre tensor `t`'s kept image was written in place by a launch: still `t`'s,
+        through AOTAutograd's write-back of `t` onto itself (see `_Entry.self_copy`)."""
+        entry = self._valid_entry(t)
+        if entry is not None:
+            entry.self_copy = True
 
     def copied_onto_itself(self, t: torch.Tensor) -> None:
         """`t.copy_(t)` is about to bump `t`'s version without changing it."""
@@ -404,6 +418,9 @@ class CardPartition:
                 self._keep(kept, i, args, result, image)
             elif i in stores and result is not args[self.row_writes[i].source]:
                 kept.written_in_place(args[self.row_writes[i].source], stores[i].image, result)
+            elif i in stores:  # a spyre tensor: its kept image holds the rows, it lags
+                mark_lagging(result, stores[i])
+                kept.written_on_device(result)
             results.append(result)
         return tuple(results)
 
@@ -448,6 +465,7 @@ class CardPartition:
         source = args[write.source] if isinstance(write, (Growth, IndexWrite, WholeWrite)) else None
         if result is source:  # the input was written in place on the card
             kept.store(result, image)
+            kept.written_on_device(result)
             return
         kept.store(result, image)
         if isinstance(write, (IndexWrite, WholeWrite)) and source.device.type != "spyre":
@@ -483,11 +501,8 @@ class CardPartition:
         device they land in the input's memory, which is the result; on the host in a
         copy of the input (AOTAutograd copies it into the input)."""
         source, like = args[write.source], self.outputs[write.output]
-        if source.device.type == "spyre":
-            from spyre_ir.runtime import device
-
-            fetch = Fetch(device.device_array(source), store.index, rows=True)
-            return _ResultPlan(fetch, False, lambda: source)
+        if source.device.type == "spyre":  # its row-major bytes catch up when reached
+            return _ResultPlan(None, False, lambda: source)
         from spyre_ir.runtime.backend import _to_torch
 
         stage = np.empty(slot.shape, slot.host_dtype)
@@ -540,7 +555,7 @@ def _region_plan(slot: Slot, host: torch.Tensor, index: Any, like: torch.Tensor)
 
 @dataclass(frozen=True)
 class _ResultPlan:
-    fetch: Fetch
+    fetch: Fetch | None
     keep: bool
     finish: Any  # () -> the result tensor, once the launch has run
 
