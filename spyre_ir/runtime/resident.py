@@ -170,7 +170,8 @@ class ResidentImages:
     ) -> tuple[StickImage, tuple] | None:
         """A kept image to copy `t`'s image for `slot` from, and the region to copy (see
         `grown`); None if `t` was not grown, has changed since, or its source has no
-        valid image of that element type and padding."""
+        valid image of that element type and padding. Found once: the source tensor is
+        let go (the caller shares the image it copies from)."""
         found = self._grown.get(id(t))
         if found is None or found[0]() is not t or found[1] != t._version:
             return None
@@ -178,6 +179,7 @@ class ResidentImages:
         images = [] if entry is None else list(entry.images.values())
         for image in images:
             if image.element == slot.element and repr(float(image.pad)) == repr(float(pad)):
+                del self._grown[id(t)]
                 return image, found[3]
         return None
 
