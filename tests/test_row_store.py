@@ -162,3 +162,85 @@ def _bucketed_graphs():
     from spyre_ir.runtime.dynamic import BucketedGraph
 
     return [o for o in gc.get_objects() if type(o) is BucketedGraph]
+
+
+def test_a_bucketed_cache_outgrowing_its_bucket_is_copied_on_the_card(card) -> None:
+    """When the length passes the bucket's capacity (8 here), the next bucket's padded
+    cache is made on the card by copying the kept image into a larger block (a dma): the
+    cache crosses the link neither way, at the growth nor after it, and the values stay
+    those of eager."""
+    from spyre_ir.runtime.card import get_card
+
+    card.setenv("SPYRE_BUCKET_MIN", "8")
+    torch._dynamo.reset()
+    compiled = torch.compile(_grow, backend="spyre")
+    gen = torch.Generator().manual_seed(1)
+    want = torch.from_numpy(
+        as_on_the_card(torch.randn(1, HEADS, 4, DIM, generator=gen).half().numpy())
+    )
+    cache = want.clone()
+    moved = {}
+    for _ in range(8):  # lengths 5 .. 12: the static graph, then buckets of 8 and 16
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        with get_card().timeline.recording_steps() as log:
+            cache = compiled(cache, x)
+            get_card().synchronize()
+        want = torch.from_numpy(as_on_the_card(_grow(want, x).numpy()))
+        assert torch.equal(cache, want), cache.shape[2]
+        moved[cache.shape[2]] = {
+            e: sum(s.nbytes for s in log if s.engine == e) for e in ("h2d", "d2h", "dma")
+        }
+    rows_bytes = HEADS * 128  # the new rows' stick image: 2 sticks of 128 bytes
+    small, large = HEADS * 8 * 128, HEADS * 16 * 128  # the padded caches' images
+    # length 9 is the first step in the bucket of 16: its image is grown on the card
+    assert moved[9]["dma"] == large, moved
+    assert moved[9]["d2h"] == rows_bytes, moved
+    # in: the new rows and the lengths only, as at any other step (the cache: none of it)
+    assert moved[9]["h2d"] == moved[10]["h2d"] < small // 4, moved
+    for length in (7, 8, 10, 11, 12):  # within a bucket: only the rows move
+        assert moved[length]["dma"] == 0 and moved[length]["d2h"] == rows_bytes, moved
+        assert moved[length]["h2d"] < small // 4, moved
+
+
+def test_a_cache_on_the_device_catches_up_only_when_read(card) -> None:
+    """A spyre-tensor cache written by row stores: each step writes the rows into its kept
+    image only, and its own (row-major) bytes are not touched; when something reads the
+    tensor (here `.cpu()`), the rows written since catch up first (an on-card copy of
+    those rows only), and the values are eager's."""
+    from spyre_ir.runtime import device
+    from spyre_ir.runtime.card import get_card
+    from spyre_ir.runtime.row_store import lagging_rows
+
+    device.setup()
+    compiled = torch.compile(_write_doubled, backend="spyre", dynamic=False)
+    want = torch.zeros(1, HEADS, 64, DIM, dtype=torch.float16)
+    cache = want.to("spyre")
+    gen = torch.Generator().manual_seed(2)
+    steps = []
+    for p in (3, 5, 9, 5):  # 5 twice: a row written again
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        pos = torch.tensor([p])
+        xs, ps = x.to("spyre"), pos.to("spyre")
+        get_card().synchronize()
+        with get_card().timeline.recording_steps() as log:
+            compiled(cache, ps, xs)
+            get_card().synchronize()
+        _write_doubled(want, pos, x)
+        steps.append({e: sum(s.nbytes for s in log if s.engine == e) for e in ("dma", "d2h")})
+    rows_bytes = HEADS * DIM * 2  # one position of the row-major f16 cache
+    image_bytes = HEADS * 64 * 128  # the cache's stick image: a stick per position and head
+    # the first step lays the cache out on the card; later ones restickify x and the
+    # position only (the cache's kept image stays valid through AOTAutograd's write-back)
+    assert steps[0]["dma"] > image_bytes, steps
+    assert all(s["dma"] == steps[1]["dma"] < image_bytes // 32 for s in steps[1:]), steps
+    assert lagging_rows(cache) == 4
+    with get_card().timeline.recording_steps() as log:
+        got = cache.cpu()
+    assert lagging_rows(cache) == 0
+    caught = [s for s in log if s.engine == "dma"]
+    assert len(caught) == 1 and caught[0].nbytes == 4 * rows_bytes, [
+        (s.label, s.nbytes) for s in log
+    ]
+    assert [s.engine for s in log if s.engine == "d2h"] == ["d2h"]  # the read itself
+    assert np.array_equal(got.numpy(), as_on_the_card(want.numpy()))
+    torch._dynamo.reset()

@@ -276,6 +276,12 @@ def tensor_from_array(array: Any, dtype: torch.dtype | None = None) -> torch.Ten
     return _on_storage(storage, array.shape, array.strides, array.offset, dtype)
 
 
+# Called with a storage's block before its bytes are reached through `device_array` or
+# `host_view` (every read or write of a spyre tensor's memory): resident.py registers one,
+# so a KV cache whose row-major bytes lag behind its kept stick image catches up first.
+before_access: list[Callable[[Any], None]] = []
+
+
 def device_array(t: torch.Tensor) -> Any:
     """The runtime's view (DeviceArray) of a spyre tensor's memory: same block, shape,
     element strides and offset; bfloat16 as its raw uint16 bits (the recipe's convention)."""
@@ -284,6 +290,8 @@ def device_array(t: torch.Tensor) -> Any:
     owner = _owner(t)
     if owner is None:
         raise RuntimeError("spyre: tensor has no device memory (empty or not a spyre tensor)")
+    for hook in before_access:
+        hook(owner.block)
     return DeviceArray(owner.card, owner.block, tuple(t.shape), tuple(t.stride()),
                        t.storage_offset(), array_dtype(t.dtype))  # fmt: skip
 
@@ -302,6 +310,8 @@ def host_view(t: torch.Tensor) -> torch.Tensor:
     owner = _owner(t)
     if owner is None:
         raise RuntimeError("spyre: tensor has no device memory")
+    for hook in before_access:
+        hook(owner.block)
     storage_bytes = t.untyped_storage().nbytes()
     raw = owner.card.memory.view(owner.block.region, owner.block.offset, storage_bytes)
     flat = torch.from_numpy(raw)

@@ -408,6 +408,51 @@ class PreparedRecipe:
                            f"{self.name}: h2d {names} (kept)", sum(s.size for s, _ in uploads))  # fmt: skip
         return images
 
+    def stage_grown(
+        self, index: int, source: StickImage, region: tuple[int, ...], stream: Stream | None = None
+    ) -> StickImage:
+        """Enqueue making input `index`'s stick image on the card from `source`, a kept
+        image of a smaller tensor of the same rank (a bucketed cache whose length outgrew
+        its capacity): elements [0, region) of `source` (along every dim) are copied into
+        a new block of this slot's layout, the rest zero, its padding this slot's pad. An
+        on-card copy (the "dma" engine): nothing crosses the link. The caller frees it."""
+        stream = self._stream(stream)
+        (slot,) = [s for s in self.inputs if s.index == index]
+        ranks = {len(region), len(slot.layout.host_shape), len(source.layout.host_shape)}
+        if source.block is None or source.element != slot.element or len(ranks) != 1:
+            raise LaunchError(f"{self.name}: cannot grow @{slot.name} from that image")
+        if any(r > min(a, b) for r, a, b in zip(region, slot.layout.host_shape,
+                                                source.layout.host_shape)):  # fmt: skip
+            raise LaunchError(f"{self.name}: region {list(region)} exceeds @{slot.name} "
+                              f"{list(slot.shape)}")  # fmt: skip
+        pad = self.input_pads.get(slot.name, 0.0)
+        image = StickImage.for_slot(self.card, slot, pad, self.card.allocate(slot.size))
+        old_block, old_layout = source.block, source.layout
+        source.share()  # held until the copy has run
+        config, memory = self.card.config, self.card.memory
+
+        def run() -> float:
+            try:
+                raw = memory.view(old_block.region, old_block.offset, source.size)
+                old = unstickify(raw.view(slot.device_dtype), old_layout)
+                old = old.reshape(old_layout.host_shape)  # elements as the card codes them
+                zero = slot.to_device_elements(np.zeros((), np.float32))[()]
+                new = np.full(slot.layout.host_shape, zero, dtype=slot.device_dtype)
+                part = tuple(slice(0, r) for r in region)
+                new[part] = old[part]
+                fill = (slot.to_device_elements(np.float32(pad))[()]
+                        if slot.element in ("f16", "bf16") else pad)  # fmt: skip
+                block = image.block
+                view = memory.view(block.region, block.offset, slot.size)
+                view[:] = stickify(new, slot.layout, fill).view(np.uint8)
+            finally:
+                source.free()
+            # one read of the copied part and one write of the new image, at most
+            return cost_model.device_copy_s(slot.size, config)
+
+        stream.enqueue("dma", run, f"{self.name}: dma @{slot.name} (grown on the card)", slot.size)
+        return image
+
     def _one_transfer(
         self, runs: list[Callable[[], float]], sizes: list[int]
     ) -> Callable[[], float]:

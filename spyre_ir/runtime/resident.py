@@ -39,7 +39,7 @@ import torch
 from torch import fx
 
 from spyre_ir.runtime.recipe import Fetch, PreparedRecipe, Slot, StickImage
-from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes
+from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes, mark_lagging
 
 aten = torch.ops.aten
 
@@ -55,13 +55,17 @@ class _Entry:
     """The images of one tensor, valid at (data_ptr, version); and maybe a `pending` image,
     valid instead once the tensor equals its mirror (a host tensor, unchanged since)."""
 
-    __slots__ = ("ref", "data_ptr", "version", "images", "pending")
+    __slots__ = ("ref", "data_ptr", "version", "images", "pending", "self_copy")
 
     def __init__(self, ref: weakref.ref, t: torch.Tensor) -> None:
         self.ref = ref
         self.data_ptr, self.version = t.data_ptr(), t._version
         self.images: dict[tuple, StickImage] = {}
         self.pending: tuple[StickImage, torch.Tensor, int] | None = None
+        # a spyre tensor a launch wrote in place: AOTAutograd's write-back `t.copy_(t)`
+        # is due, which bumps the version without reaching the device (torch returns
+        # early for a copy onto itself), so one bump is taken as that copy
+        self.self_copy = False
 
     def free(self) -> None:
         for image in self.images.values():
@@ -80,6 +84,9 @@ class ResidentImages:
 
     def __init__(self) -> None:
         self._entries: dict[int, _Entry] = {}
+        # id(t) -> (weak t, t's version, source, region): t holds source's elements
+        # [0, region) and zeros elsewhere (a bucketed cache moved to a larger capacity)
+        self._grown: dict[int, tuple[weakref.ref, int, torch.Tensor, tuple[int, ...]]] = {}
 
     @property
     def nbytes(self) -> int:
@@ -92,6 +99,9 @@ class ResidentImages:
         if entry is None or entry.ref() is not t:
             return None
         if t.data_ptr() == entry.data_ptr and t._version == entry.version:
+            return entry
+        if t.data_ptr() == entry.data_ptr and entry.self_copy and t._version == entry.version + 1:
+            entry.version, entry.self_copy = t._version, False
             return entry
         if entry.pending is not None and t.data_ptr() == entry.data_ptr:
             image, mirror, version = entry.pending
@@ -147,6 +157,39 @@ class ResidentImages:
         self._entries[key] = entry
         entry.pending = (image, result, result._version)
 
+    def grown(self, t: torch.Tensor, source: torch.Tensor, region: Sequence[int]) -> None:
+        """`t`, as it is now, is `source`'s elements [0, region) with zeros elsewhere (the
+        host built it so): a launch that needs `t`'s image may copy it on the card from an
+        image of `source` (`grown_from`) instead of staging `t` over the link."""
+        key = id(t)
+        drop = lambda _, key=key: self._grown.pop(key, None)  # noqa: E731
+        self._grown[key] = (weakref.ref(t, drop), t._version, source, tuple(region))
+
+    def grown_from(
+        self, t: torch.Tensor, slot: Slot, pad: float
+    ) -> tuple[StickImage, tuple] | None:
+        """A kept image to copy `t`'s image for `slot` from, and the region to copy (see
+        `grown`); None if `t` was not grown, has changed since, or its source has no
+        valid image of that element type and padding. Found once: the source tensor is
+        let go (the caller shares the image it copies from)."""
+        found = self._grown.get(id(t))
+        if found is None or found[0]() is not t or found[1] != t._version:
+            return None
+        entry = self._valid_entry(found[2])
+        images = [] if entry is None else list(entry.images.values())
+        for image in images:
+            if image.element == slot.element and repr(float(image.pad)) == repr(float(pad)):
+                del self._grown[id(t)]
+                return image, found[3]
+        return None
+
+    def written_on_device(self, t: torch.Tensor) -> None:
+        """Spyre tensor `t`'s kept image was written in place by a launch: still `t`'s,
+        through AOTAutograd's write-back of `t` onto itself (see `_Entry.self_copy`)."""
+        entry = self._valid_entry(t)
+        if entry is not None:
+            entry.self_copy = True
+
     def copied_onto_itself(self, t: torch.Tensor) -> None:
         """`t.copy_(t)` is about to bump `t`'s version without changing it."""
         entry = self._valid_entry(t)
@@ -167,6 +210,7 @@ class ResidentImages:
         """Free every kept image (the tensors cross the link again on their next use)."""
         for key in list(self._entries):
             self._drop(key)
+        self._grown.clear()
 
 
 def _image_key_of(image: StickImage) -> tuple:
@@ -376,6 +420,9 @@ class CardPartition:
                 self._keep(kept, i, args, result, image)
             elif i in stores and result is not args[self.row_writes[i].source]:
                 kept.written_in_place(args[self.row_writes[i].source], stores[i].image, result)
+            elif i in stores:  # a spyre tensor: its kept image holds the rows, it lags
+                mark_lagging(result, stores[i])
+                kept.written_on_device(result)
             results.append(result)
         return tuple(results)
 
@@ -394,12 +441,19 @@ class CardPartition:
             wants.append(key)
             if image is None:
                 missing.setdefault(key, (slot.index, t))
-        new = recipe.stage_many(
-            [(index, _runtime_value(t)) for index, t in missing.values()],
-            recipe.card.current_stream(),
-        )
-        staged = dict(zip(missing, new))
-        for (_, t), image in zip(missing.values(), new):
+        stream = recipe.card.current_stream()
+        grown = {}  # grown on the card from a kept image of a smaller tensor, no transfer
+        for key, (index, t) in list(missing.items()):
+            slot = recipe.inputs[index]
+            source = kept.grown_from(t, slot, recipe.input_pads.get(slot.name, 0.0))
+            if source is not None:
+                grown[key] = recipe.stage_grown(index, *source, stream)
+                kept.store(t, grown[key])
+        uploads = {k: v for k, v in missing.items() if k not in grown}
+        new = recipe.stage_many([(index, _runtime_value(t)) for index, t in uploads.values()],
+                                stream)  # fmt: skip
+        staged = {**grown, **dict(zip(uploads, new))}
+        for (_, t), image in zip(uploads.values(), new):
             kept.store(t, image)
         bound = [image or staged[key] for image, key in zip(bound, wants)]
         return bound, [t for _, t in missing.values()]
@@ -413,6 +467,7 @@ class CardPartition:
         source = args[write.source] if isinstance(write, (Growth, IndexWrite, WholeWrite)) else None
         if result is source:  # the input was written in place on the card
             kept.store(result, image)
+            kept.written_on_device(result)
             return
         kept.store(result, image)
         if isinstance(write, (IndexWrite, WholeWrite)) and source.device.type != "spyre":
@@ -448,11 +503,8 @@ class CardPartition:
         device they land in the input's memory, which is the result; on the host in a
         copy of the input (AOTAutograd copies it into the input)."""
         source, like = args[write.source], self.outputs[write.output]
-        if source.device.type == "spyre":
-            from spyre_ir.runtime import device
-
-            fetch = Fetch(device.device_array(source), store.index, rows=True)
-            return _ResultPlan(fetch, False, lambda: source)
+        if source.device.type == "spyre":  # its row-major bytes catch up when reached
+            return _ResultPlan(None, False, lambda: source)
         from spyre_ir.runtime.backend import _to_torch
 
         stage = np.empty(slot.shape, slot.host_dtype)
@@ -505,7 +557,7 @@ def _region_plan(slot: Slot, host: torch.Tensor, index: Any, like: torch.Tensor)
 
 @dataclass(frozen=True)
 class _ResultPlan:
-    fetch: Fetch
+    fetch: Fetch | None
     keep: bool
     finish: Any  # () -> the result tensor, once the launch has run
 

@@ -25,6 +25,7 @@ dataflow and simulator executors compile the graph as it is).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,8 @@ from spyre_ir.layout import StickLayout
 
 aten = torch.ops.aten
 
-__all__ = ["RowStore", "RowWrite", "find_row_writes", "row_offsets", "rows_graph"]
+__all__ = ["RowStore", "RowWrite", "catch_up", "find_row_writes", "lagging_rows", "mark_lagging",
+           "row_offsets", "rows_graph"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -186,3 +188,90 @@ class RowStore:
 
             return _bf16_values(elements)
         return elements.astype(self.slot.host_dtype, copy=False)
+
+
+# ------------------------------------------------------------- the device tensor's rows
+class _Lag:
+    """A spyre tensor whose row-major bytes miss rows its kept image holds (`indices`)."""
+
+    __slots__ = ("ref", "image", "slot", "indices")
+
+    def __init__(self, ref: weakref.ref, image: Any, slot: Any) -> None:
+        self.ref, self.image, self.slot = ref, image, slot
+        self.indices: list[tuple] = []
+
+
+_lagging: dict[tuple[int, int], _Lag] = {}  # (region, offset) of the tensor's block -> lag
+
+
+def mark_lagging(source: torch.Tensor, store: RowStore) -> None:
+    """`store` wrote rows into the kept image of spyre tensor `source` and not into its
+    row-major bytes: those catch up when something next reaches them through the device
+    (`catch_up`, a hook of device.device_array and device.host_view), not at every step."""
+    from spyre_ir.runtime import device
+
+    if catch_up not in device.before_access:
+        device.before_access.append(catch_up)
+    block = device._owner(source).block
+    key = (block.region, block.offset)
+    lag = _lagging.get(key)
+    if lag is not None and (lag.ref() is not source or lag.image is not store.image):
+        _lagging.pop(key)  # another tensor or image on this block: bring it up to date
+        _catch_up(lag)
+        lag = None
+    if lag is None:
+        drop = lambda _, key=key: _forget(key)  # noqa: E731
+        lag = _lagging[key] = _Lag(weakref.ref(source, drop), store.image.share(), store.slot)
+    lag.indices.append(store.index)
+
+
+def _forget(key: tuple[int, int]) -> None:
+    lag = _lagging.get(key)
+    if lag is not None and lag.ref() is None:  # its tensor died (not a later one's lag)
+        del _lagging[key]
+        lag.image.free()
+
+
+def lagging_rows(t: torch.Tensor) -> int:
+    """How many row stores spyre tensor `t`'s row-major bytes have not caught up with."""
+    from spyre_ir.runtime import device
+
+    owner = device._owner(t)
+    lag = None if owner is None else _lagging.get((owner.block.region, owner.block.offset))
+    return 0 if lag is None or lag.ref() is not t else len(lag.indices)
+
+
+def catch_up(block: Any) -> None:
+    """Before the bytes of `block` are reached: enqueue writing the rows its tensor lags
+    behind by, from the kept image (an on-card copy of those rows only)."""
+    if _lagging:
+        lag = _lagging.pop((block.region, block.offset), None)
+        if lag is not None:
+            _catch_up(lag)
+
+
+def _catch_up(lag: _Lag) -> None:
+    from spyre_ir import cost_model
+    from spyre_ir.runtime import device
+
+    t = lag.ref()
+    if t is None:
+        lag.image.free()
+        return
+    target = device.device_array(t)  # the lag is popped already: no recursion
+    stores = [RowStore(lag.image, lag.slot, index) for index in lag.indices]
+    nbytes = sum(s.offsets().size for s in stores) * lag.slot.device_dtype.itemsize
+    card = lag.image.card
+
+    def run() -> float:
+        try:
+            elements = target._elements()
+            for store in stores:
+                rows = store.read(card.memory)
+                elements[store.index] = lag.slot.to_array_elements(rows, target.dtype)
+        finally:
+            lag.image.free()
+        return cost_model.device_copy_s(nbytes, card.config)
+
+    card.current_stream().enqueue("dma", run, "dma: a cache's written rows, kept image -> tensor",
+                                  nbytes)  # fmt: skip
