@@ -196,17 +196,14 @@ def lower_unfold(imp: Importer, node: torch.fx.Node) -> SSAValue:
     return imp.emit(spyre.ConcatOp(columns, rank, _typed(x, out_shape)))
 
 
-def _im2col_check(node: torch.fx.Node) -> str | None:
-    if node.args[0].meta["val"].dim() != 4:
-        return "F.unfold of an unbatched (3-D) input is not supported"
-    return None
-
-
-@lowers(aten.im2col.default, check=_im2col_check)
+@lowers(aten.im2col.default)
 def lower_im2col(imp: Importer, node: torch.fx.Node) -> SSAValue:
     """F.unfold: (N, C, H, W) -> (N, C*KH*KW, L), column (c, kh, kw) of every block in
-    row-major block order: the windows of conv2d_nhwc, stacked per channel."""
+    row-major block order: the windows of conv2d_nhwc, stacked per channel. An unbatched
+    (C, H, W) input is a batch of one."""
     x = imp.value(node.args[0])
+    if len(shape(x)) == 3:
+        x = imp.reshape(x, (1, *shape(x)))
     (kh, kw), dilation, padding, stride = (list(node.args[i]) for i in range(1, 5))
     n, c, h, wd = shape(x)
     oh = out_size(h, kh, stride[0], padding[0], dilation[0])
