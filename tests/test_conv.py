@@ -67,8 +67,15 @@ CONVS = [
     Conv("stride2_no_bias", (1, 3, 13, 10), (5, 3, 3, 3), stride=2, bias=False),
     Conv("5x5_stride3_pad2", (1, 3, 13, 13), (6, 3, 5, 5), stride=3, padding=2),
     Conv("dilated_rect", (1, 4, 12, 9), (3, 4, 3, 2), padding=(2, 1), dilation=(2, 3)),
-    Conv("groups2_mixed", (2, 6, 10, 7), (4, 3, 3, 2), stride=(2, 1), padding=(1, 0),
-         dilation=(1, 2), groups=2),  # fmt: skip
+    Conv(
+        "groups2_mixed",
+        (2, 6, 10, 7),
+        (4, 3, 3, 2),
+        stride=(2, 1),
+        padding=(1, 0),
+        dilation=(1, 2),
+        groups=2,
+    ),  # fmt: skip
     Conv("depthwise", (2, 9, 9, 9), (9, 1, 3, 3), stride=2, padding=1, groups=9),
     Conv("depthwise_multiplier", (1, 4, 7, 7), (8, 1, 3, 3), padding=1, groups=4),
     Conv("pointwise_1x1", (2, 70, 5, 7), (67, 70, 1, 1)),

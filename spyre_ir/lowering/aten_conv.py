@@ -2,23 +2,27 @@
 padding, dilation, groups and bias), `aten.unfold` (Tensor.unfold) and `aten.im2col`
 (F.unfold), as `spyre` data movement feeding the matmul path.
 
-A 2-D convolution is a *sum of shifted matmuls*. With the input turned channels-last
-(N, H, W, C: the channels on the stick, the contraction dim a matmul wants there) and
-zero-padded, each kernel tap (kh, kw) reads one strided window of it,
+A 2-D convolution is an *im2col gather and one matmul*. The input is zero-padded and
+turned channels-last (N, Hp, Wp, C: the channels on the stick, where a matmul wants its
+contraction dim), and viewed as a table of N*Hp*Wp channel rows. One `spyre.gather`
+builds the im2col buffer (M, KH*KW, C), M = N*OH*OW: output position (n, i, j) reads,
+at tap (kh, kw), row
 
-    window[n, i, j, c] = x_pad[n, kh*dh + i*sh, kw*dw + j*sw, c]   (a spyre.slice with steps)
+    n*Hp*Wp + (i*sh + kh*dh)*Wp + (j*sw + kw*dw)
 
-and contributes `window.reshape(M, C) @ w[:, :, kh, kw].T` (M = N*OH*OW) to the result,
-so the PE arrays do every multiply-add and the K loop of each matmul accumulates in f32.
-The KH*KW partial results are added; the bias is added along the channel dim before the
-result goes back to N, O, OH, OW. Groups make each tap a batched matmul over the groups;
-depthwise convolutions (one input and one output channel per group) make it an
-elementwise multiply by the tap's weights broadcast along the stick. A 1-D convolution
-is the 2-D one with H = 1. See docs/frontend.md ("Convolutions") for why this form
-and not an im2col buffer.
+(the row indices are `spyre.iota` arithmetic, so stride and dilation cost nothing
+extra). The buffer, as (M, KH*KW*C), times the weights as (KH*KW*C, O) is the result
+channels-last: the PE arrays do every multiply-add and accumulate each output in one K
+loop. The bias is added along the stick, then the result goes back to N, O, OH, OW.
+Groups make the matmul a batched one over the groups; a depthwise convolution (one
+input and one output channel per group) is an elementwise product of the buffer by the
+tap weights and a sum over the taps. A 1-D convolution is the 2-D one with H = 1.
+docs/frontend.md ("Convolutions") says why this form and what it costs.
 
 What this module does not take runs on CPU with the reason in the warning: transposed
-convolutions, 3-D convolutions, and F.fold (aten.col2im: a scatter-add).
+convolutions, 3-D convolutions, integer convolutions. F.fold (aten.col2im) is a
+scatter-add, decomposed by Inductor's table to an accumulating index_put, which runs
+on CPU with its own warning.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
 from spyre_ir.lowering.aten_lowerings import arg, lowers, meta_shape
-from spyre_ir.lowering.fx_importer import Importer, meta_dtype
+from spyre_ir.lowering.fx_importer import Importer, meta_dtype, tensor_type
 
 aten = torch.ops.aten
 
@@ -71,10 +75,6 @@ def _pad(imp: Importer, x: SSAValue, low: Sequence[int], high: Sequence[int]) ->
     return imp.emit(spyre.PadOp(x, list(low), list(high), 0.0, _typed(x, out)))
 
 
-def _add(imp: Importer, acc: SSAValue | None, term: SSAValue) -> SSAValue:
-    return term if acc is None else imp.emit(spyre.AddOp(acc, term, term.type))
-
-
 def _matmul(imp: Importer, a: SSAValue, b: SSAValue) -> SSAValue:
     out = shape_rules.matmul_shape(shape(a), shape(b))
     return imp.emit(spyre.MatmulOp(a, b, _typed(a, out)))
@@ -107,49 +107,58 @@ def _convolution_check(node: torch.fx.Node) -> str | None:
     return None
 
 
-def _tap_weights(imp: Importer, w: SSAValue, groups: int) -> SSAValue:
-    """w (O, Cg, KH, KW) as (KH, KW, G, Cg, Og): one (G, Cg, Og) matrix per tap."""
-    o, cg, kh, kw = shape(w)
-    w5 = imp.reshape(w, (groups, o // groups, cg, kh, kw))
-    return _transpose(imp, w5, (3, 4, 0, 2, 1))
+def _iota_sum(imp: Importer, sizes: Sequence[int], steps: Sequence[int]) -> SSAValue:
+    """sum over d of steps[d] * index_d on an i32 tensor of `sizes`."""
+    ty = tensor_type(tuple(sizes), torch.int32)
+    acc: SSAValue | None = None
+    for dim, step in enumerate(steps):
+        if sizes[dim] > 1 and step:
+            term = imp.emit(spyre.IotaOp(dim, 0, step, ty))
+            acc = term if acc is None else imp.emit(spyre.AddOp(acc, term, ty))
+    return acc if acc is not None else imp.full(0, tuple(sizes), torch.int32)
 
 
-def _tap_term(imp: Importer, window: SSAValue, taps: SSAValue, kh: int, kw: int,
-              groups: int) -> SSAValue:  # fmt: skip
-    """One tap's contribution, (N, OH, OW, O), from its window (N, OH, OW, C)."""
-    n, oh, ow, c = shape(window)
-    _, _, g, cg, og = shape(taps)
-    tap = _window(imp, taps, (kh, kw, 0, 0, 0), (1, 1, g, cg, og), (1,) * 5)
-    m = n * oh * ow
-    if cg == 1 and og == 1:  # depthwise: an elementwise product along the stick
-        return imp.emit(spyre.MulOp(window, imp.reshape(tap, (c,)), window.type))
-    if g == 1:
-        product = _matmul(imp, imp.reshape(window, (m, c)), imp.reshape(tap, (cg, og)))
-        return imp.reshape(product, (n, oh, ow, og))
-    per_group = _transpose(imp, imp.reshape(window, (m, g, cg)), (1, 0, 2))  # G, M, Cg
-    product = _matmul(imp, per_group, imp.reshape(tap, (g, cg, og)))  # G, M, Og
-    return imp.reshape(_transpose(imp, product, (1, 0, 2)), (n, oh, ow, g * og))
+def _windows(imp: Importer, xp: SSAValue, kernel: Sequence[int], out: Sequence[int],
+             stride: Sequence[int], dilation: Sequence[int]) -> SSAValue:  # fmt: skip
+    """The im2col buffer (M, KH*KW, C): every output position's window of the padded
+    channels-last input, one gather of whole channel rows. Output (n, i, j) reads, at
+    tap (kh, kw), row n*Hp*Wp + (i*sh + kh*dh)*Wp + (j*sw + kw*dw) of (N*Hp*Wp, C)."""
+    n, hp, wp, c = shape(xp)
+    (oh, ow), (kh, kw) = out, kernel
+    base = _iota_sum(imp, (n, oh, ow), (hp * wp, stride[0] * wp, stride[1]))
+    taps = _iota_sum(imp, (kh, kw), (dilation[0] * wp, dilation[1]))
+    m, t = n * oh * ow, kh * kw
+    index = imp.emit(spyre.AddOp(imp.reshape(base, (m, 1)), imp.reshape(taps, (1, t)),
+                                 tensor_type((m, t), torch.int32)))  # fmt: skip
+    table = imp.reshape(xp, (n * hp * wp, c))
+    return imp.emit(spyre.GatherOp(table, index, _typed(xp, (m, t, c))))
 
 
 def conv2d_nhwc(imp: Importer, x: SSAValue, w: SSAValue, stride: Sequence[int],
                 padding: Sequence[int], dilation: Sequence[int], groups: int) -> SSAValue:  # fmt: skip
     """The convolution of x (N, C, H, W) by w (O, C/groups, KH, KW), channels-last:
-    (N, OH, OW, O). See the module docstring."""
-    _, _, h, wd = shape(x)
-    o, _, kh, kw = shape(w)
+    (M, O) with M = N*OH*OW. See the module docstring."""
+    n, c, h, wd = shape(x)
+    o, cg, kh, kw = shape(w)
     oh = out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    xp = _pad(imp, _transpose(imp, x, (0, 2, 3, 1)), (0, *padding, 0), (0, *padding, 0))
-    n, _, _, c = shape(xp)
-    taps = _tap_weights(imp, w, groups)
-    acc: SSAValue | None = None
-    for i in range(kh):
-        for j in range(kw):
-            start = (0, i * dilation[0], j * dilation[1], 0)
-            window = _window(imp, xp, start, (n, oh, ow, c), (1, stride[0], stride[1], 1))
-            acc = _add(imp, acc, _tap_term(imp, window, taps, i, j, groups))
-    assert acc is not None and shape(acc) == (n, oh, ow, o)
-    return acc
+    # padded before the transpose: rows (N, C) spread over the cores, where the padded
+    # dims of the channels-last tensor would leave only N
+    xp = _transpose(imp, _pad(imp, x, (0, 0, *padding), (0, 0, *padding)), (0, 2, 3, 1))
+    cols = _windows(imp, xp, (kh, kw), (oh, ow), stride, dilation)  # M, T, C
+    m, t, og = n * oh * ow, kh * kw, o // groups
+    # w (O, Cg, KH, KW) -> (G, T, Cg, Og): tap-major rows, as the buffer's columns
+    taps = _transpose(imp, imp.reshape(w, (groups, og, cg, t)), (0, 3, 2, 1))
+    if cg == 1 and og == 1:  # depthwise: multiply along the stick, sum over the taps
+        tap_weights = _transpose(imp, imp.reshape(w, (c, t)), (1, 0))  # T, C
+        product = imp.emit(spyre.MulOp(cols, tap_weights, cols.type))
+        return imp.emit(spyre.SumOp(product, [1], False, _typed(cols, (m, c))))
+    if groups == 1:
+        return _matmul(imp, imp.reshape(cols, (m, t * c)), imp.reshape(taps, (t * c, o)))
+    per_group = _transpose(imp, imp.reshape(cols, (m, t, groups, cg)), (2, 0, 1, 3))
+    product = _matmul(imp, imp.reshape(per_group, (groups, m, t * cg)),
+                      imp.reshape(taps, (groups, t * cg, og)))  # G, M, Og  # fmt: skip
+    return imp.reshape(_transpose(imp, product, (1, 0, 2)), (m, o))
 
 
 @lowers(aten.convolution.default, check=_convolution_check)
@@ -167,7 +176,8 @@ def lower_convolution(imp: Importer, node: torch.fx.Node) -> SSAValue:
     acc = conv2d_nhwc(imp, x, w, stride, padding, dilation, groups)
     if bias is not None:
         acc = imp.emit(spyre.AddOp(acc, imp.cast(imp.value(bias), dtype), acc.type))
-    out = _transpose(imp, acc, (0, 3, 1, 2))
+    oh, ow = (1, *meta_shape(node)[2:]) if one_d else meta_shape(node)[2:]
+    out = _transpose(imp, imp.reshape(acc, (shape(x)[0], oh, ow, shape(acc)[1])), (0, 3, 1, 2))
     return imp.reshape(out, meta_shape(node))
 
 
@@ -219,5 +229,3 @@ def lower_im2col(imp: Importer, node: torch.fx.Node) -> SSAValue:
     if len(windows) > 1:
         stacked = imp.emit(spyre.ConcatOp(windows, 2, _typed(x, (n, c, kh * kw, oh * ow))))
     return imp.reshape(stacked, meta_shape(node))
-
-
