@@ -53,8 +53,10 @@ def main(argv: list[str]) -> None:
     ideal = cost_model.conv_roofline_seconds(shape, 2, DEFAULT_CONFIG) * 1e6
     form = cost_model.conv_im2col_bound_seconds(shape, 2, DEFAULT_CONFIG) * 1e6
     total = report["simulated_us"]
-    print(f"conv {n}x{c}x{h}x{w}, {k}x{k}, {o} out, stride {stride}, groups {groups}: "
-          f"{total:.1f} us simulated; {shape.flops() / 1e6:.0f} MFLOP")
+    print(
+        f"conv {n}x{c}x{h}x{w}, {k}x{k}, {o} out, stride {stride}, groups {groups}: "
+        f"{total:.1f} us simulated; {shape.flops() / 1e6:.0f} MFLOP"
+    )
     print(f"  roofline of the convolution: {ideal:.1f} us ({ideal / total:.1%} of it)")
     print(f"  bound of the im2col form:    {form:.1f} us ({form / total:.1%} of it)")
 

@@ -250,3 +250,46 @@ def test_strict_compile_names_the_unsupported_convolution() -> None:
     deconv = torch.nn.ConvTranspose1d(3, 2, 3)
     with pytest.raises(Exception, match=r"aten\.convolution\.default"):
         compiled(deconv, "reference")(randn((1, 3, 8), F32, 0))
+
+
+# ------------------------------------------------------------------------------ costs
+def test_conv_cost_entries_by_hand() -> None:
+    from spyre_ir import cost_model as cm
+    from spyre_ir.hardware import DEFAULT_CONFIG as C
+
+    conv = cm.ConvShape(2, 6, 10, 7, 4, 3, 2, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+                        groups=2)  # fmt: skip
+    assert conv.out == (5, 5)  # (10 + 2 - 2 - 1) // 2 + 1, (7 - 2 - 1) // 1 + 1
+    assert conv.m == 50
+    assert conv.flops() == 2 * 50 * 4 * 3 * 3 * 2
+    assert conv.min_bytes(2) == 2 * (2 * 6 * 10 * 7 + 4 * 3 * 3 * 2 + 50 * 4)
+    assert conv.im2col_bytes(2) == 2 * 50 * 6 * 6
+    resnet = cm.ConvShape(1, 64, 56, 56, 64, 3, 3, padding=(1, 1))
+    flops, nbytes = 2 * 56 * 56 * 64 * 64 * 9, 2 * (64 * 56 * 56 * 2 + 64 * 64 * 9)
+    assert resnet.flops() == flops and resnet.min_bytes(2) == nbytes
+    assert cm.conv_roofline_seconds(resnet, 2, C) == max(flops / C.fp16_peak_flops,
+                                                         nbytes / C.lpddr_bandwidth)  # fmt: skip
+    buffer = 2 * 56 * 56 * 9 * 64
+    want = cm.kernel_bound_seconds(0, 2 * 64 * 56 * 56, buffer, C) + cm.kernel_bound_seconds(
+        flops, buffer + 2 * 64 * 64 * 9, 2 * 56 * 56 * 64, C
+    )
+    assert cm.conv_im2col_bound_seconds(resnet, 2, C) == pytest.approx(want)
+    assert cm.conv_im2col_bound_seconds(resnet, 2, C) > cm.conv_roofline_seconds(resnet, 2, C)
+
+
+def test_simulated_conv_is_no_faster_than_its_bounds() -> None:
+    from spyre_ir import cost_model as cm
+    from spyre_ir.hardware import DEFAULT_CONFIG as C
+    from spyre_ir.runtime import telemetry
+
+    conv = Conv("3x3_pad1_odd_channels", (2, 5, 9, 11), (7, 5, 3, 3), padding=1, bias=False)
+    args = conv.inputs(F16)
+    f = compiled(conv.fn, "card")
+    with torch.no_grad():
+        f(*args)
+        with telemetry.recording() as rec:
+            f(*args)
+    simulated = sum(launch.report["simulated_us"] for launch in rec.launches)
+    shape = cm.ConvShape(2, 5, 9, 11, 7, 3, 3, padding=(1, 1))
+    assert simulated * 1e-6 >= cm.conv_roofline_seconds(shape, 2, C)
+    assert simulated * 1e-6 >= cm.conv_im2col_bound_seconds(shape, 2, C)
