@@ -38,7 +38,7 @@ from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
 from spyre_ir.lowering.aten_lowerings import arg, lowers, meta_shape
-from spyre_ir.lowering.fx_importer import Importer, meta_dtype, tensor_type
+from spyre_ir.lowering.fx_importer import Importer, meta_dtype
 
 aten = torch.ops.aten
 
@@ -107,58 +107,50 @@ def _convolution_check(node: torch.fx.Node) -> str | None:
     return None
 
 
-def _iota_sum(imp: Importer, sizes: Sequence[int], steps: Sequence[int]) -> SSAValue:
-    """sum over d of steps[d] * index_d on an i32 tensor of `sizes`."""
-    ty = tensor_type(tuple(sizes), torch.int32)
-    acc: SSAValue | None = None
-    for dim, step in enumerate(steps):
-        if sizes[dim] > 1 and step:
-            term = imp.emit(spyre.IotaOp(dim, 0, step, ty))
-            acc = term if acc is None else imp.emit(spyre.AddOp(acc, term, ty))
-    return acc if acc is not None else imp.full(0, tuple(sizes), torch.int32)
-
-
-def _windows(imp: Importer, xp: SSAValue, kernel: Sequence[int], out: Sequence[int],
-             stride: Sequence[int], dilation: Sequence[int]) -> SSAValue:  # fmt: skip
-    """The im2col buffer (M, KH*KW, C): every output position's window of the padded
-    channels-last input, one gather of whole channel rows. Output (n, i, j) reads, at
-    tap (kh, kw), row n*Hp*Wp + (i*sh + kh*dh)*Wp + (j*sw + kw*dw) of (N*Hp*Wp, C)."""
-    n, hp, wp, c = shape(xp)
-    (oh, ow), (kh, kw) = out, kernel
-    base = _iota_sum(imp, (n, oh, ow), (hp * wp, stride[0] * wp, stride[1]))
-    taps = _iota_sum(imp, (kh, kw), (dilation[0] * wp, dilation[1]))
-    m, t = n * oh * ow, kh * kw
-    index = imp.emit(spyre.AddOp(imp.reshape(base, (m, 1)), imp.reshape(taps, (1, t)),
-                                 tensor_type((m, t), torch.int32)))  # fmt: skip
-    table = imp.reshape(xp, (n * hp * wp, c))
-    return imp.emit(spyre.GatherOp(table, index, _typed(xp, (m, t, c))))
-
-
-def conv2d_nhwc(imp: Importer, x: SSAValue, w: SSAValue, stride: Sequence[int],
-                padding: Sequence[int], dilation: Sequence[int], groups: int) -> SSAValue:  # fmt: skip
-    """The convolution of x (N, C, H, W) by w (O, C/groups, KH, KW), channels-last:
-    (M, O) with M = N*OH*OW. See the module docstring."""
+def im2col(imp: Importer, x: SSAValue, kernel: Sequence[int], dilation: Sequence[int],
+           padding: Sequence[int], stride: Sequence[int]) -> SSAValue:  # fmt: skip
+    """The im2col buffer of x (N, C, H, W): (N, C, KH*KW, OH*OW), element (n, c, t, l)
+    = x_pad[n, c, i*sh + kh*dh, j*sw + kw*dw] for tap t = (kh, kw) and position l = (i, j).
+    Each tap is one strided spyre.slice of the padded input (its rows N, C spread over the
+    cores), the taps stacked along a new dim."""
     n, c, h, wd = shape(x)
+    (kh, kw), (oh, ow) = (
+        kernel,
+        (
+            out_size(h, kernel[0], stride[0], padding[0], dilation[0]),
+            out_size(wd, kernel[1], stride[1], padding[1], dilation[1]),
+        ),
+    )
+    xp = _pad(imp, x, (0, 0, *padding), (0, 0, *padding))
+    windows = []
+    for i in range(kh):
+        for j in range(kw):
+            start = (0, 0, i * dilation[0], j * dilation[1])
+            window = _window(imp, xp, start, (n, c, oh, ow), (1, 1, stride[0], stride[1]))
+            windows.append(imp.reshape(window, (n, c, 1, oh * ow)))
+    if len(windows) == 1:
+        return windows[0]
+    return imp.emit(spyre.ConcatOp(windows, 2, _typed(x, (n, c, kh * kw, oh * ow))))
+
+
+def conv2d(imp: Importer, x: SSAValue, w: SSAValue, stride: Sequence[int],
+           padding: Sequence[int], dilation: Sequence[int], groups: int) -> SSAValue:  # fmt: skip
+    """The convolution of x (N, C, H, W) by w (O, C/groups, KH, KW), as (N, O, OH*OW):
+    the weights (G, Og, Cg*T) times the im2col buffer (N, G, Cg*T, L), a matmul with
+    the output positions on the stick (see the module docstring)."""
+    n, c, _, _ = shape(x)
     o, cg, kh, kw = shape(w)
-    oh = out_size(h, kh, stride[0], padding[0], dilation[0])
-    ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    # padded before the transpose: rows (N, C) spread over the cores, where the padded
-    # dims of the channels-last tensor would leave only N
-    xp = _transpose(imp, _pad(imp, x, (0, 0, *padding), (0, 0, *padding)), (0, 2, 3, 1))
-    cols = _windows(imp, xp, (kh, kw), (oh, ow), stride, dilation)  # M, T, C
-    m, t, og = n * oh * ow, kh * kw, o // groups
-    # w (O, Cg, KH, KW) -> (G, T, Cg, Og): tap-major rows, as the buffer's columns
-    taps = _transpose(imp, imp.reshape(w, (groups, og, cg, t)), (0, 3, 2, 1))
-    if cg == 1 and og == 1:  # depthwise: multiply along the stick, sum over the taps
-        tap_weights = _transpose(imp, imp.reshape(w, (c, t)), (1, 0))  # T, C
-        product = imp.emit(spyre.MulOp(cols, tap_weights, cols.type))
-        return imp.emit(spyre.SumOp(product, [1], False, _typed(cols, (m, c))))
+    cols = im2col(imp, x, (kh, kw), dilation, padding, stride)  # N, C, T, L
+    t, length, og = kh * kw, shape(cols)[-1], o // groups
+    if cg == 1 and og == 1:  # depthwise: a product along the taps and their sum
+        taps = imp.reshape(w, (c, t, 1))
+        product = imp.emit(spyre.MulOp(cols, taps, cols.type))
+        return imp.emit(spyre.SumOp(product, [2], False, _typed(cols, (n, c, length))))
     if groups == 1:
-        return _matmul(imp, imp.reshape(cols, (m, t * c)), imp.reshape(taps, (t * c, o)))
-    per_group = _transpose(imp, imp.reshape(cols, (m, t, groups, cg)), (2, 0, 1, 3))
-    product = _matmul(imp, imp.reshape(per_group, (groups, m, t * cg)),
-                      imp.reshape(taps, (groups, t * cg, og)))  # G, M, Og  # fmt: skip
-    return imp.reshape(_transpose(imp, product, (1, 0, 2)), (m, o))
+        return _matmul(imp, imp.reshape(w, (o, c * t)), imp.reshape(cols, (n, c * t, length)))
+    taps = imp.reshape(w, (groups, og, cg * t))
+    product = _matmul(imp, taps, imp.reshape(cols, (n, groups, cg * t, length)))
+    return imp.reshape(product, (n, o, length))  # N, G, Og, L -> N, O, L
 
 
 @lowers(aten.convolution.default, check=_convolution_check)
@@ -168,16 +160,14 @@ def lower_convolution(imp: Importer, node: torch.fx.Node) -> SSAValue:
     w = imp.cast(imp.value(node.args[1]), dtype)
     bias = arg(node, 2, "bias")
     stride, padding, dilation, groups = _conv_params(node)
-    one_d = len(shape(x)) == 3
-    if one_d:  # (N, C, L) as (N, C, 1, L)
+    if len(shape(x)) == 3:  # (N, C, L) as (N, C, 1, L)
         x = imp.reshape(x, (shape(x)[0], shape(x)[1], 1, shape(x)[2]))
         w = imp.reshape(w, (shape(w)[0], shape(w)[1], 1, shape(w)[2]))
         stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
-    acc = conv2d_nhwc(imp, x, w, stride, padding, dilation, groups)
+    out = conv2d(imp, x, w, stride, padding, dilation, groups)  # N, O, L
     if bias is not None:
-        acc = imp.emit(spyre.AddOp(acc, imp.cast(imp.value(bias), dtype), acc.type))
-    oh, ow = (1, *meta_shape(node)[2:]) if one_d else meta_shape(node)[2:]
-    out = _transpose(imp, imp.reshape(acc, (shape(x)[0], oh, ow, shape(acc)[1])), (0, 3, 1, 2))
+        b = imp.reshape(imp.cast(imp.value(bias), dtype), (shape(w)[0], 1))
+        out = imp.emit(spyre.AddOp(out, b, out.type))
     return imp.reshape(out, meta_shape(node))
 
 
@@ -208,24 +198,10 @@ def lower_unfold(imp: Importer, node: torch.fx.Node) -> SSAValue:
 
 @lowers(aten.im2col.default)
 def lower_im2col(imp: Importer, node: torch.fx.Node) -> SSAValue:
-    """F.unfold: (N, C, H, W) -> (N, C*KH*KW, L), column (c, kh, kw) of every block in
-    row-major block order: the windows of conv2d_nhwc, stacked per channel. An unbatched
-    (C, H, W) input is a batch of one."""
+    """F.unfold: (N, C, H, W) -> (N, C*KH*KW, L), the buffer of `im2col` with its
+    channel and tap dims merged. An unbatched (C, H, W) input is a batch of one."""
     x = imp.value(node.args[0])
     if len(shape(x)) == 3:
         x = imp.reshape(x, (1, *shape(x)))
-    (kh, kw), dilation, padding, stride = (list(node.args[i]) for i in range(1, 5))
-    n, c, h, wd = shape(x)
-    oh = out_size(h, kh, stride[0], padding[0], dilation[0])
-    ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    xp = _pad(imp, x, (0, 0, *padding), (0, 0, *padding))
-    windows = []
-    for i in range(kh):
-        for j in range(kw):
-            start = (0, 0, i * dilation[0], j * dilation[1])
-            window = _window(imp, xp, start, (n, c, oh, ow), (1, 1, stride[0], stride[1]))
-            windows.append(imp.reshape(window, (n, c, 1, oh * ow)))
-    stacked = windows[0]
-    if len(windows) > 1:
-        stacked = imp.emit(spyre.ConcatOp(windows, 2, _typed(x, (n, c, kh * kw, oh * ow))))
-    return imp.reshape(stacked, meta_shape(node))
+    kernel, dilation, padding, stride = (list(node.args[i]) for i in range(1, 5))
+    return imp.reshape(im2col(imp, x, kernel, dilation, padding, stride), meta_shape(node))
