@@ -1,10 +1,10 @@
 """One convolution on the simulated card, compiled with torch.compile(backend="spyre").
 
 Prints the simulated time of every kernel the convolution became (lowering/aten_conv.py:
-layout changes, the im2col gather, the matmul), their sum, and two references from
+the im2col buffer, the matmul, the output's layout), their sum, and two references from
 spyre_ir/cost_model.py: the convolution's roofline (its flops at the fp16 peak or its
 minimal bytes - input, weights, output - at the LPDDR5 bandwidth) and the bound of the
-im2col form itself (the gather's and the matmul's bytes at the sustained rates).
+im2col form itself (the buffer's and the matmul's bytes at the sustained rates).
 
     python bench/conv.py [N C H W O K [stride groups]]    # default 1 64 56 56 64 3 1 1
 """

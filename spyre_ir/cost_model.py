@@ -431,7 +431,7 @@ class ConvShape:
 
     @property
     def m(self) -> int:
-        """Output positions, the rows of the im2col buffer: n * oh * ow."""
+        """Output positions: n * oh * ow."""
         return self.n * self.out[0] * self.out[1]
 
     def flops(self) -> int:
@@ -444,8 +444,8 @@ class ConvShape:
         return elem * (self.n * self.c * self.h * self.w + weights + self.m * self.o)
 
     def im2col_bytes(self, elem: int) -> int:
-        """The im2col buffer (m, kh * kw, c) the lowering (lowering/aten_conv.py)
-        gathers: written once by the gather, read once by the matmul."""
+        """The im2col buffer (n, c, kh * kw, oh * ow) of the lowering
+        (lowering/aten_conv.py): written once by its row kernel, read once by the matmul."""
         return elem * self.m * self.kh * self.kw * self.c
 
 
@@ -457,14 +457,14 @@ def conv_roofline_seconds(conv: ConvShape, elem: int, config: SpyreConfig) -> fl
 
 def conv_im2col_bound_seconds(conv: ConvShape, elem: int, config: SpyreConfig) -> float:
     """The fastest the im2col form can be as calibrated: the input read and the buffer
-    written (the gather), the buffer and weights read and the output written (the
-    matmul), at the sustained rates (`kernel_bound_seconds` of each kernel, summed;
-    the layout changes around them left out)."""
+    written (the kernel that builds it), the buffer and weights read and the output
+    written (the matmul), at the sustained rates (`kernel_bound_seconds` of each kernel,
+    summed)."""
     weights = conv.o * (conv.c // conv.groups) * conv.kh * conv.kw * elem
     buffer = conv.im2col_bytes(elem)
-    gather = kernel_bound_seconds(0, conv.n * conv.c * conv.h * conv.w * elem, buffer, config)
+    build = kernel_bound_seconds(0, conv.n * conv.c * conv.h * conv.w * elem, buffer, config)
     matmul = kernel_bound_seconds(conv.flops(), buffer + weights, conv.m * conv.o * elem, config)
-    return gather + matmul
+    return build + matmul
 
 
 # ---------------------------------------------------------------- instruction timing

@@ -2,22 +2,23 @@
 padding, dilation, groups and bias), `aten.unfold` (Tensor.unfold) and `aten.im2col`
 (F.unfold), as `spyre` data movement feeding the matmul path.
 
-A 2-D convolution is an *im2col gather and one matmul*. The input is zero-padded and
-turned channels-last (N, Hp, Wp, C: the channels on the stick, where a matmul wants its
-contraction dim), and viewed as a table of N*Hp*Wp channel rows. One `spyre.gather`
-builds the im2col buffer (M, KH*KW, C), M = N*OH*OW: output position (n, i, j) reads,
-at tap (kh, kw), row
+A 2-D convolution is an *im2col buffer and one matmul*, in the input's own NCHW order.
+The buffer (N, C, KH*KW, OH*OW) holds, for every channel and kernel tap (kh, kw), the
+window of the zero-padded input that tap sees,
 
-    n*Hp*Wp + (i*sh + kh*dh)*Wp + (j*sw + kw*dw)
+    buffer[n, c, (kh, kw), (i, j)] = x_pad[n, c, i*sh + kh*dh, j*sw + kw*dw],
 
-(the row indices are `spyre.iota` arithmetic, so stride and dilation cost nothing
-extra). The buffer, as (M, KH*KW*C), times the weights as (KH*KW*C, O) is the result
-channels-last: the PE arrays do every multiply-add and accumulate each output in one K
-loop. The bias is added along the stick, then the result goes back to N, O, OH, OW.
-Groups make the matmul a batched one over the groups; a depthwise convolution (one
-input and one output channel per group) is an elementwise product of the buffer by the
-tap weights and a sum over the taps. A 1-D convolution is the 2-D one with H = 1.
-docs/frontend.md ("Convolutions") says why this form and what it costs.
+each tap one strided `spyre.slice`; `spyre-fuse` puts the pad, the slices and their
+`spyre.concat` in one row kernel whose rows (N, C) spread over the cores. The weights
+as (O, C*KH*KW) times the buffer as (N, C*KH*KW, OH*OW) is the result, already
+(N, O, OH*OW): the PE arrays do every multiply-add, each output accumulated in one K
+loop, and the output positions are on the stick, as a matmul's B and C want, so no
+layout change is needed on either side. The bias is added along the channels. Groups
+make the matmul a batched one over the groups; a depthwise convolution (one input and
+one output channel per group: K = KH*KW, nothing for a PE array) is a product of the
+buffer by the tap weights and a sum over the taps. A 1-D convolution is the 2-D one
+with H = 1. docs/frontend.md ("Convolutions and sliding windows") says why this form
+and what it costs.
 
 What this module does not take runs on CPU with the reason in the warning: transposed
 convolutions, 3-D convolutions, integer convolutions. F.fold (aten.col2im) is a
@@ -111,8 +112,8 @@ def im2col(imp: Importer, x: SSAValue, kernel: Sequence[int], dilation: Sequence
            padding: Sequence[int], stride: Sequence[int]) -> SSAValue:  # fmt: skip
     """The im2col buffer of x (N, C, H, W): (N, C, KH*KW, OH*OW), element (n, c, t, l)
     = x_pad[n, c, i*sh + kh*dh, j*sw + kw*dw] for tap t = (kh, kw) and position l = (i, j).
-    Each tap is one strided spyre.slice of the padded input (its rows N, C spread over the
-    cores), the taps stacked along a new dim."""
+    Each tap is one strided spyre.slice of the padded input, the taps stacked along a
+    new dim."""
     n, c, h, wd = shape(x)
     (kh, kw), (oh, ow) = (
         kernel,
