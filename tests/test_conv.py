@@ -229,6 +229,12 @@ def test_eager_conv_module_and_unfold_view() -> None:
     assert_card_close(got.cpu().numpy(), want.numpy(), 1e-2, partials=5)
     windows = x.to("spyre").unfold(2, 4, 3)  # a view, as on CPU
     assert torch.equal(windows.cpu(), x.unfold(2, 4, 3))
+    image = randn((2, 3, 7, 9), F16, 5)
+    cols = F.unfold(image.to("spyre"), (3, 2), padding=1, stride=(1, 2))  # compiled: im2col
+    want = F.unfold(image, (3, 2), padding=1, stride=(1, 2)).numpy()
+    got = cols.cpu().numpy()
+    assert got.shape == want.shape
+    assert ((got == want) | (got == as_on_the_card(want))).all()
 
 
 # ---------------------------------------------------------------------------- limits
