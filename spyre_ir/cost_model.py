@@ -405,6 +405,68 @@ def roofline_seconds(flops: float, nbytes: float, config: SpyreConfig) -> float:
     return max(flops / config.fp16_peak_flops, nbytes / config.lpddr_bandwidth)
 
 
+# ---------------------------------------------------------------- convolutions
+@dataclass(frozen=True)
+class ConvShape:
+    """A 2-D convolution (a 1-D one has h = kh = 1): input (n, c, h, w), weights
+    (o, c / groups, kh, kw), per-dim stride, padding and dilation."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    kh: int
+    kw: int
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+
+    @property
+    def out(self) -> tuple[int, int]:
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
+        return ((self.h + 2 * ph - dh * (self.kh - 1) - 1) // sh + 1,
+                (self.w + 2 * pw - dw * (self.kw - 1) - 1) // sw + 1)  # fmt: skip
+
+    @property
+    def m(self) -> int:
+        """Output positions: n * oh * ow."""
+        return self.n * self.out[0] * self.out[1]
+
+    def flops(self) -> int:
+        """2 * m * o * (c / groups) * kh * kw: one multiply-add per weight and output."""
+        return 2 * self.m * self.o * (self.c // self.groups) * self.kh * self.kw
+
+    def min_bytes(self, elem: int) -> int:
+        """Input, weights and output, each once: what an ideal kernel moves."""
+        weights = self.o * (self.c // self.groups) * self.kh * self.kw
+        return elem * (self.n * self.c * self.h * self.w + weights + self.m * self.o)
+
+    def im2col_bytes(self, elem: int) -> int:
+        """The im2col buffer (n, c, kh * kw, oh * ow) of the lowering
+        (lowering/aten_conv.py): written once by its row kernel, read once by the matmul."""
+        return elem * self.m * self.kh * self.kw * self.c
+
+
+def conv_roofline_seconds(conv: ConvShape, elem: int, config: SpyreConfig) -> float:
+    """The convolution's roofline: its flops at the fp16 peak or its minimal bytes at
+    the LPDDR5 bandwidth, whichever is longer."""
+    return roofline_seconds(conv.flops(), conv.min_bytes(elem), config)
+
+
+def conv_im2col_bound_seconds(conv: ConvShape, elem: int, config: SpyreConfig) -> float:
+    """The fastest the im2col form can be as calibrated: the input read and the buffer
+    written (the kernel that builds it), the buffer and weights read and the output
+    written (the matmul), at the sustained rates (`kernel_bound_seconds` of each kernel,
+    summed)."""
+    weights = conv.o * (conv.c // conv.groups) * conv.kh * conv.kw * elem
+    buffer = conv.im2col_bytes(elem)
+    build = kernel_bound_seconds(0, conv.n * conv.c * conv.h * conv.w * elem, buffer, config)
+    matmul = kernel_bound_seconds(conv.flops(), buffer + weights, conv.m * conv.o * elem, config)
+    return build + matmul
+
+
 # ---------------------------------------------------------------- instruction timing
 #
 # Durations of single L3 instructions, in core clock cycles: the simulator

@@ -351,6 +351,19 @@ def _round_isnan_repeat(x):
     )
 
 
+def _conv_windows(x, w, b, dw, s):
+    # odd channels and sizes, stride, padding, dilation, groups, depthwise, 1-D, windows
+    return (F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2)),
+            F.conv2d(x, dw, None, padding=1, groups=3), F.conv1d(s, w[:, :, 0], None, padding=2),
+            s.unfold(-1, 3, 2), F.unfold(x, (2, 3), padding=(0, 1), stride=2))  # fmt: skip
+
+
+def _conv_inputs(dt, s):
+    return (normal((2, 3, 9, 11), dt, s), normal((5, 3, 3, 3), dt, s + 1, 0.3),
+            normal((5,), dt, s + 2), normal((6, 1, 3, 3), dt, s + 3, 0.3),
+            normal((2, 3, 13), dt, s + 4))  # fmt: skip
+
+
 def _remainders(x, y):
     """fmod (the dividend's sign) and remainder (the divisor's), by scalars of both signs
     and by tensors; torch.roll's decomposition gives (arange + shift) fmod n."""
@@ -392,6 +405,9 @@ CASES: list[Case] = [
     Case("sign_rounding", _sign_rounding, lambda dt, s: (with_zeros(ODD, dt, s),),
          ("aten.neg.default", "aten.abs.default", "aten.sign.default", "aten.relu.default",
           "aten.floor.default", "aten.ceil.default")),
+    Case("conv_windows", _conv_windows, _conv_inputs,
+         ("aten.convolution.default", "aten.unfold.default", "aten.im2col.default"),
+         dtypes=(F32, F16)),
     Case("round_isnan_repeat", _round_isnan_repeat, lambda dt, s: (with_zeros(ODD, dt, s),),
          ("aten.round.default", "aten.isnan.default", "aten.repeat.default")),
     Case("activations", _activations, lambda dt, s: (normal(S2, dt, s, 2.0),),

@@ -868,6 +868,9 @@ def _iota(imp: Importer, node: torch.fx.Node, start: int, step: int) -> SSAValue
 # Families kept in modules of their own register into LOWERINGS when imported.
 from spyre_ir.lowering import aten_bitwise, aten_remainder, aten_scatter  # noqa: E402, F401
 
+# isort: split
+from spyre_ir.lowering import aten_conv  # noqa: E402, F401  (convolutions, windows)
+
 
 def supported_targets() -> Sequence[str]:
     """Every ATen/prims overload the importer lowers, for docs and the CLI."""

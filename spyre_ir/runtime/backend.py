@@ -209,14 +209,18 @@ def print_ir(module: Any) -> str:
 @functools.cache
 def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     """Inductor's table plus the CPU flash-attention -> math decomposition that Inductor
-    deliberately excludes (torch/_inductor/decomposition.py, ``decomps_to_exclude``)."""
+    deliberately excludes (torch/_inductor/decomposition.py, ``decomps_to_exclude``),
+    less ``im2col`` (F.unfold), which lowering/aten_conv.py takes as strided slices
+    rather than as Inductor's gather by computed index tensors."""
     from torch._decomp import get_decompositions
     from torch._inductor.decomposition import select_decomp_table
 
-    return {
+    table = {
         **select_decomp_table(),
         **get_decompositions([aten._scaled_dot_product_flash_attention_for_cpu.default]),
     }
+    table.pop(aten.im2col.default, None)
+    return table
 
 
 # ---------------------------------------------------------------------------- support
