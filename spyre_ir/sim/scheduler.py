@@ -193,7 +193,8 @@ class Scheduler:
                 start = free
             cycles = bus if bus > own else own
         elif type(cycles) is tuple:  # an all-reduce whose reduction holds the unit
-            cycles = cycles[0] + cycles[1]
+            transfer, reduction = cycles
+            cycles = transfer + reduction
             holds = True
         if resource != LS:
             free = unit.ports[resource]
@@ -212,6 +213,15 @@ class Scheduler:
                     if writing and read > start:
                         start = read
         end = start + cycles
+        if holds:
+            # The reduction uses the LS unit's data path, which LPDDR5 moves use too:
+            # it starts once the moves issued before it are done, and the moves
+            # issued after it wait for it.
+            moves_done = max(unit.ports[LPDDR], unit.channels[0], unit.channels[1])
+            if start + transfer < moves_done:
+                end = moves_done + reduction
+            unit.ports[LPDDR] = end
+            unit.channels[0] = unit.channels[1] = end
         if resource == LS:
             unit.clock = end
         elif resource == LPDDR:
