@@ -179,7 +179,9 @@ class Scheduler:
         cycles later - so a store can take the bus while a load still streams in. An
         all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
         and the unit, which adds the partial sums as they arrive, issues nothing until
-        the reduction is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
+        the reduction is done; the reduction shares the unit's data path with its
+        LPDDR5 moves, so it starts no earlier than the moves issued before it end,
+        and holds the LPDDR5 port and both channels until it is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
         operand (`_Program.region`); accesses depend on each other when their bytes overlap."""
         issued = unit.clock + issue
         unit.busy[LS] += issue
