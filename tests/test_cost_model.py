@@ -47,8 +47,8 @@ def test_derived_lpddr_numbers() -> None:
     assert C.lpddr_latency_cycles == pytest.approx(550)
     # One core: 22,400 bytes in flight per 550 cycles = 40.73 B per cycle, 44.8 GB/s.
     assert C.lpddr_core_bytes_per_cycle == pytest.approx(40.7273, rel=1e-5)
-    assert C.sustained_read_bandwidth == pytest.approx(157.248e9)
-    assert C.sustained_write_bandwidth == pytest.approx(75.712e9)
+    assert C.sustained_read_bandwidth == pytest.approx(160.2432e9)
+    assert C.sustained_write_bandwidth == pytest.approx(74.048e9)
 
 
 def test_pe_matmul_cycles() -> None:

@@ -498,7 +498,7 @@ def test_an_allreduces_reduction_holds_the_ls_unit() -> None:
     # 2 x 1/2 x 2048 / 128 + 2 x 10 = 36 cycles on the ring and reduces for one round
     # over half of it, 1024 x 0.8 = 819.2 cycles, the LS unit adding (issuing nothing):
     # ring [4, 859.2]. The load into the other slot is issued only then, [859.2,
-    # 863.2]: 1024 B per core, 2048 / 142.95 = 14.33 cycles on the bus but 1024 /
+    # 863.2]: 1024 B per core, 2048 / 145.68 = 14.06 cycles on the bus but 1024 /
     # 40.73 = 25.14 on the core's read channel, [863.2, 888.34], landing 550 later.
     body = "\n".join([
         '      ls.ring_allreduce %g {kind = "add", group_size = 2 : i64} : '
@@ -514,6 +514,28 @@ def test_an_allreduces_reduction_holds_the_ls_unit() -> None:
     plain = DEFAULT_CONFIG.with_options(allreduce_round_cycles_per_byte=0.0)
     fast = simulate(parse(text), random_args(text), config=plain).report
     assert fast["simulated_us"] == pytest.approx((8 + 1024 / (22_400 / 550) + 550) / 1100)
+
+
+def test_an_allreduces_reduction_waits_for_the_moves_issued_before_it() -> None:
+    # The reduction uses the LS unit's data path, which LPDDR5 moves use too (the
+    # card's split-K is not hidden behind loads: matmul_splits.csv). On the calibrated
+    # card, 2 cores: a load of 16 rows into %h (2048 B per core: 4096 / 145.68 = 28.12
+    # bus cycles, 2048 / 40.73 = 50.29 on the core's read channel) runs [4, 54.29]; the
+    # all-reduce of %g (other LX bytes) is issued [4, 8] and moves its 36 ring cycles
+    # [8, 44] beside it, but its 819.2 cycles of reduction start only when the load is
+    # done: [54.29, 873.49]. The next load is issued then, [873.49, 877.49], runs
+    # 1024 / 40.73 = 25.14 cycles and lands 550 later: the end.
+    body = "\n".join([
+        f"      ls.load %in[%row, %c0] into %h : {X32}, !dataflow.lx<16x64xf16>",
+        '      ls.ring_allreduce %g {kind = "add", group_size = 2 : i64} : '
+        "!dataflow.lx<16x64xf16>",
+        f"      ls.load %in[%row, %c0] into %s1 : {X32}, {P8}",
+    ])  # fmt: skip
+    text = ls_program(body)
+    report = simulate(parse(text), random_args(text)).report
+    channel = 22_400 / 550
+    end = 4 + 2048 / channel + 819.2 + 4 + 1024 / channel + 550
+    assert report["simulated_us"] == pytest.approx(end / 1100)
 
 
 MIXED_LS = ls_program(

@@ -2,8 +2,8 @@
 computed by hand from the default card's numbers (hardware.py, CALIBRATED fields):
 
     LPDDR5 151.27 B per cycle (166.4e9 B/s at 1.1 GHz), the card's bus, shared by all
-    cores and both directions; reads sustain 94.5 % of it (142.95 B/cycle), writes
-    45.5 % (68.83 B/cycle); one core keeps 22,400 B in flight in each direction over the
+    cores and both directions; reads sustain 96.3 % of it (145.68 B/cycle), writes
+    44.5 % (67.32 B/cycle); one core keeps 22,400 B in flight in each direction over the
     550-cycle latency (40.73 B/cycle, 44.8 GB/s in and as much out, concurrently), and
     every member of a multicast cohort takes its copy in through its own channel.
 """
@@ -19,8 +19,8 @@ from spyre_ir.sim import lpddr
 from spyre_ir.sim.engine import simulate
 
 C = DEFAULT_CONFIG
-READ = 166.4e9 / 1.1e9 * 0.945  # B per cycle, the card's reads
-WRITE = 166.4e9 / 1.1e9 * 0.455
+READ = 166.4e9 / 1.1e9 * 0.963  # B per cycle, the card's reads
+WRITE = 166.4e9 / 1.1e9 * 0.445
 CORE = 22_400 / 550
 
 
@@ -29,14 +29,14 @@ def boxes(offsets: list, extents: tuple, shape: tuple, cores: int) -> lpddr.BoxM
 
 
 def test_one_core_cannot_reach_the_cards_bandwidth() -> None:
-    # One core loads a 1 MiB box: the card's bus could serve it in 1048576 / 142.95 =
-    # 7335 cycles, but the core's read channel takes 1048576 / 40.73 = 25746.
+    # One core loads a 1 MiB box: the card's bus could serve it in 1048576 / 145.68 =
+    # 7198 cycles, but the core's read channel takes 1048576 / 40.73 = 25746.
     one = boxes([0, 0], (512, 1024), (512, 1024), 1)
     bus, channel, which = lpddr.move_cycles(one, one.largest, True, 1, C)
     assert (bus, channel, which) == (pytest.approx(1048576 / READ),
                                      pytest.approx(1048576 / CORE), lpddr.READ)  # fmt: skip
     assert channel > 3 * bus
-    # 32 cores loading 32 KiB each share the bus: 32 x 32768 / 142.95 = 7335 cycles,
+    # 32 cores loading 32 KiB each share the bus: 32 x 32768 / 145.68 = 7198 cycles,
     # more than each one's channel needs (32768 / 40.73 = 804.6).
     rows = np.arange(32) * 16
     many = boxes([rows, 0], (16, 1024), (512, 1024), 32)
@@ -49,7 +49,7 @@ def test_one_core_reads_and_writes_at_once() -> None:
     # 4096 x 1024 f16 + the same: 16 MiB read, 8 MiB written. One core reads at 40.73
     # B/cycle: 16777216 / 40.73 = 411,941 cycles = 374.5 us at least, and writes the
     # 8 MiB meanwhile on its write channel (one channel for both: 561.7 us). 32 cores
-    # share the bus: 16 MiB / 142.95 + 8 MiB / 68.83 = 239,235 cycles = 217.5 us.
+    # share the bus: 16 MiB / 145.68 + 8 MiB / 67.32 = 239,783 cycles = 218.0 us.
     one = simulate(lower(STREAM_ADD, "spyre-to-units{cores=1}"), random_args(STREAM_ADD)).report
     many = simulate(lower(STREAM_ADD, "spyre-to-units{cores=32}"), random_args(STREAM_ADD)).report
     assert one["kernels"][0]["cores"] == 1 and many["kernels"][0]["cores"] == 32
@@ -67,7 +67,7 @@ def test_one_core_reads_and_writes_at_once() -> None:
 
 def test_a_multicast_operand_is_read_from_lpddr5_once() -> None:
     # 32 cores in 8 cohorts of 4 (cores 4j .. 4j + 3 load the same 64 x 512 box, 64 KiB):
-    # the bus reads 8 boxes, 8 x 65536 / 142.95 = 3667.5 cycles; each core takes its
+    # the bus reads 8 boxes, 8 x 65536 / 145.68 = 3599.0 cycles; each core takes its
     # copy in at its own rate, 65536 / 40.73 = 1609.1 cycles, under the bus time.
     cols = (np.arange(32) // 4) * 512
     shared = boxes([0, cols], (64, 512), (64, 4096), 32)
@@ -75,11 +75,11 @@ def test_a_multicast_operand_is_read_from_lpddr5_once() -> None:
     assert shared.unique == 8 * 512 and shared.total == 32 * 512
     bus, channel, _ = lpddr.move_cycles(shared, shared.largest, True, 32, C)
     assert bus == pytest.approx(8 * 65536 / READ) and channel == pytest.approx(65536 / CORE)
-    # Without multicast every core's load is its own read: 32 x 65536 / 142.95.
+    # Without multicast every core's load is its own read: 32 x 65536 / 145.68.
     unicast = C.with_options(lpddr_multicast=False)
     bus, _, _ = lpddr.move_cycles(shared, shared.largest, True, 32, unicast)
     assert bus == pytest.approx(32 * 65536 / READ)
-    # One box for all 32 cores: read once (458.5 cycles), but every core's channel
+    # One box for all 32 cores: read once (449.9 cycles), but every core's channel
     # takes the whole box in: 1609.1 cycles, the move's time.
     same = boxes([0, 0], (64, 512), (64, 4096), 32)
     assert (same.cohort, same.span, same.unique) == (32, 31, 512)
@@ -89,7 +89,7 @@ def test_a_multicast_operand_is_read_from_lpddr5_once() -> None:
 
 def test_read_and_write_is_slower_than_read() -> None:
     # 32 cores each move a 64 x 64 f16 tile (8 KiB): a load of them all holds the bus
-    # for 32 x 8192 / 142.95 = 1833.9 cycles, a store 32 x 8192 / 68.83 = 3808.7.
+    # for 32 x 8192 / 145.68 = 1799.5 cycles, a store 32 x 8192 / 67.32 = 3894.2.
     rows = np.arange(32) * 64
     tiles = boxes([rows, 0], (64, 64), (2048, 64), 32)
     load, _, to = lpddr.move_cycles(tiles, tiles.largest, True, 32, C)
@@ -97,8 +97,8 @@ def test_read_and_write_is_slower_than_read() -> None:
     assert (to, back) == (lpddr.READ, lpddr.WRITE)
     assert load == pytest.approx(32 * 8192 / READ)
     assert store == pytest.approx(32 * 8192 / WRITE)
-    # A copy (read + write) of 32 MiB: 32 MiB / 142.95 + 32 MiB / 68.83 = 722,220
-    # cycles = 656.6 us (the card, copy_sizes.csv: 662.6 us); the reads alone 234.7 us.
+    # A copy (read + write) of 32 MiB: 32 MiB / 145.68 + 32 MiB / 67.32 = 728,795
+    # cycles = 662.5 us (the card, copy_sizes.csv: 662.6 us); the reads alone 209.4 us.
     copy = 2**25 / READ + 2**25 / WRITE
-    assert copy / 1.1e3 == pytest.approx(656.6, rel=1e-3)
+    assert copy / 1.1e3 == pytest.approx(662.5, rel=1e-3)
     assert copy > 2.5 * 2**25 / READ

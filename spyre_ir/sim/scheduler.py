@@ -179,7 +179,9 @@ class Scheduler:
         cycles later - so a store can take the bus while a load still streams in. An
         all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
         and the unit, which adds the partial sums as they arrive, issues nothing until
-        the reduction is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
+        the reduction is done; the reduction shares the unit's data path with its
+        LPDDR5 moves, so it starts no earlier than the moves issued before it end,
+        and holds the LPDDR5 port and both channels until it is done. `reads` / `writes`: (address space, first byte, end byte) of each LX
         operand (`_Program.region`); accesses depend on each other when their bytes overlap."""
         issued = unit.clock + issue
         unit.busy[LS] += issue
@@ -193,7 +195,8 @@ class Scheduler:
                 start = free
             cycles = bus if bus > own else own
         elif type(cycles) is tuple:  # an all-reduce whose reduction holds the unit
-            cycles = cycles[0] + cycles[1]
+            transfer, reduction = cycles
+            cycles = transfer + reduction
             holds = True
         if resource != LS:
             free = unit.ports[resource]
@@ -212,6 +215,15 @@ class Scheduler:
                     if writing and read > start:
                         start = read
         end = start + cycles
+        if holds:
+            # The reduction uses the LS unit's data path, which LPDDR5 moves use too:
+            # it starts once the moves issued before it are done, and the moves
+            # issued after it wait for it.
+            moves_done = max(unit.ports[LPDDR], unit.channels[0], unit.channels[1])
+            if start + transfer < moves_done:
+                end = moves_done + reduction
+            unit.ports[LPDDR] = end
+            unit.channels[0] = unit.channels[1] = end
         if resource == LS:
             unit.clock = end
         elif resource == LPDDR:

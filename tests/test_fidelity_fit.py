@@ -1,0 +1,41 @@
+"""The CALIBRATED LPDDR5 efficiencies reproduce the rows they were fitted to
+(hardware.py names them; bench/fidelity.py's FITTED lists them): the fit is of the
+simulated times, pipelines' start and end included, not of bytes over time."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import fidelity  # noqa: E402
+
+from spyre_ir.hardware import DEFAULT_CONFIG  # noqa: E402
+
+
+def fitted(label: str) -> fidelity.Case:
+    assert label in fidelity.FITTED
+    (case,) = [c for c in fidelity.cases() if c.label == label]
+    return case
+
+
+def test_read_efficiency_fits_its_two_rows() -> None:
+    # Least squares on log(simulated / measured) over the two rows: their errors have
+    # opposite signs and are each within 3 %.
+    rows = ["matmul 1x64x4096x12800 1x4x8x1", "mean_rows 2048x8192 32 cores"]
+    errors = [math.log(fidelity.simulate_case(fitted(r), DEFAULT_CONFIG) / fitted(r).measured_us)
+              for r in rows]  # fmt: skip
+    assert errors[0] < 0 < errors[1]
+    assert max(abs(e) for e in errors) < 0.03
+
+
+def test_write_efficiency_fits_the_32_mib_copy() -> None:
+    # 32 MiB read at 145.68 B/cycle and written at 67.32 B/cycle: 662.5 us by hand; the
+    # card 662.6 us (copy_sizes.csv), the simulated kernel within 0.5 % of it.
+    case = fitted("y = x*2 32 MiB")
+    by_hand = (2**25 / (166.4e9 / 1.1e9 * 0.963) + 2**25 / (166.4e9 / 1.1e9 * 0.445)) / 1.1e3
+    assert by_hand == pytest.approx(case.measured_us, rel=1e-3)
+    assert fidelity.simulate_case(case, DEFAULT_CONFIG) == pytest.approx(case.measured_us, rel=5e-3)
