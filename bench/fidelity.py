@@ -41,7 +41,9 @@ from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG, SpyreConfig
 from spyre_ir.pipelines import lower_to_units
 from spyre_ir.sim.engine import simulate
 
-REAL_CARD = Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "real-card"
+REAL_CARD = Path(__file__).resolve().parent / "real-card"
+"""IBM's measured rows, copied unedited from ../shared/real-card/ (its README gives each
+row's source), so a clean clone runs the fidelity bench and its tests anywhere."""
 CLIFF = 5.0
 """A row this many times slower than its shape's best is a cliff (README)."""
 TARGETS = {"median": 0.10, "p90": 0.25, "spearman": 0.8, "bound": 1.15}

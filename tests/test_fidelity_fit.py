@@ -39,3 +39,20 @@ def test_write_efficiency_fits_the_32_mib_copy() -> None:
     by_hand = (2**25 / (166.4e9 / 1.1e9 * 0.963) + 2**25 / (166.4e9 / 1.1e9 * 0.445)) / 1.1e3
     assert by_hand == pytest.approx(case.measured_us, rel=1e-3)
     assert fidelity.simulate_case(case, DEFAULT_CONFIG) == pytest.approx(case.measured_us, rel=5e-3)
+
+
+def _shared_real_card() -> Path | None:
+    for parent in Path(__file__).resolve().parents[1:4]:
+        candidate = parent / "shared" / "real-card"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def test_the_copied_measurements_equal_the_shared_ones() -> None:
+    shared = _shared_real_card()
+    if shared is None:
+        pytest.skip("no ../shared/real-card beside this checkout to compare the copy with")
+    names = sorted(p.name for p in shared.iterdir() if p.suffix in {".csv", ".md"})
+    for name in names:
+        assert (fidelity.REAL_CARD / name).read_bytes() == (shared / name).read_bytes(), name
