@@ -74,7 +74,7 @@ class SplitLongTopk(RewritePattern):
             return o.results[0]
 
         built = _Rounds(op, c, emit).result()
-        rewriter.replace_matched_op(new, [built])
+        rewriter.replace(op, new, [built])
 
 
 class _Rounds:
