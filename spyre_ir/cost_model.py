@@ -501,7 +501,7 @@ def sort_passes(n: int, k: int, config: SpyreConfig) -> int:
 def sort_cycles(row: int, k: int, elements: int, config: SpyreConfig) -> int:
     """One corelet's SFP on a sorting tile of `elements` input elements in rows of `row`:
 
-        ceil(elements / sfp_lanes) * sort_passes(row, k)"""
+    ceil(elements / sfp_lanes) * sort_passes(row, k)"""
     return ceil_div(elements, config.sfp_lanes) * sort_passes(row, k, config)
 
 

@@ -666,7 +666,10 @@ def _mask() -> torch.Tensor:
 # target -> (inputs, builder from placeholder nodes to (args, kwargs))
 DIRECT: dict[str, tuple[Callable[[], list[torch.Tensor]], Callable[..., tuple[tuple, dict]]]] = {
     "aten._softmax.default": (lambda: [_x(*S2)], lambda a: ((a, -1, False), {})),
-    "aten.div.Scalar_mode": (lambda: [_x(*ODD) * 10], lambda a: ((a, -3), {"rounding_mode": "trunc"})),
+    "aten.div.Scalar_mode": (
+        lambda: [_x(*ODD) * 10],
+        lambda a: ((a, -3), {"rounding_mode": "trunc"}),
+    ),
     "aten.softmax.int": (lambda: [_x(*ODD)], lambda a: ((a, 0), {})),
     "aten._to_copy.default": (lambda: [_x(*ODD)], lambda a: ((a,), {"dtype": F16})),
     "aten.to.dtype": (lambda: [_x(*ODD) * 10], lambda a: ((a, I64), {})),

@@ -388,8 +388,12 @@ def test_sort_and_argsort(elt, shape, dim):
     x = make(shape, elt, 33)
     ref = torch.sort(to_torch(x, elt), dim=dim, descending=True, stable=True)
     check(f"spyre.sort %a0 dim = {dim} descending : {{T0}} -> {{R}}", [(x, elt)], ref.values, elt)
-    check(f"spyre.argsort %a0 dim = {dim} k = 2 : {{T0}} -> {{R}}", [(x, elt)],
-          torch.sort(to_torch(x, elt), dim=dim, stable=True).indices.narrow(dim, 0, 2), "i64")
+    check(
+        f"spyre.argsort %a0 dim = {dim} k = 2 : {{T0}} -> {{R}}",
+        [(x, elt)],
+        torch.sort(to_torch(x, elt), dim=dim, stable=True).indices.narrow(dim, 0, 2),
+        "i64",
+    )
 
 
 def test_var_default_correction_is_one():

@@ -137,4 +137,3 @@ class _Rounds:
         picked = self.emit(spyre.SelectOp(hot, row, zero, _t(grid, I64_T)))
         rank = len(grid)
         return self.emit(spyre.SumOp(picked, [rank - 1], False, _t((*self.lead, self.k), I64_T)))
-
