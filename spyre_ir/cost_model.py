@@ -544,6 +544,29 @@ def sfp_cost_factor(kind: str, config: SpyreConfig) -> int:
     return config.sfp_cost_simple
 
 
+# ---- sorting (issue 19): spyre.sort / spyre.argsort over one row whole in LX
+SFP_SORTING = frozenset({"sort", "argsort"})
+
+
+def sort_passes(n: int, k: int, config: SpyreConfig) -> int:
+    """SFP passes over a row of `n` elements to find its first `k` in sorted order: the
+    cheaper of a bitonic network, ceil(log2 n) (ceil(log2 n) + 1) / 2 compare-exchange
+    stages of two simple passes each (a min and a max of lane pairs), and `k`
+    max-extractions, each a reduction over the row and a simple pass that masks the
+    winner out. Small k over long rows (sampling) extracts, full sorts use the network."""
+    depth = max(n - 1, 0).bit_length()
+    network = depth * (depth + 1) // 2 * 2 * config.sfp_cost_simple
+    extract = k * (config.sfp_cost_reduction + config.sfp_cost_simple)
+    return max(min(network, extract), config.sfp_cost_simple)
+
+
+def sort_cycles(row: int, k: int, elements: int, config: SpyreConfig) -> int:
+    """One corelet's SFP on a sorting tile of `elements` input elements in rows of `row`:
+
+    ceil(elements / sfp_lanes) * sort_passes(row, k)"""
+    return ceil_div(elements, config.sfp_lanes) * sort_passes(row, k, config)
+
+
 def sfp_cycles(kind: str, elements: int, config: SpyreConfig) -> int:
     """One corelet's special-function pipeline on a tile of `elements` elements (the
     largest operand: a reduction reads all of its input):

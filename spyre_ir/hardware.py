@@ -39,6 +39,7 @@ SFP_OPS = frozenset(
         "gelu", "sin", "cos", "floor", "ceil", "pow", "div", "cast", "sum", "mean",
         "reduce_max", "reduce_min", "argmax", "argmin", "var", "cumsum", "softmax",
         "layer_norm", "rms_norm", "round",
+        "sort", "argsort",  # issue 19: sorting ops, one row in LX (cost_model.sort_passes)
     )
 )  # fmt: skip
 LS_OPS = frozenset(

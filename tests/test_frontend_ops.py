@@ -78,6 +78,25 @@ def ints(shape: tuple[int, ...], low: int, high: int, seed: int) -> torch.Tensor
     return torch.randint(low, high, shape, generator=g, dtype=I64)
 
 
+# issue 19: sorting ops (tests/test_sort_ops.py has ties, NaN, the card and long rows)
+def permuted(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """Each row a random permutation of small integers: no ties, exact in every dtype."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.argsort(torch.rand(shape, generator=g), dim=-1) - shape[-1] // 2).to(dtype)
+
+
+def _sorting(x):
+    s = torch.sort(x, dim=-1, descending=True)
+    t = torch.sort(x, dim=0, stable=True)
+    v, i = torch.topk(x, 5, dim=-1, largest=False)
+    return s.values, s.indices, t.values, t.indices, torch.argsort(x, dim=-1), v, i
+
+
+def _histc_div(x, b):
+    return (torch.histc(x, bins=10, min=-60, max=60), torch.histc(x, 7),
+            torch.div(x, b, rounding_mode="floor"), torch.div(x, b, rounding_mode="trunc"))  # fmt: skip
+
+
 # ------------------------------------------------------------------------------ table
 @dataclass(frozen=True)
 class Case:
@@ -516,6 +535,11 @@ CASES: list[Case] = [
     Case("fmod_remainder", _remainders, _signed_divisors,
          ("aten.fmod.Scalar", "aten.fmod.Tensor", "aten.remainder.Scalar",
           "aten.remainder.Tensor"), dtypes=(I64, F32)),
+    Case("sorting", _sorting, lambda dt, s: (permuted(ODD, dt, s),),
+         ("aten.sort.default", "aten.sort.stable", "aten.topk.default"), dtypes=(F32, F16, I64)),
+    Case("histc_div_mode", _histc_div,
+         lambda dt, s: (permuted(ODD, dt, s), (ints(ODD, 1, 6, s) * (ints(ODD, 0, 2, s + 1) * 2 - 1)).to(dt)),
+         ("aten.histc.default", "aten.div.Tensor_mode"), dtypes=(F32, F16)),
     Case("compare_int", _compare, lambda dt, s: (ints(ODD, -4, 4, s), ints(ODD, -4, 4, s + 1)),
          ("aten.gt.Tensor", "aten.eq.Scalar"), dtypes=(I64,)),
 ]  # fmt: skip
@@ -556,6 +580,7 @@ UNREACHABLE: dict[str, str] = {
     "aten.reshape.default": "CompositeImplicitAutograd -> aten.view (or clone + view)",
     "aten.rsub.Scalar": "decomposed to aten.sub",
     "aten.rsub.Tensor": "decomposed to aten.sub",
+    "aten.div.Scalar_mode": "a Python divisor arrives as div.Tensor_mode of a scalar",
     "aten.t.default": "decomposed to aten.permute",
     "aten.transpose.int": "decomposed to aten.permute",
     "prims.broadcast_in_dim.default": "only torch._refs emit it; the table's decompositions "
@@ -715,6 +740,10 @@ def _mask() -> torch.Tensor:
 # target -> (inputs, builder from placeholder nodes to (args, kwargs))
 DIRECT: dict[str, tuple[Callable[[], list[torch.Tensor]], Callable[..., tuple[tuple, dict]]]] = {
     "aten._softmax.default": (lambda: [_x(*S2)], lambda a: ((a, -1, False), {})),
+    "aten.div.Scalar_mode": (
+        lambda: [_x(*ODD) * 10],
+        lambda a: ((a, -3), {"rounding_mode": "trunc"}),
+    ),
     "aten.softmax.int": (lambda: [_x(*ODD)], lambda a: ((a, 0), {})),
     "aten._to_copy.default": (lambda: [_x(*ODD)], lambda a: ((a,), {"dtype": F16})),
     "aten.to.dtype": (lambda: [_x(*ODD) * 10], lambda a: ((a, I64), {})),

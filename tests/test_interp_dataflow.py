@@ -650,6 +650,9 @@ TILE_CASES = [
     ("spyre.cumsum", "dim = 0 : i64", [((4, 128), "f16", True)], ((4, 128), "f16")),
     ("spyre.cumsum", "dim = -1 : i64", [((4, 128), "f32", True)], ((4, 128), "f32")),
     ("spyre.softmax", "dim = 0 : i64", [((4, 128), "f16", True)], ((4, 128), "f16")),
+    # issue 19: sorting (tests/test_sort_ops.py has the rest)
+    ("spyre.sort", "dim = -1 : i64, k = 5 : i64, descending", [((4, 128), "f16", True)], ((4, 5), "f16")),
+    ("spyre.argsort", "dim = 0 : i64", [((4, 128), "i32", True)], ((4, 128), "i64")),
     ("spyre.layer_norm", "eps = 1.0e-05 : f64, operandSegmentSizes = array<i32: 1, 1, 1>",
      [((4, 128), "f16", True), ((128,), "f16", False), ((128,), "f16", False)], ((4, 128), "f16")),
     ("spyre.rms_norm", "eps = 1.0e-06 : f64", [((4, 128), "bf16", True), ((128,), "bf16", False)], ((4, 128), "bf16")),

@@ -381,6 +381,21 @@ def test_cumsum(elt, shape, dim):
     check(f"spyre.cumsum %a0 dim = {dim} : {{T0}} -> {{R}}", [(x, elt)], ref, elt)
 
 
+# issue 19: sorting ops (more in tests/test_sort_ops.py: ties, NaN, k, every dtype)
+@pytest.mark.parametrize("shape,dim", [((67, 71), 1), ((3, 7, 9), 0), ((63, 129), -1)])
+@pytest.mark.parametrize("elt", FLOATS + ["i32", "i64"])
+def test_sort_and_argsort(elt, shape, dim):
+    x = make(shape, elt, 33)
+    ref = torch.sort(to_torch(x, elt), dim=dim, descending=True, stable=True)
+    check(f"spyre.sort %a0 dim = {dim} descending : {{T0}} -> {{R}}", [(x, elt)], ref.values, elt)
+    check(
+        f"spyre.argsort %a0 dim = {dim} k = 2 : {{T0}} -> {{R}}",
+        [(x, elt)],
+        torch.sort(to_torch(x, elt), dim=dim, stable=True).indices.narrow(dim, 0, 2),
+        "i64",
+    )
+
+
 def test_var_default_correction_is_one():
     x = make((67, 71), "f32", 13)
     check(_red_text("var", [1], False), [(x, "f32")], torch.var(to_torch(x, "f32"), dim=1))

@@ -507,6 +507,74 @@ class CumsumOp(AlongDimOp):
         super().verify_semantics()
 
 
+# ---------------------------------------------------------------- sorting (issue 19)
+
+
+class SortingOp(SpyreOp):
+    """The first `k` of `input` sorted along `dim` (descending with `descending`; NaN
+    counts as the largest value, as in torch): `spyre.sort` gives the values,
+    `spyre.argsort` their positions along `dim` (i64). The order is stable, equal values
+    in index order. `k` absent keeps them all (a sort); with it, a topk."""
+
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    k = opt_prop_def(IntegerAttr[I64])
+    descending = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$input `dim` `=` $dim (`k` `=` $k^)? (`descending` $descending^)? attr-dict `:` "
+        "type($input) `->` type($result)"
+    )
+
+    INDEX_RESULT: ClassVar[bool] = False
+
+    def __init__(self, input: SSAValue, dim: int, k: int | None, descending: bool,
+                 result_type: Attribute):  # fmt: skip
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, I64_T)}
+        if k is not None:
+            props["k"] = IntegerAttr(k, I64_T)
+        if descending:
+            props["descending"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[result_type], properties=props)
+
+    @property
+    def axis(self) -> int:
+        return self.dim.value.data % max(len(shape_of(self.input)), 1)
+
+    @property
+    def kept(self) -> int:
+        """How many of the sorted elements the result keeps along `dim`."""
+        return shape_of(self.input)[self.axis] if self.k is None else self.k.value.data
+
+    def verify_semantics(self) -> None:
+        src = shape_of(self.input)
+        if not src:
+            raise VerifyException(f"'{self.name}' needs a tensor of rank 1 or more")
+        (axis,) = shape_rules.normalize_dims([self.dim.value.data], len(src))
+        if not 0 <= self.kept <= src[axis]:
+            raise VerifyException(
+                f"'{self.name}': k = {self.kept} is out of range for a dim of {src[axis]}"
+            )
+        elt = element_of(self.input)
+        self.expect_element(self.result, I64_T if self.INDEX_RESULT else elt, "result")
+        self.expect_shape(tuple(self.kept if d == axis else n for d, n in enumerate(src)))
+
+
+@irdl_op_definition
+class SortOp(SortingOp):
+    name = "spyre.sort"
+
+
+@irdl_op_definition
+class ArgsortOp(SortingOp):
+    name = "spyre.argsort"
+    INDEX_RESULT: ClassVar[bool] = True
+
+
+SORTING_OPS: tuple[type[Operation], ...] = (SortOp, ArgsortOp)
+
+
 # ---------------------------------------------------------------- shape ops
 
 
@@ -1095,6 +1163,7 @@ SPYRE_OPS: tuple[type[Operation], ...] = (
     FullOp, ConstantOp, IotaOp,
     SoftmaxOp, LayerNormOp, RmsNormOp, AttentionOp,
     RestickifyOp,
+    *SORTING_OPS,
 )  # fmt: skip
 
 Spyre = Dialect("spyre", list(SPYRE_OPS), [StickLayoutAttr])

@@ -310,6 +310,30 @@ def _cumsum(op: S.CumsumOp, x: np.ndarray) -> np.ndarray:
     return to_storage(np.cumsum(x, axis=op.dim.value.data, dtype=acc), name)
 
 
+# ---------------------------------------------------------------- sorting (issue 19)
+
+
+def sort_order(x: np.ndarray, axis: int, descending: bool, k: int) -> np.ndarray:
+    """The first `k` positions along `axis` of `x` in sorted order, stable (equal values
+    in index order), NaN the largest value, as torch.sort(stable=True) orders them."""
+    moved = np.moveaxis(x, axis, -1)
+    if moved.dtype.kind == "f":
+        nan = np.isnan(moved)
+        key = np.where(nan, 0.0, moved.astype(np.float64))
+        # np.lexsort sorts by its last key first: the NaN flag, then the value.
+        order = np.lexsort((-key, ~nan) if descending else (key, nan), axis=-1)
+    else:
+        key = moved.astype(np.int64)
+        order = np.argsort(~key if descending else key, axis=-1, kind="stable")
+    return np.moveaxis(order[..., :k].astype(np.int64), -1, axis)
+
+
+@implements(S.SortOp, S.ArgsortOp)
+def _sorting(op: S.SortingOp, x: np.ndarray) -> np.ndarray:
+    order = sort_order(x, op.axis, op.descending is not None, op.kept)
+    return order if op.INDEX_RESULT else np.take_along_axis(x, order, axis=op.axis)
+
+
 # ---------------------------------------------------------------- shape ops
 
 

@@ -87,6 +87,7 @@ _ROUNDS_FROM_F32: frozenset[type[Operation]] = frozenset({
     S.SoftmaxOp, S.ReshapeOp, S.TransposeOp, S.BroadcastToOp, S.SliceOp, S.ConcatOp,
     S.GatherOp, S.RoundOp, S.BitwiseAndOp, S.BitwiseOrOp, S.BitwiseXorOp, S.ShiftLeftOp,
     S.ShiftRightOp, S.BitwiseNotOp,
+    S.SortOp, S.ArgsortOp,  # issue 19: sorting moves values, it never rounds them
 })  # fmt: skip
 
 

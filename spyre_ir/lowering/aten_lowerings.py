@@ -871,6 +871,10 @@ from spyre_ir.lowering import aten_bitwise, aten_remainder, aten_scatter  # noqa
 # isort: split
 from spyre_ir.lowering import aten_conv  # noqa: E402, F401  (convolutions, windows)
 
+# isort: off
+from spyre_ir.lowering import aten_sort  # noqa: E402, F401  (issue 19: sorting ops)
+# isort: on
+
 
 def supported_targets() -> Sequence[str]:
     """Every ATen/prims overload the importer lowers, for docs and the CLI."""

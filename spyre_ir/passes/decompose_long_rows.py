@@ -8,6 +8,8 @@ module's card's), no tile of it fits; its primitives do: the reductions stream o
 row in chunks (passes/tile_stream.py) and the elementwise ops tile along it
 (row_model.fitting_rows), so a softmax over dim 0 of 512x1024 or a norm over rows of 1M
 elements runs on the card, in a few passes over the row, instead of being rejected.
+A topk (`spyre.sort` / `spyre.argsort` with `k`) whose row does not fit runs in two
+rounds, over chunks then over their candidates (passes/split_long_topk.py).
 Composites whose row fits are left whole (one pass, one kernel), and so is a float
 softmax over the last dim (`stream-softmax`, on by default): spyre-tile streams it in one
 kernel, an online softmax across the row's chunks (passes/tile_online_softmax.py). What
@@ -37,6 +39,7 @@ from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes.decompose import DecomposeLayerNorm, DecomposeRmsNorm, DecomposeSoftmax
+from spyre_ir.passes.split_long_topk import SplitLongTopk
 from spyre_ir.passes.tile_online_softmax import streamable_softmax
 
 COMPOSITES = (spyre.SoftmaxOp, spyre.LayerNormOp, spyre.RmsNormOp)
@@ -88,7 +91,9 @@ class SpyreDecomposeLongRows(ModulePass):
         patterns = [DecomposeSoftmax(), DecomposeLayerNorm(), DecomposeRmsNorm()]
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [_WhenTooLong(p, budget, self.stream_softmax) for p in patterns], dce_enabled=False
+                [_WhenTooLong(p, budget, self.stream_softmax) for p in patterns]
+                + [SplitLongTopk(budget)],  # issue 19: topk over long rows, two rounds
+                dce_enabled=False,
             ),  # fmt: skip
             apply_recursively=False,
         ).rewrite_module(op)

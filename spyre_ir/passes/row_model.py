@@ -96,7 +96,7 @@ def operand_axes(op: Operation, axes: RowAxes) -> list[RowAxes]:
             mapped = tuple(None if a is None else kept[a] for a in axes)
         _forbid(mapped, op.reduced_dims, op)
         return [mapped]
-    if isinstance(op, (spyre.SoftmaxOp, spyre.CumsumOp)):
+    if isinstance(op, (spyre.SoftmaxOp, spyre.CumsumOp, spyre.SortingOp)):
         rank = len(shape(result))
         _forbid(axes, [op.dim.value.data % rank], op)
         return [axes]

@@ -143,8 +143,19 @@ def time_sfp(program, op: sfp.ComputeOp) -> Timer:
     _, elements = _tile_elements(op)
     flops = elements if op.inputs else 0
     cycles = cm.sfp_cycles(kind, elements, program.config)
+    if kind.removeprefix("spyre.") in cm.SFP_SORTING:  # issue 19: passes per row length
+        cycles = _sort_cycles(op, program.config)
     info = Info(kind, SFP, {"op": op.name, "flops": flops})
     return _static(program, cycles, 0.0, info, flops=flops)
+
+
+def _sort_cycles(op: sfp.ComputeOp, config) -> int:
+    """A sorting tile op: its input's rows along `dim`, the first `k` of each kept."""
+    shape = op.inputs[0].type.get_shape()
+    attrs = op.op_attrs()
+    axis = attrs["dim"].value.data % len(shape)
+    k = attrs["k"].value.data if "k" in attrs else shape[axis]
+    return cm.sort_cycles(shape[axis], k, math.prod(shape), config)
 
 
 TIMINGS: dict[type, Callable[[object, Operation], Timer]] = {

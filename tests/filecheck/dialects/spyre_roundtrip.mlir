@@ -209,6 +209,12 @@ func.func @matmul_and_reductions(%x: tensor<2x4x64xf32>, %w: tensor<64x32xf32>, 
   // CHECK-NEXT: %cumsum_i = spyre.cumsum %ids dim = 0 : tensor<2x3xi64> -> tensor<2x3xi64>
   // GENERIC: %cumsum_i = "spyre.cumsum"(%ids) <{dim = 0 : i64}> : (tensor<2x3xi64>) -> tensor<2x3xi64>
   %cumsum_i = spyre.cumsum %ids dim = 0 : tensor<2x3xi64> -> tensor<2x3xi64>
+  // CHECK-NEXT: %sort = spyre.sort %x dim = -1 k = 3 descending : tensor<2x4x64xf32> -> tensor<2x4x3xf32>
+  // GENERIC: %sort = "spyre.sort"(%x) <{dim = -1 : i64, k = 3 : i64, descending}> : (tensor<2x4x64xf32>) -> tensor<2x4x3xf32>
+  %sort = spyre.sort %x dim = -1 k = 3 descending : tensor<2x4x64xf32> -> tensor<2x4x3xf32>
+  // CHECK-NEXT: %argsort = spyre.argsort %ids dim = 0 : tensor<2x3xi64> -> tensor<2x3xi64>
+  // GENERIC: %argsort = "spyre.argsort"(%ids) <{dim = 0 : i64}> : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %argsort = spyre.argsort %ids dim = 0 : tensor<2x3xi64> -> tensor<2x3xi64>
   // CHECK-NEXT: func.return %mm : tensor<2x4x32xf32>
   func.return %mm : tensor<2x4x32xf32>
 }
