@@ -160,20 +160,18 @@ def test_grouped_mm_fallback_on_the_card(dtype: torch.dtype, card) -> None:
 
 
 # ------------------------------------------------------------------ the models
-SORT_OPS = {"aten.topk.default", "aten.sort.default", "aten.div.Tensor_mode", "aten.histc.default"}
-"""The ops the sort helper (branch s7-sort) lowers; until it merges, the only ones of the
-MoE configs left on CPU here."""
-CPU_OPS = {
-    # grouped_mm: sort tokens by expert (sort), token of each sorted slot (perm // top_k:
-    # div.Tensor_mode), rows per expert (histc); routing: topk
-    "grouped_mm": SORT_OPS,
-    # batched_mm gathers each slot's expert weights: no sort, no histc
-    "batched_mm": {"aten.topk.default"},
+SORTING_ON_CARD = {
+    "aten.topk.default",
+    "aten.sort.default",
+    "aten.div.Tensor_mode",
+    "aten.histc.default",
 }
+"""grouped_mm sorts tokens by expert (sort), finds each sorted slot's token (perm // top_k:
+div.Tensor_mode) and counts rows per expert (histc); both paths route with topk."""
 ON_CARD = {
     "grouped_mm": {"transformers.grouped_mm_fallback.default", "aten.index_put.default",
-                   "aten.empty.memory_format", "aten.cumsum.default"},
-    "batched_mm": {"aten.bmm.default", "aten.index.Tensor"},
+                   "aten.empty.memory_format", "aten.cumsum.default", *SORTING_ON_CARD},
+    "batched_mm": {"aten.bmm.default", "aten.index.Tensor", "aten.topk.default"},
 }  # fmt: skip
 
 
@@ -217,8 +215,8 @@ class Imported:
 @pytest.mark.parametrize("family", ["mixtral", "qwen2_moe"])
 def test_moe_config_on_the_card_matches_eager(family: str, experts: str, card) -> None:
     """Logits of a 2 x 8 prompt within 2e-2 of eager's largest; routing (softmax, top-k
-    weights, their normalisation) and the experts on spyre, only CPU_OPS on CPU."""
-    card.setenv("SPYRE_STRICT", "0")  # topk and the sort helper's ops run on CPU
+    weights, their normalisation) and the experts on spyre, nothing on CPU."""
+    card.setenv("SPYRE_STRICT", "1")  # any op left on CPU is an error
     imported = Imported(card)
     model = moe_lm(family, experts)
     ids = torch.randint(0, 128, (2, 8), generator=torch.Generator().manual_seed(4))
@@ -229,8 +227,7 @@ def test_moe_config_on_the_card_matches_eager(family: str, experts: str, card) -
         want = model(ids).logits
         got = torch.compile(model, backend="spyre", dynamic=False)(ids).logits
     on_cpu = {f.op for f in fallbacks.records()}
-    assert {f.kind for f in fallbacks.records()} <= {"unsupported"}
-    assert on_cpu == CPU_OPS[experts], on_cpu
+    assert on_cpu == set(), on_cpu
     assert ON_CARD[experts] <= imported.targets
     assert "aten._softmax.default" not in on_cpu and "aten.amax.default" in imported.targets
     scale = want.abs().max().item()
