@@ -193,3 +193,17 @@ def test_ceil_and_floor_of_scaled_large_values(fn_name: str, executor: str) -> N
     storage_close(got, ref)
     if executor == "card":  # eager rounds t * 1e5 to bf16 before ceil: still close
         storage_close(eager(fn, x), ref)
+
+
+@pytest.mark.parametrize("fn_name", ["ceil", "floor"])
+def test_ceil_and_floor_of_large_f32_values(fn_name: str) -> None:
+    # f32 values past fp16's 65,504 (up to 1e9): the card holds them as DLFloat16 and
+    # returns f32 (no fp16 on the way: that gave inf)
+    rounding = getattr(torch, fn_name)
+    x = randn(4, 64, dtype=torch.float32, seed=7) * 1e9 + 0.5
+    ref = rounding(x)
+    for got in (eager(rounding, x), compiled(rounding, x)):
+        assert got.dtype == torch.float32 and bool(got.isfinite().all())
+        torch.testing.assert_close(got, ref, rtol=2.0**-9, atol=1.0)
+    small = randn(4, 64, dtype=torch.float32, seed=8) * 100  # exact in DLFloat16 after
+    torch.testing.assert_close(eager(rounding, small), rounding(small), rtol=2.0**-9, atol=1.0)
