@@ -82,6 +82,25 @@ def test_a_recording_keeps_no_memory_of_its_first_run() -> None:
                    for v in step.operands)  # fmt: skip
 
 
+def test_a_compiled_module_dies_with_the_caches_holding_it() -> None:
+    # The sealed-text cache (a WeakKeyDictionary keyed by the module) held the module's
+    # plan op as its value, so no compiled module was ever freed: ~60 KiB per compile
+    import gc
+    import weakref
+
+    from spyre_ir.lowering import units_to_recipe
+
+    before = {id(m) for m in units_to_recipe._SEALED.keys()}
+    for n in (3, 5, 9):  # three new signatures: three compiles
+        x = torch.ones(n, 32, dtype=torch.float16).to("spyre")
+        assert torch.equal((x * 7).cpu(), torch.full((n, 32), 7.0, dtype=torch.float16))
+    new = [weakref.ref(m) for m in units_to_recipe._SEALED.keys() if id(m) not in before]
+    assert len(new) >= 3
+    torch.spyre.memory.empty_cache()
+    gc.collect()
+    assert [r for r in new if r() is not None] == []
+
+
 RSS_SCRIPT = textwrap.dedent("""
     import gc, os, warnings
     warnings.simplefilter("ignore")

@@ -152,6 +152,17 @@ I64_T = IntegerType(64)
 # ---------------------------------------------------------------- elementwise binary
 
 
+def is_opmath_scalar(scalar: SSAValue, other: SSAValue) -> bool:
+    """Whether `scalar` is a rank-0 f32 operand beside a 16-bit float `other`: a Python
+    scalar at torch's compute precision ("opmath": f32 for f16 and bf16). The op computes
+    in f32 and rounds its result once, to the other operand's type."""
+    return (
+        shape_of(scalar) == ()
+        and isinstance(element_of(scalar), Float32Type)
+        and isinstance(element_of(other), (Float16Type, BFloat16Type))
+    )
+
+
 class BinaryOp(SpyreOp):
     """Elementwise with torch broadcasting; both operands of one element type."""
 
@@ -172,7 +183,10 @@ class BinaryOp(SpyreOp):
 
     def verify_semantics(self) -> None:
         elt = element_of(self.lhs)
-        self.expect_element(self.rhs, elt, "rhs")
+        if is_opmath_scalar(self.lhs, self.rhs):
+            elt = element_of(self.rhs)
+        elif not is_opmath_scalar(self.rhs, self.lhs):
+            self.expect_element(self.rhs, elt, "rhs")
         if self.FLOAT_ONLY and not is_float(elt):
             raise VerifyException(f"'{self.name}' needs float operands, got {elt}")
         if self.BOOL_ONLY and elt != I1:

@@ -90,11 +90,13 @@ def promoted_dtype(*args: Any) -> torch.dtype:
 
 
 def _binary(op_cls: type[spyre.BinaryOp], swap: bool = False) -> LoweringFn:
+    opmath = op_cls in (spyre.MulOp, spyre.DivOp)  # scalars at f32, as torch's CPU kernels
+
     def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
         dtype = meta_dtype(node)
         lhs, rhs = (node.args[1], node.args[0]) if swap else (node.args[0], node.args[1])
-        a = imp.as_tensor(imp.value(lhs), dtype)
-        b = imp.as_tensor(imp.value(rhs), dtype)
+        a = imp.scalar_or_tensor(imp.value(lhs), dtype, opmath=opmath)
+        b = imp.scalar_or_tensor(imp.value(rhs), dtype, opmath=opmath)
         alpha = node.kwargs.get("alpha", 1)
         if alpha != 1:
             b = imp.emit(spyre.MulOp(b, imp.full(alpha, (), dtype), b.type))

@@ -110,6 +110,18 @@ class Importer:
             return self.full(arg, (), dtype)
         raise UnsupportedNode(f"unsupported operand {arg!r}")
 
+    def scalar_or_tensor(self, arg: Any, dtype: torch.dtype, *, opmath: bool) -> SSAValue:
+        """An operand of arithmetic computing in `dtype`. A Python number beside 16-bit
+        floats becomes a rank-0 f32 full (spyre.is_opmath_scalar): the op computes in
+        f32 and rounds only its result, as torch's CPU kernels do. Those take the scalar
+        at f32 (`opmath`: mul, div) or first rounded to `dtype` (add, sub, pow); either
+        way the card must not round it again to DLFloat16. Else `as_tensor`'s operand."""
+        if dtype in (torch.float16, torch.bfloat16) and isinstance(arg, (int, float)) \
+                and not isinstance(arg, bool):  # fmt: skip
+            value = float(arg) if opmath else float(torch.tensor(float(arg)).to(dtype))
+            return self.full(value, (), torch.float32)
+        return self.as_tensor(arg, dtype)
+
     def is_bool(self, value: SSAValue) -> bool:
         assert isinstance(value.type, TensorType)
         return value.type.element_type == IntegerType(1)

@@ -53,8 +53,10 @@ def build_plan(entry: FuncOp) -> R.PlanOp:
 
 # The text each sealed module was printed as, with the plan it was sealed with: a tool
 # that prints the module right after sealing it (spyre-opt -p spyre-compile) reuses it
-# rather than print a long artifact twice (issue 18: compile time).
-_SEALED: weakref.WeakKeyDictionary[ModuleOp, tuple[R.PlanOp, StringAttr, str]] = (
+# rather than print a long artifact twice (issue 18: compile time). The plan is held
+# weakly: it is an op of the module, so a strong reference in the value would keep the
+# key alive, and every module compiled in the process with it (issue 19: host memory).
+_SEALED: weakref.WeakKeyDictionary[ModuleOp, tuple[weakref.ref[R.PlanOp], StringAttr, str]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -67,7 +69,7 @@ def seal(module: ModuleOp, plan: R.PlanOp) -> str:
     digest = R.content_hash(text)
     plan.properties["hash"] = StringAttr(digest)
     sealed = R.with_hash(text, digest)
-    _SEALED[module] = (plan, plan.properties["hash"], sealed)
+    _SEALED[module] = (weakref.ref(plan), plan.properties["hash"], sealed)
     return sealed
 
 
@@ -77,8 +79,13 @@ def sealed_text(module: ModuleOp) -> str | None:
     entry = _SEALED.get(module)
     if entry is None:
         return None
-    plan, digest, text = entry
-    if module.body.block.last_op is not plan or plan.properties.get("hash") is not digest:
+    plan_ref, digest, text = entry
+    plan = plan_ref()
+    if (
+        plan is None
+        or module.body.block.last_op is not plan
+        or plan.properties.get("hash") is not digest
+    ):
         return None
     return text
 

@@ -24,11 +24,19 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from spyre_ir.dialects.spyre import ConstantOp
+from spyre_ir.dialects.spyre import (
+    BinaryOp,
+    CompareOp,
+    ConstantOp,
+    FullOp,
+    element_of,
+    is_float,
+    shape_of,
+)
 
 
 def _f16(t: Attribute) -> Attribute:
@@ -58,6 +66,23 @@ def takes_or_gives_f32(module: ModuleOp) -> bool:
     return False
 
 
+def _opmath_scalar(op: Operation) -> bool:
+    """A rank-0 f32 `spyre.full` used only by arithmetic on float tensors: the scalar
+    keeps f32 (spyre.is_opmath_scalar) while the tensors become f16."""
+    if not isinstance(op, FullOp) or shape_of(op.result) != () or not op.result.uses:
+        return False
+    if not isinstance(element_of(op.result), Float32Type):
+        return False
+    for use in op.result.uses:
+        user = use.operation
+        if not isinstance(user, BinaryOp) or isinstance(user, CompareOp):
+            return False
+        other = user.operands[1 - use.index]
+        if shape_of(other) == () or not is_float(element_of(other)):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class SpyreComputeInF16(ModulePass):
     """Every f32 tensor of the module becomes f16 (see the module docstring)."""
@@ -71,6 +96,8 @@ class SpyreComputeInF16(ModulePass):
                     for arg in list(block.args):
                         if _f16(arg.type) is not arg.type:
                             Rewriter.replace_value_with_new_type(arg, _f16(arg.type))
+            if _opmath_scalar(inner):
+                continue  # a Python scalar of f32 arithmetic stays f32 beside f16 tensors
             for result in list(inner.results):
                 if _f16(result.type) is not result.type:
                     Rewriter.replace_value_with_new_type(result, _f16(result.type))

@@ -19,6 +19,7 @@ functional twin (``add.Tensor``) and put its result in place.
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import math
 import threading
@@ -79,6 +80,26 @@ _kernel_ids = itertools.count()
 _stats = {"hits": 0, "compiles": 0, "cpu_fallbacks": 0}
 
 
+_COLLECT_EVERY = 16
+"""Evictions (of kernels and of replay recordings) between two full garbage collections.
+An evicted kernel or recording is a cyclic structure of IR that has lived long enough to
+reach the oldest generation, which Python collects rarely under torch's ~400k objects:
+without these collections a process compiling shape after shape held several MiB of
+evicted entries (tests/test_device_host_memory.py). One collection per 16 evictions
+costs a few milliseconds a compile."""
+_collected_at = 0
+
+
+def _collect_evicted() -> None:
+    global _collected_at
+    from spyre_ir.sim import replay
+
+    evicted = _cache.evictions + replay._RECORDINGS.evictions
+    if evicted - _collected_at >= _COLLECT_EVERY:
+        _collected_at = evicted
+        gc.collect()
+
+
 def clear_cache() -> None:
     """Forget compiled signatures (tests; the disk cache stays)."""
     with _lock:
@@ -137,6 +158,7 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         kernel = _DeviceMismatch(mismatch) if mismatch else _build(op, flat, spec)
         with _lock:
             _cache.put(key, kernel)
+        _collect_evicted()
     if isinstance(kernel, _DeviceMismatch):  # torch's error, every call of this signature
         raise RuntimeError(kernel.message)
     if isinstance(kernel, str):
