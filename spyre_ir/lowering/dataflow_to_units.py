@@ -283,6 +283,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             raise located_error(
                 uses[0][0], "convert-dataflow-to-units: a buffer is read but never written"
             )
+        if copies == 1:
+            check_versions(uses, units, body)
         for position, (reader, r, _w) in enumerate(uses):
             if not r:
                 continue
@@ -352,6 +354,73 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                             sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
     return sync
+
+
+Use = tuple[Operation, bool, bool]  # (instruction, reads the buffer, writes it)
+PREFIX = "convert-dataflow-to-units: "
+
+
+def check_versions(uses: list[Use], units: dict[Operation, str], body: Block) -> None:
+    """Refuse, with a located error, the uses of a one-slot buffer that its queues would
+    order wrongly (each once gave silently wrong numbers on the card): the credit of a
+    version is popped before a unit's first write only, its data is pushed from the
+    nearest write before a read in program order, and a unit's in-place update is not
+    a new version."""
+    check_loop_carried(uses, units)
+    check_sibling_versions(uses, units, body)
+    check_in_place(uses, units)
+
+
+def check_sibling_versions(uses: list[Use], units: dict[Operation, str], body: Block) -> None:
+    """A buffer written afresh (not read by the write) after another unit read its
+    previous version, e.g. loaded in two sibling loops: the second write would take no
+    credit from that reader, so it could overwrite the version still being read."""
+    fresh = [i for i, (_op, r, w) in enumerate(uses) if w and not r]
+    for k, n in zip(fresh, fresh[1:]):
+        write, earlier = uses[n][0], uses[k][0]
+        if branch_path(write, earlier, body):
+            continue  # the two regions of an scf.if: never in the same pass
+        if any(r and units[op] != units[write] for op, r, _ in uses[k + 1 : n]):
+            raise located_error(write, PREFIX + "a buffer is written afresh after another unit "
+                                "read its previous version (e.g. an LX buffer loaded in two "
+                                "sibling loops); use a buffer per version")  # fmt: skip
+
+
+def check_in_place(uses: list[Use], units: dict[Operation, str]) -> None:
+    """A buffer updated in place (read and written by one op) by a PE or SFP other than
+    the tile unit that wrote its version: the version then has writers on two units,
+    and its credits are pushed to one of them only."""
+    compute = lambda op: units[op][:-1] in ("pe", "sfp")  # noqa: E731
+    for position, (op, r, w) in enumerate(uses):
+        if not (r and w and compute(op)):
+            continue
+        earlier = [e for e, _, ew in uses[:position] if ew and compute(e)]
+        if earlier and units[earlier[-1]] != units[op]:
+            raise located_error(op, PREFIX + f"a buffer written on {units[earlier[-1]]} is "
+                                f"updated in place on {units[op]} (one buffer written in "
+                                "place by PE and SFP); write the update to a new buffer")  # fmt: skip
+
+
+def check_loop_carried(uses: list[Use], units: dict[Operation, str]) -> None:
+    """A buffer read in a loop before another unit writes it later in the same loop body,
+    with no write before the read in that body: the value is carried to the next
+    iteration (a ring buffer), but the read would wait only for the write before the
+    loop."""
+    for position, (reader, r, _w) in enumerate(uses):
+        if not r:
+            continue
+        loop = reader.parent_op()
+        while loop is not None and not isinstance(loop, dataflow.KernelOp):
+            if isinstance(loop, scf.ForOp):
+                before = any(w and loop.is_ancestor(op) for op, _, w in uses[:position])
+                after = [op for op, _, w in uses[position + 1 :]
+                         if w and loop.is_ancestor(op) and units[op] != units[reader]]  # fmt: skip
+                if after and not before:
+                    raise located_error(reader, PREFIX + "a buffer is read in a loop before "
+                                        f"{units[after[0]]} writes it later in the loop body "
+                                        "(a loop-carried value used as a ring buffer); use "
+                                        "a double buffer (dataflow.slot)")  # fmt: skip
+            loop = loop.parent_op()
 
 
 def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[Operation]:
