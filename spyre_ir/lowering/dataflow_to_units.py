@@ -557,6 +557,7 @@ def copy_for_unit(ops: list[Operation], dest: Block, view: UnitView, mapping: di
         if who == view.unit and op in view.instructions and not op.regions:
             operands = [mapping.get(v, v) for v in op.operands]
             copy = to_l3(op, operands)
+            copy.location = op.location  # a unit's error names its L2 instruction
         else:
             copy = op.clone_without_regions(mapping)
             for source, target in zip(op.regions, copy.regions):
