@@ -20,6 +20,11 @@ make the order explicit:
   pass but read only under a one-way `scf.if` (a store on the last iteration) is
   popped and handed back every pass, outside the if.
 
+* versions: a one-slot buffer written afresh after another unit read it (loaded in
+  two sibling loops) has a version per such write, each with its own data queue and
+  credits (`version_starts`). Patterns the queues cannot order are located errors
+  (`check_versions`, docs/dataflow.md).
+
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
 """
