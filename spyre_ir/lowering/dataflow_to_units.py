@@ -345,7 +345,9 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             for writer_unit in dict.fromkeys(units[op] for op in writers):
                 if writer_unit == reader_unit:
                     continue
-                q = queues.get(reader_unit, writer_unit, buffer, copies, copies)
+                # Versions: room for the extra credit a reader hands back (version_credits).
+                depth = copies + (len(starts) > 1)
+                q = queues.get(reader_unit, writer_unit, buffer, depth, copies)
                 if len(starts) > 1:  # versions one after another (sibling loops)
                     version_credits(uses, starts, reader_unit, units, body, sync, q)
                     continue
@@ -390,8 +392,9 @@ def check_versions(uses: list[Use], units: dict[Operation, str], body: Block) ->
 def version_starts(uses: list[Use], units: dict[Operation, str], body: Block) -> list[int]:
     """Positions in `uses` of the writes that begin a version of a one-slot buffer: the
     first write, and each later write afresh (not read by the write) after another
-    unit read the version before it (a buffer loaded in two sibling loops), unless the
-    two writes lie in the two regions of an scf.if (never in the same pass)."""
+    unit read the version before it from outside the loop the write repeats in (a
+    buffer loaded in two sibling loops, `repeats_apart`), unless the two writes lie in
+    the two regions of an scf.if (never in the same pass)."""
     first = next(i for i, (_op, _r, w) in enumerate(uses) if w)
     starts = [first]
     fresh = [i for i, (_op, r, w) in enumerate(uses) if w and not r and i > first]
@@ -399,9 +402,20 @@ def version_starts(uses: list[Use], units: dict[Operation, str], body: Block) ->
         write = uses[n][0]
         if branch_path(write, uses[starts[-1]][0], body):
             continue
-        if any(r and units[op] != units[write] for op, r, _ in uses[starts[-1] + 1 : n]):
+        read = [op for op, r, _ in uses[starts[-1] + 1 : n] if r and units[op] != units[write]]
+        if read and repeats_apart(write, read[-1], body):
             starts.append(n)
     return starts
+
+
+def repeats_apart(write: Operation, read: Operation, body: Block) -> bool:
+    """Whether `write` lies in an `scf.for` that does not hold `read` (a sibling loop):
+    only then does one credit before the loop fail to order its writes after `read`.
+    (Writes in the loop body that holds the read, as spyre-tile emits for temporaries,
+    keep one version with the credits above.)"""
+    return any(
+        isinstance(a, scf.ForOp) for a in ancestors(write, body)[1:] if not a.is_ancestor(read)
+    )
 
 
 def version_credits(uses: list[Use], starts: list[int], reader_unit: str,
