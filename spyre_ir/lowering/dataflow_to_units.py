@@ -380,13 +380,11 @@ PREFIX = "convert-dataflow-to-units: "
 
 def check_versions(uses: list[Use], units: dict[Operation, str], body: Block) -> None:
     """Refuse, with a located error, the uses of a one-slot buffer that its queues would
-    order wrongly (each once gave silently wrong numbers on the card): the credit of a
-    version is popped before a unit's first write only, its data is pushed from the
-    nearest write before a read in program order, and a unit's in-place update is not
-    a new version."""
+    leave unordered (`check_races` reports an LX race in them): a value carried to the
+    next iteration of a loop (its data is pushed from the nearest write before a read in
+    program order), and versions in turn written by more than one unit."""
     check_loop_carried(uses, units)
     check_sibling_versions(uses, units, body)
-    check_in_place(uses, units)
 
 
 def version_starts(uses: list[Use], units: dict[Operation, str], body: Block) -> list[int]:
@@ -459,21 +457,6 @@ def check_sibling_versions(uses: list[Use], units: dict[Operation, str], body: B
                             "one unit is written afresh after another unit read its previous "
                             "version (e.g. an LX buffer loaded in two sibling loops); use a "
                             "buffer per version")  # fmt: skip
-
-
-def check_in_place(uses: list[Use], units: dict[Operation, str]) -> None:
-    """A buffer updated in place (read and written by one op) by a PE or SFP other than
-    the tile unit that wrote its version: the version then has writers on two units,
-    and its credits are pushed to one of them only."""
-    compute = lambda op: units[op][:-1] in ("pe", "sfp")  # noqa: E731
-    for position, (op, r, w) in enumerate(uses):
-        if not (r and w and compute(op)):
-            continue
-        earlier = [e for e, _, ew in uses[:position] if ew and compute(e)]
-        if earlier and units[earlier[-1]] != units[op]:
-            raise located_error(op, PREFIX + f"a buffer written on {units[earlier[-1]]} is "
-                                f"updated in place on {units[op]} (one buffer written in "
-                                "place by PE and SFP); write the update to a new buffer")  # fmt: skip
 
 
 def check_loop_carried(uses: list[Use], units: dict[Operation, str]) -> None:
