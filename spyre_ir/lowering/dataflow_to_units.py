@@ -20,12 +20,18 @@ make the order explicit:
   pass but read only under a one-way `scf.if` (a store on the last iteration) is
   popped and handed back every pass, outside the if.
 
+* versions: a one-slot buffer written afresh after another unit read it (loaded in
+  two sibling loops) has a version per such write, each with its own data queue and
+  credits (`version_starts`). Patterns the queues cannot order are located errors
+  (`check_versions`, docs/dataflow.md).
+
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -148,8 +154,11 @@ class Queues:
     block: Block
     made: dict[tuple, SSAValue] = field(default_factory=dict)
 
-    def get(self, source: str, dest: str, buffer: SSAValue, depth: int, credits: int) -> SSAValue:
-        key = (source, dest, buffer, credits)
+    def get(self, source: str, dest: str, buffer: SSAValue, depth: int, credits: int,
+            version: int = 0) -> SSAValue:  # fmt: skip
+        """`version`: a data queue per version of a buffer written again after it was
+        read (`version_starts`), so the wait-cycle check sees each version apart."""
+        key = (source, dest, buffer, credits, version)
         if key not in self.made:
             q = core.QueueOp.create(  # not __init__: a long chain makes thousands (issue 18)
                 result_types=[core.QueueType()],
@@ -283,6 +292,11 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             raise located_error(
                 uses[0][0], "convert-dataflow-to-units: a buffer is read but never written"
             )
+        starts = [0]
+        if copies == 1:
+            check_versions(uses, units, body)
+            starts = version_starts(uses, units, body)
+        position_of = {op: i for i, (op, _, _) in enumerate(uses)}
         for position, (reader, r, _w) in enumerate(uses):
             if not r:
                 continue
@@ -303,7 +317,8 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                 producers = [latest] if units[latest] != units[reader] else []
             for w in producers:
                 src, dst = units[w], units[reader]
-                q = queues.get(src, dst, buffer, copies, 0)
+                nth = bisect_right(starts, position_of[w]) - 1  # the version of w
+                q = queues.get(src, dst, buffer, copies, 0, nth)
                 w_at = hoist(w, reader, body)
                 r_at = hoist(reader, w, body, through_ifs=not conditional(w, reader, body))
                 if copies > 1 and not same_view:
@@ -330,7 +345,12 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
             for writer_unit in dict.fromkeys(units[op] for op in writers):
                 if writer_unit == reader_unit:
                     continue
-                q = queues.get(reader_unit, writer_unit, buffer, copies, copies)
+                # Versions: room for the extra credit a reader hands back (version_credits).
+                depth = copies + (len(starts) > 1)
+                q = queues.get(reader_unit, writer_unit, buffer, depth, copies)
+                if len(starts) > 1:  # versions one after another (sibling loops)
+                    version_credits(uses, starts, reader_unit, units, body, sync, q)
+                    continue
                 first_writes = [op for op in writers if units[op] == writer_unit]
                 if copies == 1:
                     first_writes = first_writes[:1]
@@ -352,6 +372,113 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                             sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
     return sync
+
+
+Use = tuple[Operation, bool, bool]  # (instruction, reads the buffer, writes it)
+PREFIX = "convert-dataflow-to-units: "
+
+
+def check_versions(uses: list[Use], units: dict[Operation, str], body: Block) -> None:
+    """Refuse, with a located error, the uses of a one-slot buffer that its queues would
+    leave unordered (`check_races` reports an LX race in them): a value carried to the
+    next iteration of a loop (its data is pushed from the nearest write before a read in
+    program order), and versions in turn written by more than one unit."""
+    check_loop_carried(uses, units)
+    check_sibling_versions(uses, units, body)
+
+
+def version_starts(uses: list[Use], units: dict[Operation, str], body: Block) -> list[int]:
+    """Positions in `uses` of the writes that begin a version of a one-slot buffer: the
+    first write, and each later write afresh (not read by the write) after another
+    unit read the version before it from outside the loop the write repeats in (a
+    buffer loaded in two sibling loops, `repeats_apart`), unless the two writes lie in
+    the two regions of an scf.if (never in the same pass)."""
+    first = next(i for i, (_op, _r, w) in enumerate(uses) if w)
+    starts = [first]
+    fresh = [i for i, (_op, r, w) in enumerate(uses) if w and not r and i > first]
+    for n in fresh:
+        write = uses[n][0]
+        if branch_path(write, uses[starts[-1]][0], body):
+            continue
+        read = [op for op, r, _ in uses[starts[-1] + 1 : n] if r and units[op] != units[write]]
+        if read and repeats_apart(write, read[-1], body):
+            starts.append(n)
+    return starts
+
+
+def repeats_apart(write: Operation, read: Operation, body: Block) -> bool:
+    """Whether `write` lies in an `scf.for` that does not hold `read` (a sibling loop):
+    only then does one credit before the loop fail to order its writes after `read`.
+    (Writes in the loop body that holds the read, as spyre-tile emits for temporaries,
+    keep one version with the credits above.)"""
+    return any(
+        isinstance(a, scf.ForOp) for a in ancestors(write, body)[1:] if not a.is_ancestor(read)
+    )
+
+
+def version_credits(uses: list[Use], starts: list[int], reader_unit: str,
+                    units: dict[Operation, str], body: Block, sync: SyncPlan, q: SSAValue) -> None:  # fmt: skip
+    """Credits of a one-slot buffer with several versions in turn, all written by one
+    unit: the write of each version the reader unit reads waits for the reader's credit
+    of the previous one, handed back after the reader's last read of each; the first
+    version the unit does not read after one it did waits once for its last credit
+    (and the reader hands one more back after that read, to keep the queue balanced)."""
+    writer_unit = units[uses[starts[0]][0]]
+    previous: list[Operation] = []
+    for start, end in zip(starts, [*starts[1:], len(uses)]):
+        write = uses[start][0]
+        reads = [op for op, r, w in uses[start:end] if r and not w and units[op] == reader_unit]
+        if reads:
+            every_pass = not conditional(write, reads[-1], body)
+            for read in last_reads(reads, write, body):
+                r_at = hoist(read, write, body, through_ifs=every_pass)
+                sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
+            w_at = hoist(write, reads[-1], body)
+        elif previous:
+            # The writer takes the token of the reader's last read; the reader sends
+            # one more after that read, so the queue ends with the tokens it began with.
+            w_at = hoist(write, previous[-1], body)
+            r_at = hoist(previous[-1], write, body)
+            sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at, "again"))
+        else:
+            continue
+        sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
+        previous = reads
+
+
+def check_sibling_versions(uses: list[Use], units: dict[Operation, str], body: Block) -> None:
+    """A buffer with several versions in turn (`version_starts`) written by more than
+    one unit: the credit queue to a unit that has not written before starts full, so
+    its write would not wait for the readers of the version before."""
+    starts = version_starts(uses, units, body)
+    writers = [op for op, _, w in uses if w]
+    if len(starts) > 1 and len({units[op] for op in writers}) > 1:
+        raise located_error(uses[starts[1]][0], PREFIX + "a buffer written by more than "
+                            "one unit is written afresh after another unit read its previous "
+                            "version (e.g. an LX buffer loaded in two sibling loops); use a "
+                            "buffer per version")  # fmt: skip
+
+
+def check_loop_carried(uses: list[Use], units: dict[Operation, str]) -> None:
+    """A buffer read in a loop before another unit writes it later in the same loop body,
+    with no write before the read in that body: the value is carried to the next
+    iteration (a ring buffer), but the read would wait only for the write before the
+    loop."""
+    for position, (reader, r, _w) in enumerate(uses):
+        if not r:
+            continue
+        loop = reader.parent_op()
+        while loop is not None and not isinstance(loop, dataflow.KernelOp):
+            if isinstance(loop, scf.ForOp):
+                before = any(w and loop.is_ancestor(op) for op, _, w in uses[:position])
+                after = [op for op, _, w in uses[position + 1 :]
+                         if w and loop.is_ancestor(op) and units[op] != units[reader]]  # fmt: skip
+                if after and not before:
+                    raise located_error(reader, PREFIX + "a buffer is read in a loop before "
+                                        f"{units[after[0]]} writes it later in the loop body "
+                                        "(a loop-carried value used as a ring buffer); use "
+                                        "a double buffer (dataflow.slot)")  # fmt: skip
+            loop = loop.parent_op()
 
 
 def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[Operation]:
@@ -432,6 +559,7 @@ def copy_for_unit(ops: list[Operation], dest: Block, view: UnitView, mapping: di
         if who == view.unit and op in view.instructions and not op.regions:
             operands = [mapping.get(v, v) for v in op.operands]
             copy = to_l3(op, operands)
+            copy.location = op.location  # a unit's error names its L2 instruction
         else:
             copy = op.clone_without_regions(mapping)
             for source, target in zip(op.regions, copy.regions):

@@ -112,6 +112,7 @@ from spyre_ir.dialects import core
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.interp.dataflow import DataflowInterpreter
+from spyre_ir.interp.lx_races import LxRaces
 from spyre_ir.interp.machine import KernelMachine, LocatedError, LxBuffer, index_width, signed
 from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
@@ -259,6 +260,8 @@ class _Program:
         self.cycles = 0.0
         self.stats: dict = {}
         self.recorder: replay.Recorder | None = None
+        check = self.machine.check  # LX races between units (spyre_ir/interp/lx_races.py)
+        self.races = LxRaces(self.region, self.machine.error) if check else None
 
     def run(self, operands: list) -> list:
         return self.machine.run(operands)
@@ -418,9 +421,11 @@ class _Program:
         machine = self.machine
         values = machine.values
         values.update(zip(block.args, args))
-        recorder = self.recorder
+        recorder, races = self.recorder, self.races
         for code, op, ins, outs, handler, timer in self._compile(block):
             operands = [values[v] for v in ins]
+            if races is not None and code == INSTR:
+                races.access(op, operands)
             if code == PLAIN or code == INSTR:
                 try:
                     if recorder is not None and code == INSTR:
@@ -440,7 +445,11 @@ class _Program:
                 if event is not None:
                     yield event
             elif code == PUSH or code == POP:
+                if races is not None and code == PUSH:
+                    races.push(op, operands[0])
                 yield (code, operands[0], op)
+                if races is not None and code == POP:  # resumed: the token is taken
+                    races.pop(op, operands[0])
             elif code == FOR:
                 try:
                     lb, ub, step = (
