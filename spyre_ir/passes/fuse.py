@@ -184,9 +184,17 @@ def operand_restickifies(op: Operation) -> list[Operation]:
     found = []
     for operand in (op.lhs, op.rhs):
         owner = operand.owner
-        if isinstance(owner, spyre.RestickifyOp) and operand.has_one_use() and owner not in found:
+        if isinstance(owner, spyre.RestickifyOp) and owner not in found and (
+                operand.has_one_use() or only_matmul_lhs(operand)):  # fmt: skip
             found.append(owner)
     return found
+
+
+def only_matmul_lhs(value: SSAValue) -> bool:
+    """Every use of `value` is the A operand of a matmul (one activation flattened for
+    several projections): the first matmul's group reads through its restickify, and
+    a matmul paired with it shares the tile loads; another reads the group's result."""
+    return all(isinstance(u.operation, spyre.MatmulOp) and u.index == 0 for u in value.uses)
 
 
 def folded_operands(op: Operation) -> list[Operation]:
@@ -210,6 +218,38 @@ class Fuser:
     trim: bool = True
     """A closing matmul group gives back epilogue ops that only add bytes it writes
     (see `trimmed_tail`)."""
+
+    placed: set[Operation] = field(default_factory=set)
+    """Folded operand ops already in a group (a restickify several matmuls read)."""
+
+    def unplaced_folds(self, op: Operation, paired: bool = False) -> list[Operation]:
+        """`op`'s folded operands for its group, taken now: a restickify another group
+        took already is shared with it when `op` joins that group as a pair, else `op`
+        reads through a copy of its own (the restickify stays a load's layout change)."""
+        new = []
+        for f in folded_operands(op):
+            if f in self.placed:
+                if paired:
+                    continue
+                f = self.copy_for_later_readers(f, op)
+            new.append(f)
+        self.placed.update(new)
+        return new
+
+    @staticmethod
+    def copy_for_later_readers(fold: Operation, op: Operation) -> Operation:
+        """A copy of `fold` before `op`, read by `op` and every later reader of `fold`
+        (a matmul after `op` may pair with it and share the copy)."""
+        copy = fold.clone()
+        Rewriter.insert_op(copy, InsertPoint.before(op))
+        block = op.parent
+        assert block is not None
+        at = block.get_operation_index(op)
+        for use in list(fold.results[0].uses):
+            user = use.operation
+            if user.parent is block and block.get_operation_index(user) >= at:
+                user.operands[use.index] = copy.results[0]
+        return copy
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -267,7 +307,7 @@ class Fuser:
             return False
         anchor = _anchor(candidate)
         if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
-            candidate.ops.extend([*folded_operands(op), op])
+            candidate.ops.extend([*self.unplaced_folds(op, paired=True), op])
             return True
         # matmul / gather: only an elementwise epilogue on the anchor's rows.
         if not isinstance(op, row_model.ELEMENTWISE):
@@ -290,7 +330,7 @@ class Fuser:
     def start(self, op: Operation) -> Candidate:
         rank = len(row_model.shape(op.results[0]))
         if isinstance(op, spyre.MatmulOp):
-            return Candidate("matmul", [*folded_operands(op), op], max(rank - 1, 0))
+            return Candidate("matmul", [*self.unplaced_folds(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
@@ -430,7 +470,9 @@ def reads_before(candidate: Candidate, value: SSAValue) -> bool:
 def build_group(candidate: Candidate, index: int) -> None:
     """Move the candidate's ops into a new dataflow.group in place of their uses."""
     members = set(candidate.ops)
-    outputs = candidate.outputs()
+    # Afresh, not candidate.outputs(): a later group may have taken a copy of a shared
+    # restickify since (Fuser.unplaced_folds), so its result no longer leaves this one.
+    outputs = _escaping([r for op in candidate.ops for r in op.results], members)
     inputs: list[SSAValue] = []
     constants: list[Operation] = []
     for op in candidate.ops:
