@@ -16,8 +16,10 @@ min(cores, outermost dim) cores.
 
 Reshapes that no group can take stay between groups as free views; rank-0 constants
 are copied into every group that uses them. A reshape of a value from before a matmul
-group (a residual flattened to the matmul's rows) does not end the group: it moves
-before the group, whose epilogue may then read it.
+or rows group (a residual flattened to the matmul's rows) does not end the group: it
+moves before the group, whose ops may then read it. A restickify that several matmuls
+read as A (one activation flattened for several projections) is read through by each:
+a pair shares it, any other matmul reads through a copy of its own.
 
 A second matmul reading the same A with a B of the same shape joins a matmul group
 (`pairs_with`; option `fuse-matmul-pairs`): SwiGLU's gate and up projections become one
@@ -451,10 +453,13 @@ def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulO
 
 
 def reads_before(candidate: Candidate, value: SSAValue) -> bool:
-    """`value` exists before matmul group `candidate` starts (a function argument, or a
-    result of an op before its anchor): a reshape of it may move before the group."""
-    anchor = _anchor(candidate)
-    if not isinstance(anchor, spyre.MatmulOp):
+    """`value` exists before group `candidate` starts (a function argument, or a result
+    of an op before a matmul group's anchor or a rows group's first op): a reshape of it
+    may move before the group instead of closing it (the k projection's head split
+    reshape, met while the v projection's transpose is open)."""
+    anchor = _anchor(candidate) if candidate.kind == "matmul" else \
+        candidate.ops[0] if candidate.kind == "rows" and candidate.ops else None  # fmt: skip
+    if anchor is None:
         return False
     if isinstance(value, BlockArgument):
         return value.block is anchor.parent
