@@ -48,6 +48,7 @@ UNFUSED: dict[str, object] = {
     "fuse_matmul_pairs": False,
     "trim_epilogues": False,
     "schedule_chains": False,
+    "fuse_mask_layout": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -93,6 +94,9 @@ class _Pipeline(ModulePass):
     trim_epilogues: bool = True
     """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
     kernel writes (an RMSNorm's square after a residual add)."""
+    fuse_mask_layout: bool = True
+    """spyre-fuse's switch for reading an attention mask through its restickify in the
+    attention kernel (false: the restickify is a kernel of its own)."""
     schedule_chains: bool = True
     """spyre-schedule-chains' switch (false: spyre-fuse sees the ops in torch's order, so
     a chain split by unrelated ops runs in several kernels)."""

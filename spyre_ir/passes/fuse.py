@@ -181,6 +181,12 @@ def operand_restickifies(op: Operation) -> list[Operation]:
     """Restickifies feeding only this matmul: its tile loads read their input's bytes
     instead of a kernel that only moves them (a layout change happens between LPDDR5
     and LX, as in row kernels) - the [b, s, d] -> [b * s, d] before every nn.Linear."""
+    if isinstance(op, spyre.AttentionOp) and op.mask is not None:
+        # The mask's restickify (a [s, t] mask viewed as [1, 1, s, t]): the attention
+        # kernel's mask loads read its input.
+        owner = op.mask.owner
+        fold = isinstance(owner, spyre.RestickifyOp) and op.mask.has_one_use()
+        return [owner] if fold else []
     if not isinstance(op, spyre.MatmulOp):
         return []
     found = []
@@ -199,8 +205,11 @@ def only_matmul_lhs(value: SSAValue) -> bool:
     return all(isinstance(u.operation, spyre.MatmulOp) and u.index == 0 for u in value.uses)
 
 
-def folded_operands(op: Operation) -> list[Operation]:
-    """The ops a matmul group reads through instead of running them."""
+def folded_operands(op: Operation, mask_layout: bool = True) -> list[Operation]:
+    """The ops a matmul or attention group reads through instead of running them (an
+    attention's mask restickify only with `mask_layout`)."""
+    if isinstance(op, spyre.AttentionOp) and not mask_layout:
+        return []
     return [*operand_transposes(op), *operand_restickifies(op)]
 
 
@@ -221,6 +230,9 @@ class Fuser:
     """A closing matmul group gives back epilogue ops that only add bytes it writes
     (see `trimmed_tail`)."""
 
+    mask_layout: bool = True
+    """An attention group reads its mask through the mask's restickify (see
+    `operand_restickifies`)."""
     placed: set[Operation] = field(default_factory=set)
     """Folded operand ops already in a group (a restickify several matmuls read)."""
 
@@ -229,7 +241,7 @@ class Fuser:
         took already is shared with it when `op` joins that group as a pair, else `op`
         reads through a copy of its own (the restickify stays a load's layout change)."""
         new = []
-        for f in folded_operands(op):
+        for f in folded_operands(op, self.mask_layout):
             if f in self.placed:
                 if paired:
                     continue
@@ -336,7 +348,7 @@ class Fuser:
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
-            return Candidate("attention", [op], 0)
+            return Candidate("attention", [*self.unplaced_folds(op), op], 0)
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
             state = self.row_state([op], candidate.outputs(), p)
@@ -351,7 +363,7 @@ class Fuser:
     def plan_groups(self, ops: Sequence[Operation]) -> list[Candidate]:
         groups: list[Candidate] = []
         current: Candidate | None = None
-        folded = {t for op in ops for t in folded_operands(op)}
+        folded = {t for op in ops for t in folded_operands(op, self.mask_layout)}
         for op in ops:
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
                 continue
@@ -554,6 +566,9 @@ class SpyreFuse(ModulePass):
     trim_epilogues: bool = True
     """false: a matmul group keeps epilogue ops that only add bytes it writes (see
     `trimmed_tail`)."""
+    fuse_mask_layout: bool = True
+    """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
+    t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -568,7 +583,8 @@ class SpyreFuse(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
-                      self.fuse_matmul_pairs, self.trim_epilogues)  # fmt: skip
+                      self.fuse_matmul_pairs, self.trim_epilogues,
+                      self.fuse_mask_layout)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
