@@ -49,6 +49,7 @@ UNFUSED: dict[str, object] = {
     "trim_epilogues": False,
     "schedule_chains": False,
     "fuse_mask_layout": False,
+    "fuse_relayout_pairs": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -94,6 +95,9 @@ class _Pipeline(ModulePass):
     trim_epilogues: bool = True
     """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
     kernel writes (an RMSNorm's square after a residual add)."""
+    fuse_relayout_pairs: bool = True
+    """spyre-fuse's switch for a rows group taking a restickify together with the
+    transpose reading it (k's head split beside v's: one kernel)."""
     fuse_mask_layout: bool = True
     """spyre-fuse's switch for reading an attention mask through its restickify in the
     attention kernel (false: the restickify is a kernel of its own)."""

@@ -84,3 +84,21 @@ def test_layer_kernels_fewer_with_schedule() -> None:
         kernels = lowered_matches(module.clone(), args, 2e-2, schedule_chains=scheduled)
         counts[scheduled] = len(kernels)
     assert counts[True] <= counts[False] - 2, counts
+
+
+HEAD_SPLITS = """
+func.func @main(%v: tensor<67x128xf32>, %k: tensor<67x128xf32>) -> (tensor<1x2x67x64xf32>, tensor<1x2x67x64xf32>) {
+  %vr = spyre.reshape %v : tensor<67x128xf32> -> tensor<1x67x2x64xf32>
+  %vt = spyre.transpose %vr perm = [0, 2, 1, 3] : tensor<1x67x2x64xf32> -> tensor<1x2x67x64xf32>
+  %kr = spyre.reshape %k : tensor<67x128xf32> -> tensor<1x67x2x64xf32>
+  %kt = spyre.transpose %kr perm = [0, 2, 1, 3] : tensor<1x67x2x64xf32> -> tensor<1x2x67x64xf32>
+  func.return %vt, %kt : tensor<1x2x67x64xf32>, tensor<1x2x67x64xf32>
+}"""
+
+
+@pytest.mark.parametrize("paired", [True, False], ids=["paired", "off"])
+def test_relayout_pairs_match_l1(paired: bool) -> None:
+    """spyre-fuse's fuse-relayout-pairs: two head splits in one kernel, or one each."""
+    module = parse(HEAD_SPLITS)
+    kernels = lowered_matches(module, inputs_of(module), 0.0, fuse_relayout_pairs=paired)
+    assert len(kernels) == (1 if paired else 2)

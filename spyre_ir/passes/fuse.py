@@ -230,6 +230,8 @@ class Fuser:
     """A closing matmul group gives back epilogue ops that only add bytes it writes
     (see `trimmed_tail`)."""
 
+    lookahead: bool = True
+    """A rows group may take a restickify with its reader (see `try_extend_pair`)."""
     mask_layout: bool = True
     """An attention group reads its mask through the mask's restickify (see
     `operand_restickifies`)."""
@@ -364,8 +366,15 @@ class Fuser:
         groups: list[Candidate] = []
         current: Candidate | None = None
         folded = {t for op in ops for t in folded_operands(op, self.mask_layout)}
-        for op in ops:
+        taken: set[Operation] = set()
+        for i, op in enumerate(ops):
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
+                continue
+            if op in taken:
+                continue
+            if current is not None and self.lookahead and i + 1 < len(ops) and \
+                    self.try_extend_pair(current, op, ops[i + 1]):  # fmt: skip
+                taken.add(ops[i + 1])
                 continue
             if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
                 from spyre_ir.diagnostics import located_error
@@ -376,6 +385,32 @@ class Fuser:
         if current is not None:
             self.place_tail(groups, current)
         return groups
+
+    def try_extend_pair(self, candidate: Candidate, op: Operation, following: Operation) -> bool:
+        """A rows group takes a restickify together with the one op reading it, when
+        alone it could not: the restickified value (k before its head split transpose)
+        has other rows than the group's outputs, the transpose's result has them."""
+        if candidate.kind != "rows" or not isinstance(op, spyre.RestickifyOp):
+            return False
+        if not isinstance(following, spyre.TransposeOp) or \
+                [u.operation for u in op.result.uses] != [following]:  # fmt: skip
+            return False
+        if self.fits_with(candidate, op):
+            return False  # it joins alone (place)
+        saved = (candidate.rows, candidate.row_dims)
+        candidate.ops.append(op)
+        candidate.rows = None
+        if self.try_extend(candidate, following):
+            return True
+        candidate.ops.pop()
+        candidate.rows, candidate.row_dims = saved
+        return False
+
+    def fits_with(self, candidate: Candidate, op: Operation) -> bool:
+        """Whether `op` alone could join rows group `candidate` (asked, not done)."""
+        ops = [*candidate.ops, op]
+        outputs = candidate.outputs(op)
+        return bool(outputs) and self.fits(ops, outputs, candidate.row_dims)
 
     def place(self, groups: list[Candidate], current: Candidate | None,
               op: Operation) -> Candidate | None:  # fmt: skip
@@ -566,6 +601,9 @@ class SpyreFuse(ModulePass):
     trim_epilogues: bool = True
     """false: a matmul group keeps epilogue ops that only add bytes it writes (see
     `trimmed_tail`)."""
+    fuse_relayout_pairs: bool = True
+    """false: a rows group takes a restickify only if it fits alone, not with the
+    transpose reading it (`Fuser.try_extend_pair`)."""
     fuse_mask_layout: bool = True
     """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
     t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
@@ -584,7 +622,7 @@ class SpyreFuse(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
                       self.fuse_matmul_pairs, self.trim_epilogues,
-                      self.fuse_mask_layout)  # fmt: skip
+                      self.fuse_relayout_pairs, self.fuse_mask_layout)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
