@@ -27,6 +27,10 @@ kernel writing silu(g) * u. A closing matmul group gives back its last epilogue 
 while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
 square of a residual sum belongs to the RMSNorm that reads the sum anyway.
 
+A rows group takes a restickify together with the transpose reading it when alone it
+could not (`Fuser.try_extend_pair`; option `fuse-relayout-pairs`), and an attention
+group reads its mask through the mask's restickify (option `fuse-mask-layout`).
+
 Each kind of matmul epilogue op has a switch (`EpilogueKind`, options `fuse-bias`,
 `fuse-residual`, `fuse-scale`, `fuse-activation`, `fuse-cast`; default true): an op of
 a kind switched off ends the matmul group and runs in a kernel of its own (or with the
