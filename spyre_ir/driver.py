@@ -56,6 +56,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-fold-broadcast-matmul",
         "spyre-decompose-long-rows",
         "spyre-stickify",
+        "spyre-schedule-chains",
         "spyre-fuse",
         "spyre-partition-cores",
         "spyre-tile",

@@ -47,6 +47,9 @@ UNFUSED: dict[str, object] = {
     "fuse_cast": False,
     "fuse_matmul_pairs": False,
     "trim_epilogues": False,
+    "schedule_chains": False,
+    "fuse_mask_layout": False,
+    "fuse_relayout_pairs": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -92,6 +95,15 @@ class _Pipeline(ModulePass):
     trim_epilogues: bool = True
     """spyre-fuse's switch for giving back epilogue ops that only add bytes a matmul
     kernel writes (an RMSNorm's square after a residual add)."""
+    fuse_relayout_pairs: bool = True
+    """spyre-fuse's switch for a rows group taking a restickify together with the
+    transpose reading it (k's head split beside v's: one kernel)."""
+    fuse_mask_layout: bool = True
+    """spyre-fuse's switch for reading an attention mask through its restickify in the
+    attention kernel (false: the restickify is a kernel of its own)."""
+    schedule_chains: bool = True
+    """spyre-schedule-chains' switch (false: spyre-fuse sees the ops in torch's order, so
+    a chain split by unrelated ops runs in several kernels)."""
     stream_softmax: bool = True
     """spyre-decompose-long-rows' switch: a softmax over the last dim whose row does not
     fit LX runs as one streaming kernel (false: decomposed into several kernels)."""

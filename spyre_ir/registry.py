@@ -182,6 +182,12 @@ def _fold_broadcast_matmul() -> type[ModulePass]:
     return SpyreFoldBroadcastMatmul
 
 
+def _schedule_chains() -> type[ModulePass]:
+    from spyre_ir.passes.schedule_chains import SpyreScheduleChains
+
+    return SpyreScheduleChains
+
+
 def _fuse_attention() -> type[ModulePass]:
     from spyre_ir.passes.fuse_attention import SpyreFuseAttention
 
@@ -229,6 +235,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-sink-matmul-reshapes": _sink_matmul_reshapes,
     "spyre-fuse-attention": _fuse_attention,
     "spyre-lower-scatter": _lower_scatter,
+    "spyre-schedule-chains": _schedule_chains,
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,

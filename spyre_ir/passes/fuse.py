@@ -16,14 +16,20 @@ min(cores, outermost dim) cores.
 
 Reshapes that no group can take stay between groups as free views; rank-0 constants
 are copied into every group that uses them. A reshape of a value from before a matmul
-group (a residual flattened to the matmul's rows) does not end the group: it moves
-before the group, whose epilogue may then read it.
+or rows group (a residual flattened to the matmul's rows) does not end the group: it
+moves before the group, whose ops may then read it. A restickify that several matmuls
+read as A (one activation flattened for several projections) is read through by each:
+a pair shares it, any other matmul reads through a copy of its own.
 
 A second matmul reading the same A with a B of the same shape joins a matmul group
 (`pairs_with`; option `fuse-matmul-pairs`): SwiGLU's gate and up projections become one
 kernel writing silu(g) * u. A closing matmul group gives back its last epilogue ops
 while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
 square of a residual sum belongs to the RMSNorm that reads the sum anyway.
+
+A rows group takes a restickify together with the transpose reading it when alone it
+could not (`Fuser.try_extend_pair`; option `fuse-relayout-pairs`), and an attention
+group reads its mask through the mask's restickify (option `fuse-mask-layout`).
 
 Each kind of matmul epilogue op has a switch (`EpilogueKind`, options `fuse-bias`,
 `fuse-residual`, `fuse-scale`, `fuse-activation`, `fuse-cast`; default true): an op of
@@ -179,18 +185,35 @@ def operand_restickifies(op: Operation) -> list[Operation]:
     """Restickifies feeding only this matmul: its tile loads read their input's bytes
     instead of a kernel that only moves them (a layout change happens between LPDDR5
     and LX, as in row kernels) - the [b, s, d] -> [b * s, d] before every nn.Linear."""
+    if isinstance(op, spyre.AttentionOp) and op.mask is not None:
+        # The mask's restickify (a [s, t] mask viewed as [1, 1, s, t]): the attention
+        # kernel's mask loads read its input.
+        owner = op.mask.owner
+        fold = isinstance(owner, spyre.RestickifyOp) and op.mask.has_one_use()
+        return [owner] if fold else []
     if not isinstance(op, spyre.MatmulOp):
         return []
     found = []
     for operand in (op.lhs, op.rhs):
         owner = operand.owner
-        if isinstance(owner, spyre.RestickifyOp) and operand.has_one_use() and owner not in found:
+        if isinstance(owner, spyre.RestickifyOp) and owner not in found and (
+                operand.has_one_use() or only_matmul_lhs(operand)):  # fmt: skip
             found.append(owner)
     return found
 
 
-def folded_operands(op: Operation) -> list[Operation]:
-    """The ops a matmul group reads through instead of running them."""
+def only_matmul_lhs(value: SSAValue) -> bool:
+    """Every use of `value` is the A operand of a matmul (one activation flattened for
+    several projections): the first matmul's group reads through its restickify, and
+    a matmul paired with it shares the tile loads; another reads the group's result."""
+    return all(isinstance(u.operation, spyre.MatmulOp) and u.index == 0 for u in value.uses)
+
+
+def folded_operands(op: Operation, mask_layout: bool = True) -> list[Operation]:
+    """The ops a matmul or attention group reads through instead of running them (an
+    attention's mask restickify only with `mask_layout`)."""
+    if isinstance(op, spyre.AttentionOp) and not mask_layout:
+        return []
     return [*operand_transposes(op), *operand_restickifies(op)]
 
 
@@ -210,6 +233,43 @@ class Fuser:
     trim: bool = True
     """A closing matmul group gives back epilogue ops that only add bytes it writes
     (see `trimmed_tail`)."""
+
+    lookahead: bool = True
+    """A rows group may take a restickify with its reader (see `try_extend_pair`)."""
+    mask_layout: bool = True
+    """An attention group reads its mask through the mask's restickify (see
+    `operand_restickifies`)."""
+    placed: set[Operation] = field(default_factory=set)
+    """Folded operand ops already in a group (a restickify several matmuls read)."""
+
+    def unplaced_folds(self, op: Operation, paired: bool = False) -> list[Operation]:
+        """`op`'s folded operands for its group, taken now: a restickify another group
+        took already is shared with it when `op` joins that group as a pair, else `op`
+        reads through a copy of its own (the restickify stays a load's layout change)."""
+        new = []
+        for f in folded_operands(op, self.mask_layout):
+            if f in self.placed:
+                if paired:
+                    continue
+                f = self.copy_for_later_readers(f, op)
+            new.append(f)
+        self.placed.update(new)
+        return new
+
+    @staticmethod
+    def copy_for_later_readers(fold: Operation, op: Operation) -> Operation:
+        """A copy of `fold` before `op`, read by `op` and every later reader of `fold`
+        (a matmul after `op` may pair with it and share the copy)."""
+        copy = fold.clone()
+        Rewriter.insert_op(copy, InsertPoint.before(op))
+        block = op.parent
+        assert block is not None
+        at = block.get_operation_index(op)
+        for use in list(fold.results[0].uses):
+            user = use.operation
+            if user.parent is block and block.get_operation_index(user) >= at:
+                user.operands[use.index] = copy.results[0]
+        return copy
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip
@@ -267,7 +327,7 @@ class Fuser:
             return False
         anchor = _anchor(candidate)
         if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
-            candidate.ops.extend([*folded_operands(op), op])
+            candidate.ops.extend([*self.unplaced_folds(op, paired=True), op])
             return True
         # matmul / gather: only an elementwise epilogue on the anchor's rows.
         if not isinstance(op, row_model.ELEMENTWISE):
@@ -295,11 +355,11 @@ class Fuser:
     def start(self, op: Operation) -> Candidate:
         rank = len(row_model.shape(op.results[0]))
         if isinstance(op, spyre.MatmulOp):
-            return Candidate("matmul", [*folded_operands(op), op], max(rank - 1, 0))
+            return Candidate("matmul", [*self.unplaced_folds(op), op], max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
-            return Candidate("attention", [op], 0)
+            return Candidate("attention", [*self.unplaced_folds(op), op], 0)
         candidate = Candidate("rows", [op], 0)
         for p in range(rank - 1, -1, -1):
             state = self.row_state([op], candidate.outputs(), p)
@@ -314,9 +374,16 @@ class Fuser:
     def plan_groups(self, ops: Sequence[Operation]) -> list[Candidate]:
         groups: list[Candidate] = []
         current: Candidate | None = None
-        folded = {t for op in ops for t in folded_operands(op)}
-        for op in ops:
+        folded = {t for op in ops for t in folded_operands(op, self.mask_layout)}
+        taken: set[Operation] = set()
+        for i, op in enumerate(ops):
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
+                continue
+            if op in taken:
+                continue
+            if current is not None and self.lookahead and i + 1 < len(ops) and \
+                    self.try_extend_pair(current, op, ops[i + 1]):  # fmt: skip
+                taken.add(ops[i + 1])
                 continue
             if not op.results or not all(isinstance(r.type, TensorType) for r in op.results):
                 from spyre_ir.diagnostics import located_error
@@ -327,6 +394,32 @@ class Fuser:
         if current is not None:
             self.place_tail(groups, current)
         return groups
+
+    def try_extend_pair(self, candidate: Candidate, op: Operation, following: Operation) -> bool:
+        """A rows group takes a restickify together with the one op reading it, when
+        alone it could not: the restickified value (k before its head split transpose)
+        has other rows than the group's outputs, the transpose's result has them."""
+        if candidate.kind != "rows" or not isinstance(op, spyre.RestickifyOp):
+            return False
+        if not isinstance(following, spyre.TransposeOp) or \
+                [u.operation for u in op.result.uses] != [following]:  # fmt: skip
+            return False
+        if self.fits_with(candidate, op):
+            return False  # it joins alone (place)
+        saved = (candidate.rows, candidate.row_dims)
+        candidate.ops.append(op)
+        candidate.rows = None
+        if self.try_extend(candidate, following):
+            return True
+        candidate.ops.pop()
+        candidate.rows, candidate.row_dims = saved
+        return False
+
+    def fits_with(self, candidate: Candidate, op: Operation) -> bool:
+        """Whether `op` alone could join rows group `candidate` (asked, not done)."""
+        ops = [*candidate.ops, op]
+        outputs = candidate.outputs(op)
+        return bool(outputs) and self.fits(ops, outputs, candidate.row_dims)
 
     def place(self, groups: list[Candidate], current: Candidate | None,
               op: Operation) -> Candidate | None:  # fmt: skip
@@ -416,10 +509,13 @@ def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulO
 
 
 def reads_before(candidate: Candidate, value: SSAValue) -> bool:
-    """`value` exists before matmul group `candidate` starts (a function argument, or a
-    result of an op before its anchor): a reshape of it may move before the group."""
-    anchor = _anchor(candidate)
-    if not isinstance(anchor, spyre.MatmulOp):
+    """`value` exists before group `candidate` starts (a function argument, or a result
+    of an op before a matmul group's anchor or a rows group's first op): a reshape of it
+    may move before the group instead of closing it (the k projection's head split
+    reshape, met while the v projection's transpose is open)."""
+    anchor = _anchor(candidate) if candidate.kind == "matmul" else \
+        candidate.ops[0] if candidate.kind == "rows" and candidate.ops else None  # fmt: skip
+    if anchor is None:
         return False
     if isinstance(value, BlockArgument):
         return value.block is anchor.parent
@@ -435,7 +531,9 @@ def reads_before(candidate: Candidate, value: SSAValue) -> bool:
 def build_group(candidate: Candidate, index: int) -> None:
     """Move the candidate's ops into a new dataflow.group in place of their uses."""
     members = set(candidate.ops)
-    outputs = candidate.outputs()
+    # Afresh, not candidate.outputs(): a later group may have taken a copy of a shared
+    # restickify since (Fuser.unplaced_folds), so its result no longer leaves this one.
+    outputs = _escaping([r for op in candidate.ops for r in op.results], members)
     inputs: list[SSAValue] = []
     constants: list[Operation] = []
     for op in candidate.ops:
@@ -512,6 +610,12 @@ class SpyreFuse(ModulePass):
     trim_epilogues: bool = True
     """false: a matmul group keeps epilogue ops that only add bytes it writes (see
     `trimmed_tail`)."""
+    fuse_relayout_pairs: bool = True
+    """false: a rows group takes a restickify only if it fits alone, not with the
+    transpose reading it (`Fuser.try_extend_pair`)."""
+    fuse_mask_layout: bool = True
+    """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
+    t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -526,7 +630,8 @@ class SpyreFuse(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
-                      self.fuse_matmul_pairs, self.trim_epilogues)  # fmt: skip
+                      self.fuse_matmul_pairs, self.trim_epilogues,
+                      self.fuse_relayout_pairs, self.fuse_mask_layout)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -82,6 +82,11 @@ class AttentionKernel:
         self.top = self.shell.body
 
     def mem(self, value: SSAValue) -> SSAValue:
+        """The kernel operand `value` is read from: through a restickify in the group
+        (spyre-fuse's for the mask), its input's bytes, the load changing the layout."""
+        owner = value.owner
+        if isinstance(owner, spyre.RestickifyOp) and value not in self.shell.memory:
+            return self.shell.memory[owner.input]
         return self.shell.memory[value]
 
     def buffer(self, shape: tuple[int, ...], element: Attribute) -> SSAValue:
