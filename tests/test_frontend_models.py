@@ -181,15 +181,15 @@ def _with_cumprod(x):
     return torch.cumprod(x.exp() * 0.5, -1).sin() + x
 
 
-def _with_cumprod_and_topk(x):
-    return torch.cumprod(x, 0) + torch.topk(x, 3).values.sum()
+def _with_cumprod_and_kthvalue(x):
+    return torch.cumprod(x, 0) + torch.kthvalue(x, 3).values.sum()
 
 
 def test_fallback_op_is_really_unsupported() -> None:
     from spyre_ir.lowering.aten_lowerings import supported_targets
 
     assert UNSUPPORTED not in supported_targets()
-    assert "aten.topk.default" not in supported_targets()
+    assert "aten.kthvalue.default" not in supported_targets()
 
 
 def test_unsupported_op_warns_once_and_runs_on_cpu(env) -> None:
@@ -217,11 +217,13 @@ def test_fallback_warning_comes_with_every_compiled_graph(env) -> None:
     assert len(first) == 1 and UNSUPPORTED in first[0]
 
     torch._dynamo.reset()
-    compiled = torch.compile(_with_cumprod_and_topk, backend="spyre", dynamic=False)
-    got, want, second = _run(compiled, _with_cumprod_and_topk, (x,))
+    compiled = torch.compile(_with_cumprod_and_kthvalue, backend="spyre", dynamic=False)
+    got, want, second = _run(compiled, _with_cumprod_and_kthvalue, (x,))
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     assert len(second) == 2, second
-    assert any(UNSUPPORTED in w for w in second) and any("aten.topk.default" in w for w in second)
+    assert any(UNSUPPORTED in w for w in second) and any(
+        "aten.kthvalue.default" in w for w in second
+    )
 
     torch._dynamo.reset()
     _, _, third = _run(_compile(_with_cumprod), _with_cumprod, (x,))
