@@ -424,7 +424,8 @@ def test_check_catches_a_corrupted_l2_program(levels, tmp_path, capsys):
 def test_check_catches_a_missing_sync_in_l3(levels, tmp_path, capsys):
     # Drop the queue by which the compute unit tells LS that a result tile is ready
     # (the pop before the store): LS then stores the result buffer before it is
-    # computed. The program still verifies and runs.
+    # computed. The program still verifies; the run's LX race check names the store
+    # and the write it is not ordered after, before any numbers are compared.
     text = levels["l3"].read_text()
     (ready,) = re.findall(r"core\.pop (%\w+)\n\s*ls\.store ", text)
     kept = [line for line in text.splitlines()
@@ -433,7 +434,9 @@ def test_check_catches_a_missing_sync_in_l3(levels, tmp_path, capsys):
     racy = tmp_path / "racy.l3.mlir"
     racy.write_text("\n".join(kept) + "\n")
     assert main([str(racy), "--reference", str(levels["l1"])]) == 1
-    assert "check: MISMATCH in result 0: " in capsys.readouterr().out
+    err = capsys.readouterr().err
+    assert "racy.l3.mlir:" in err and "LX race" in err, err
+    assert "'ls.store' on ls reads, with no queue ordering the two" in err, err
     assert main([str(levels["l3"]), "--reference", str(levels["l1"])]) == 0
     assert "check: ok" in capsys.readouterr().out
 
