@@ -17,7 +17,8 @@ layout change is needed on either side. The bias is added along the channels. Gr
 make the matmul a batched one over the groups; a depthwise convolution (one input and
 one output channel per group: K = KH*KW, nothing for a PE array) is a product of the
 buffer by the tap weights and a sum over the taps. A 1-D convolution is the 2-D one
-with H = 1. docs/frontend.md ("Convolutions and sliding windows") says why this form
+with H = 1. A plane whose one-channel buffer is large is done in blocks of output
+rows, each with its own buffer and matmul (`row_blocks`). docs/frontend.md ("Convolutions and sliding windows") says why this form
 and what it costs.
 
 What this module does not take runs on CPU with the reason in the warning: transposed
