@@ -148,6 +148,56 @@ def test_card_matches_l1(name: str, dtype: torch.dtype) -> None:
     assert_card_close(card.to(F16).numpy(), ref, 1e-2, partials=conv.taps + 2)
 
 
+# ------------------------------------------------------- large planes, in row blocks
+def test_row_blocks_cover_the_plane_within_the_budget() -> None:
+    from spyre_ir.lowering import aten_conv
+
+    lx = 2 * 1024 * 1024
+    assert aten_conv.row_blocks(56, 56, 9, 2, lx, 64) == [(0, 56)]  # small: one block
+    for oh, ow, taps in ((224, 224, 9), (112, 112, 49), (90, 117, 49), (7, 3000, 25)):
+        blocks = aten_conv.row_blocks(oh, ow, taps, 2, lx, 64)
+        assert len(blocks) > 1
+        assert [first for first, _ in blocks] == [sum(r for _, r in blocks[:i])
+                                                  for i in range(len(blocks))]  # fmt: skip
+        assert sum(rows for _, rows in blocks) == oh
+        cap = lx // aten_conv.BLOCK_LX_FRACTION
+        assert all(taps * rows * ow * 2 <= max(cap, taps * ow * 2) for _, rows in blocks)
+
+
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: c.name)
+def test_l1_matches_torch_one_output_row_per_block(conv: Conv, monkeypatch) -> None:
+    """Every convolution cut into blocks of one output row (the budgets made tiny):
+    the row arithmetic of the blocks (stride, dilation, padding at the edges)."""
+    from spyre_ir.lowering import aten_conv
+
+    monkeypatch.setattr(aten_conv, "WHOLE_LX_FRACTION", 2**40)
+    monkeypatch.setattr(aten_conv, "BLOCK_LX_FRACTION", 2**40)
+    blocks = []
+    real = aten_conv.conv2d_block
+    monkeypatch.setattr(aten_conv, "conv2d_block", lambda *a: blocks.append(a) or real(*a))
+    f = compiled(conv.fn, "reference")
+    with torch.no_grad():
+        args = conv.inputs(F32)
+        want = conv.fn(*args)
+        close_to_torch(f(*args), want, F32)
+    assert len(blocks) == (want.shape[2] if want.dim() == 4 else 1)  # one per output row
+
+
+def test_card_matches_l1_on_a_plane_in_row_blocks() -> None:
+    """A 7x7 convolution whose one-channel buffer (49 x 90 x 117 f16, 1 MB) needs row
+    blocks at the card's LX: the card against L1, and the blocks are there."""
+    from spyre_ir.lowering import aten_conv
+
+    conv = Conv("7x7_large_plane", (1, 3, 90, 117), (5, 3, 7, 7), padding=(3, 2))
+    assert len(aten_conv.row_blocks(90, 115, 49, 2, 2 * 1024 * 1024, 64)) > 1
+    args = conv.inputs(F16)
+    with torch.no_grad():
+        reference = compiled(conv.fn, "reference")(*args)
+        card = compiled(conv.fn, "card")(*args)
+    close_to_torch(reference, conv.fn(*(a.float() for a in args)).to(F16), F16)
+    assert_card_close(card.numpy(), reference.numpy(), 1e-2, partials=conv.taps + 2)
+
+
 class SmallCNN(torch.nn.Module):
     """Stem, depthwise-separable block, strided conv, global pooling, classifier."""
 

@@ -22,7 +22,7 @@ device.setup()
 
 # Float32 ops run in float16 with a once-per-process warning, checked by
 # test_float32_ops_warn_once_that_they_run_in_float16; elsewhere it is expected.
-F32_AS_F16 = "spyre. float32 tensors are computed in float16"
+F32_AS_F16 = "spyre. float32 ops run on the card in DLFloat16"
 pytestmark = pytest.mark.filterwarnings(f"ignore:{F32_AS_F16}")
 
 F16_TOL = {"atol": 2e-2, "rtol": 2e-2}

@@ -14,7 +14,7 @@ from spyre_ir.runtime import device, eager
 device.setup()
 
 pytestmark = [
-    pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16"),
+    pytest.mark.filterwarnings("ignore:spyre. float32 ops run on the card in DLFloat16"),
     pytest.mark.filterwarnings("ignore::spyre_ir.runtime.f32_policy.SpyreF32Warning"),
 ]
 

@@ -14,7 +14,7 @@ device.setup()
 
 # Float32 tensors are computed in float16, with a once-per-process warning that
 # tests/test_device_eager.py checks; here it is expected.
-pytestmark = pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16")
+pytestmark = pytest.mark.filterwarnings("ignore:spyre. float32 ops run on the card in DLFloat16")
 
 
 def settled_allocated() -> int:

@@ -14,7 +14,7 @@ device.setup()
 # The card computes float32 graphs in float16 (see the backend's one-time warning), and
 # says where each graph's f32 ops ran (tests/test_f32_policy.py checks those warnings).
 pytestmark = [
-    pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16"),
+    pytest.mark.filterwarnings("ignore:spyre. float32 ops run on the card in DLFloat16"),
     pytest.mark.filterwarnings("ignore::spyre_ir.runtime.f32_policy.SpyreF32Warning"),
 ]
 

@@ -69,7 +69,7 @@ def test_scatter_l2_and_simulator_match_l1(n: int) -> None:
 
 
 @pytest.mark.slow  # two graphs of a 2-layer model on the simulator
-@pytest.mark.filterwarnings("ignore:spyre. float32 tensors are computed in float16")  # RMSNorm
+@pytest.mark.filterwarnings("ignore:spyre. float32 ops run on the card in DLFloat16")  # RMSNorm
 @pytest.mark.parametrize("kind", ["static", "dynamic"])
 def test_llama_prefill_and_decode_with_cache_on_card(card, kind: str) -> None:
     from transformers import DynamicCache, LlamaForCausalLM, StaticCache

@@ -103,7 +103,7 @@ def test_lowered_scatters_match_l1(name: str) -> None:
 
 
 # ------------------------------------------------------------------ on the card
-F32_AS_F16 = "float32 tensors are computed in float16"
+F32_AS_F16 = "float32 ops run on the card in DLFloat16"
 
 
 def _compiled(fn, *args):

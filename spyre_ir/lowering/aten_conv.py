@@ -17,7 +17,8 @@ layout change is needed on either side. The bias is added along the channels. Gr
 make the matmul a batched one over the groups; a depthwise convolution (one input and
 one output channel per group: K = KH*KW, nothing for a PE array) is a product of the
 buffer by the tap weights and a sum over the taps. A 1-D convolution is the 2-D one
-with H = 1. docs/frontend.md ("Convolutions and sliding windows") says why this form
+with H = 1. A plane whose one-channel buffer is large is done in blocks of output
+rows, each with its own buffer and matmul (`row_blocks`). docs/frontend.md ("Convolutions and sliding windows") says why this form
 and what it costs.
 
 What this module does not take runs on CPU with the reason in the warning: transposed
@@ -35,7 +36,7 @@ import torch.fx
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from spyre_ir import shape_rules
+from spyre_ir import cost_model, hardware, shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
 from spyre_ir.lowering.aten_lowerings import arg, lowers, meta_shape
@@ -134,11 +135,66 @@ def im2col(imp: Importer, x: SSAValue, kernel: Sequence[int], dilation: Sequence
     return imp.emit(spyre.ConcatOp(windows, 2, _typed(x, (n, c, kh * kw, oh * ow))))
 
 
+WHOLE_LX_FRACTION = 4
+"""A plane whose one-channel im2col buffer is within LX / this is one block."""
+BLOCK_LX_FRACTION = 16
+"""Otherwise, one channel's buffer of an output-row block stays within LX / this, so
+the slice, pad, taps and concat of a block are one row kernel (spyre-fuse counts the
+input rows, the taps and the buffer against half of LX). Measured with bench/conv.py
+on 1x32x224x224 3x3: LX/8 blocks do not fuse (1452 us), LX/16 do (903 us), LX/32 fuse
+but launch twice the kernels (1118 us)."""
+
+
+def row_blocks(out_h: int, out_w: int, taps: int, elem: int, lx_bytes: int,
+               per_stick: int) -> list[tuple[int, int]]:  # fmt: skip
+    """(first output row, rows) of each block: the whole plane when its one-channel
+    buffer (taps x out_h x out_w) is small (WHOLE_LX_FRACTION), else as few blocks as
+    keep it within lx_bytes / BLOCK_LX_FRACTION, rows balanced and, where that costs
+    no more blocks, rows x out_w whole sticks."""
+    if taps * out_h * out_w * elem <= lx_bytes // WHOLE_LX_FRACTION:
+        return [(0, out_h)]
+    cap = max(1, lx_bytes // BLOCK_LX_FRACTION // (taps * out_w * elem))
+    if cap >= out_h:
+        return [(0, out_h)]
+    rows = cost_model.ceil_div(out_h, cost_model.ceil_div(out_h, cap))
+    whole = [r for r in range(rows, 0, -1) if (r * out_w) % per_stick == 0]
+    if whole and cost_model.ceil_div(out_h, whole[0]) == cost_model.ceil_div(out_h, rows):
+        rows = whole[0]
+    return [(r, min(rows, out_h - r)) for r in range(0, out_h, rows)]
+
+
 def conv2d(imp: Importer, x: SSAValue, w: SSAValue, stride: Sequence[int],
            padding: Sequence[int], dilation: Sequence[int], groups: int) -> SSAValue:  # fmt: skip
-    """The convolution of x (N, C, H, W) by w (O, C/groups, KH, KW), as (N, O, OH*OW):
-    the weights (G, Og, Cg*T) times the im2col buffer (N, G, Cg*T, L), a matmul with
-    the output positions on the stick (see the module docstring)."""
+    """The convolution of x (N, C, H, W) by w (O, C/groups, KH, KW), as (N, O, OH*OW).
+    A large plane is done in blocks of output rows (row_blocks): each block's rows of
+    the padded input, their buffer and their matmul, the blocks' results concatenated
+    along the output positions. One block is the whole plane otherwise."""
+    n, _, h, wd = shape(x)
+    o, _, kh, kw = shape(w)
+    oh = out_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
+    name = spyre.element_type_name(spyre.element_of(x))
+    config = hardware.DEFAULT_CONFIG
+    elem, per_stick = hardware.ELEMENT_BYTES[name], config.elements_per_stick(name)
+    blocks = row_blocks(oh, ow, kh * kw, elem, config.lx_bytes, per_stick)
+    if len(blocks) == 1:
+        return conv2d_block(imp, x, w, stride, padding, dilation, groups)
+    outs = []
+    for first, rows in blocks:  # its input rows, sliced from x, then padded
+        top = first * stride[0] - padding[0]
+        bottom = top + (rows - 1) * stride[0] + (kh - 1) * dilation[0]  # inclusive
+        lo, hi = max(0, top), min(h - 1, bottom)
+        part = _window(imp, x, (0, 0, lo, 0), (n, shape(x)[1], hi - lo + 1, wd), (1,) * 4)
+        pad_low, pad_high = (0, 0, lo - top, padding[1]), (0, 0, bottom - hi, padding[1])
+        part = _pad(imp, part, pad_low, pad_high)
+        outs.append(conv2d_block(imp, part, w, stride, (0, 0), dilation, groups))
+    return imp.emit(spyre.ConcatOp(outs, 2, _typed(outs[0], (n, o, oh * ow))))
+
+
+def conv2d_block(imp: Importer, x: SSAValue, w: SSAValue, stride: Sequence[int],
+                 padding: Sequence[int], dilation: Sequence[int], groups: int) -> SSAValue:  # fmt: skip
+    """One block: the weights (G, Og, Cg*T) times the im2col buffer (N, G, Cg*T, L), a
+    matmul with the output positions on the stick (see the module docstring)."""
     n, c, _, _ = shape(x)
     o, cg, kh, kw = shape(w)
     cols = im2col(imp, x, (kh, kw), dilation, padding, stride)  # N, C, T, L

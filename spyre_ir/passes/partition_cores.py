@@ -204,6 +204,10 @@ def plan_group(
         # and tile_online_softmax.py), its chunks split over the cores its few rows
         # leave idle: it gets them all, and spyre-tile uses only as many as have work.
         return ROW_PLANS[kind].of(row_dims, cores)
+    if kind == "copy":
+        # A copy kernel deals out boxes, not rows (passes/tile_copy.py): a concat of one
+        # row can still fill every core. spyre-tile uses only as many as have boxes.
+        return ROW_PLANS[kind].of(row_dims, cores)
     return ROW_PLANS[kind].of(row_dims, max(1, min(cores, rows)))
 
 

@@ -124,18 +124,24 @@ def tile_copy_group(
     card = card_of(group)
     per_stick = card.elements_per_stick(spyre.element_type_name(spyre.element_of(out)))
     budget = (lx_bytes or card.lx_bytes) // 2
-    cores = plan.cores.data
-    shell = new_kernel(group, cores, lx_bytes, plan)
-    b = shell.body
+    offered = plan.cores.data
+    plans = []
     for piece in pieces(op):
+        p, t = box_plan(piece.shape, elem, budget, per_stick, offered, piece.exact_dim)
+        if numel(piece.shape[p:]) * t * elem > budget:
+            raise located_error(group, f"group @{group.sym_name.data}: no box of "
+                                       f"{piece.shape} fits {budget} bytes")  # fmt: skip
+        items = numel(piece.shape[: p - 1]) * cost_model.ceil_div(piece.shape[p - 1], t)
+        plans.append((piece, p, t, items))
+    # The cores that have a box (partition_cores offers them all: the work is boxes).
+    cores = max(1, min(offered, max(items for *_, items in plans)))
+    kept = dataflow.CopyPlanAttr.of(plan.value("row_dims"), cores)
+    shell = new_kernel(group, cores, lx_bytes, kept)
+    b = shell.body
+    for piece, p, t, items in plans:
         shape = piece.shape
-        p, t = box_plan(shape, elem, budget, per_stick, cores, piece.exact_dim)
-        if numel(shape[p:]) * t * elem > budget:
-            raise located_error(group, f"group @{group.sym_name.data}: no box of {shape} "
-                                       f"fits {budget} bytes")  # fmt: skip
         lead = shape[: p - 1]
         chunks = cost_model.ceil_div(shape[p - 1], t)
-        items = numel(lead) * chunks
         per_core = cost_model.ceil_div(items, cores)
         box = [1] * (p - 1) + [t, *shape[p:]]
         buffer = b.alloc(box, spyre.element_of(piece.source))

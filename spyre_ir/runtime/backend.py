@@ -283,17 +283,20 @@ def reset_warnings() -> None:
     _WARNED.clear()
 
 
-def warn_f32_as_f16() -> None:
-    """Once per process: float32 work runs in float16 on the card (compiled graphs and
-    eager ops alike)."""
-    _warn_once("f32-as-f16", "spyre: float32 tensors are computed in float16 on the card, "
-               "which has no fp32 compute; set SPYRE_EXACT_F32=1 for exact float32 (debugging)")  # fmt: skip
+def warn_f32_as_f16(ops: str) -> None:
+    """Once per process: eager float32 ops run in DLFloat16 on the card, the first
+    named. (A compiled graph's f32 ops are named by f32_policy.place_f32 every compile,
+    in the same words.)"""
+    from spyre_ir.runtime.f32_policy import SpyreF32Warning, reduced_precision_message
+
+    message = reduced_precision_message(f"{ops} (eager ops: said once per process)")
+    _warn_once("f32-as-f16", message, SpyreF32Warning)
 
 
-def _warn_once(key: str, message: str) -> None:
+def _warn_once(key: str, message: str, category: type[Warning] = UserWarning) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
-        warnings.warn(message, stacklevel=2)
+        warnings.warn(message, category, stacklevel=2)
 
 
 # ---------------------------------------------------------------------- numpy boundary
@@ -406,11 +409,9 @@ def _partition(gm: fx.GraphModule, reasons: dict[fx.Node, str | None]) -> list[s
 def _compile_artifact(module: Any, graph: str, settings: Settings, rec: Any) -> dict[str, Any]:
     """The card's levels: {"dataflow": text, "units": text, "recipe": Artifact}. With an
     IR dump the disk cache is bypassed, so the intermediate levels exist to be dumped."""
-    from spyre_ir.passes.compute_in_f16 import takes_or_gives_f32
     from spyre_ir.runtime.artifact import compile_artifact
 
-    if not settings.exact_f32 and takes_or_gives_f32(module):
-        warn_f32_as_f16()
+    # f32 ops at reduced precision: f32_policy.place_f32 warned, naming them
     dumping = settings.dump_dir is not None
     artifact = compile_artifact(module, name=graph, exact_f32=settings.exact_f32,
                                 use_cache=not dumping, keep_levels=dumping, record=rec)  # fmt: skip

@@ -328,7 +328,7 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
     except Exception as error:  # noqa: BLE001 - a compiler bug must not break eager code
         return f"{_COMPILE_FAILED} ({type(error).__name__}: {error})"
     if in_f16:
-        warn_f32_as_f16()
+        warn_f32_as_f16(str(op))
     _stats["compiles"] += 1
     out_meta = [(tuple(m.shape), m.dtype) for m in metas]
     in_bytes = sum(flat[i].numel() * flat[i].element_size() for i in slots)

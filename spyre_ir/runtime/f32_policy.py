@@ -30,7 +30,14 @@ from typing import Any
 import torch
 from torch import fx
 
-__all__ = ["CONSTANT_ELEMENTS", "HOST_REASON", "SpyreF32Warning", "host_exact_nodes", "place_f32"]
+__all__ = [
+    "CONSTANT_ELEMENTS",
+    "HOST_REASON",
+    "SpyreF32Warning",
+    "host_exact_nodes",
+    "place_f32",
+    "reduced_precision_message",
+]
 
 CONSTANT_ELEMENTS = 4096
 """A parameter or buffer this small counts as a constant (a table such as rotary's
@@ -145,9 +152,14 @@ def place_f32(gm: fx.GraphModule, reasons: dict[fx.Node, str | None], settings: 
         )  # fmt: skip
     on_card = [n for n, why in reasons.items() if why is None and _is_f32(n)]
     if on_card:
-        warnings.warn(
-            "spyre: float32 ops run on the card in DLFloat16 (fp32 arithmetic in the units, "
-            "results stored with 9 fraction bits; set SPYRE_EXACT_F32=1 for exact float32): "
-            f"{_names(on_card)}",
-            SpyreF32Warning, stacklevel=3,
-        )  # fmt: skip
+        warnings.warn(reduced_precision_message(_names(on_card)), SpyreF32Warning, stacklevel=3)
+
+
+def reduced_precision_message(ops: str) -> str:
+    """The one warning for f32 work at reduced precision on the card, naming the ops
+    (compiled graphs: every compile, here; eager ops: once, runtime/backend.py)."""
+    return (
+        "spyre: float32 ops run on the card in DLFloat16 (fp32 arithmetic in the units, "
+        "results stored with 9 fraction bits; set SPYRE_EXACT_F32=1 for exact float32): "
+        f"{ops}"
+    )
