@@ -12,7 +12,8 @@ results are new spyre tensors that own the recipe's output blocks.
 An op whose graph the compiler cannot take (no lowering, a dtype numpy lacks, dynamic
 shapes, a compile failure) runs on CPU copies of its device arguments instead, with a
 :class:`SpyreCpuFallbackWarning` naming the op every time; what it mutates is copied back and
-new results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
+new results are uploaded. A launch the recipe refuses (``LaunchError``) runs that call on CPU
+with the same warning and keeps the kernel: the next call tries the card again. In-place (``add_``) and ``out=`` (``add.out``) variants run their
 functional twin (``add.Tensor``) and put its result in place.
 """
 
@@ -166,10 +167,8 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     _stats["hits"] += 1
     try:
         return _launch(kernel, flat)
-    except LaunchError as error:  # the recipe refused these arguments: CPU from now on
-        reason = f"{_LAUNCH_FAILED} ({error})"
-        with _lock:
-            _cache.put(key, reason)
+    except LaunchError as error:  # this call on CPU; the kernel stays, the next call retries
+        reason = f"{_LAUNCH_FAILED} ({error}); the next call tries the card again"
         return run_on_cpu(op, args, kwargs, reason=reason)
 
 
