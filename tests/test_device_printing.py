@@ -92,3 +92,30 @@ def test_compiled_nonzero_on_spyre_inputs_runs_and_says_it_ran_on_cpu() -> None:
         out = f(host.to("spyre"))
     assert out.device.type == "spyre"
     assert torch.equal(out.cpu(), torch.nonzero(host))
+
+
+TRACE_SCRIPT = """
+import warnings
+import torch
+from spyre_ir.runtime import device
+device.setup()
+warnings.simplefilter("ignore")  # the backward's CPU fallback is not under test here
+x = torch.tensor([1.0, 2.0], dtype=torch.float16).to("spyre").requires_grad_()
+out = torch.compile(lambda t: (t * 3).sum(), backend="spyre")(x)
+print(float(out.detach().cpu()))
+"""
+
+
+def test_structured_trace_logging_of_a_compile_with_requires_grad_spyre_inputs(tmp_path) -> None:
+    """TORCH_TRACE (structured trace logs) prints the fake spyre inputs of every graph
+    with their requires_grad; it is read at import time, hence the subprocess."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TORCH_TRACE": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", TRACE_SCRIPT], capture_output=True, text=True,
+                         env=env, timeout=300, check=True)  # fmt: skip
+    assert float(out.stdout.split()[-1]) == 9.0
+    logs = "".join(p.read_text() for p in tmp_path.iterdir())
+    assert "device='spyre:0'" in logs and "tensor has no device memory" not in logs
