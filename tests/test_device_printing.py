@@ -107,8 +107,8 @@ print(float(out.detach().cpu()))
 
 
 def test_structured_trace_logging_of_a_compile_with_requires_grad_spyre_inputs(tmp_path) -> None:
-    """TORCH_TRACE (structured trace logs) prints the fake spyre inputs of every graph
-    with their requires_grad; it is read at import time, hence the subprocess."""
+    """TORCH_TRACE (structured trace logs) of a compile whose spyre input requires grad
+    prints the fake spyre tensors; it is read at import time, hence the subprocess."""
     import os
     import subprocess
     import sys
