@@ -136,3 +136,40 @@ def test_compiled_conv_transpose_runs_on_cpu_with_warnings_every_call() -> None:
         out = f(x.to("spyre"), w.to("spyre"))  # each call's CPU run warns again
     expected = torch.relu(F.conv_transpose2d(x.float(), w.float()))
     torch.testing.assert_close(out.cpu().float(), expected, atol=2e-2, rtol=2e-2)
+
+
+def test_a_refused_eager_launch_runs_that_call_on_cpu_and_the_next_on_the_card(
+    monkeypatch,
+) -> None:
+    """A ``LaunchError`` in eager once cached a reason that sent the signature to CPU for
+    good; now it costs that call only (with the warning) and the kernel is kept."""
+    from spyre_ir.runtime import eager
+    from spyre_ir.runtime.recipe import LaunchError
+
+    x = spyre_randn(8, 64, seed=3)
+    expected = torch.relu(x.cpu()) * 3
+    torch.testing.assert_close((torch.relu(x) * 3).cpu(), expected, atol=2e-2, rtol=2e-2)
+
+    real_launch = eager._launch
+    launches: list[str] = []
+
+    def refused_once(kernel, flat):
+        launches.append("card")
+        if len(launches) == 1:
+            raise LaunchError("test: the recipe refused these arguments")
+        return real_launch(kernel, flat)
+
+    monkeypatch.setattr(eager, "_launch", refused_once)
+    # relu's signature is cached: its launch is refused this once
+    with pytest.warns(
+        eager.SpyreCpuFallbackWarning, match="(?s)aten.relu.*refused.*tries the card again"
+    ):
+        y = torch.relu(x)
+    assert y.device.type == "spyre" and launches == ["card"]
+    torch.testing.assert_close(y.cpu(), torch.relu(x.cpu()))
+    before = eager.cache_info()
+    y = torch.relu(x)  # no warning (-W error): the card again, and no recompile
+    assert launches == ["card", "card"]
+    assert eager.cache_info()["compiles"] == before["compiles"]
+    assert eager.cache_info()["cpu_fallbacks"] == before["cpu_fallbacks"]
+    torch.testing.assert_close(y.cpu(), torch.relu(x.cpu()))

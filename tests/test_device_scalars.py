@@ -207,3 +207,63 @@ def test_ceil_and_floor_of_large_f32_values(fn_name: str) -> None:
         torch.testing.assert_close(got, ref, rtol=2.0**-9, atol=1.0)
     small = randn(4, 64, dtype=torch.float32, seed=8) * 100  # exact in DLFloat16 after
     torch.testing.assert_close(eager(rounding, small), rounding(small), rtol=2.0**-9, atol=1.0)
+
+
+# --------------------------------------- comparisons, where, masked_fill, clamp, alpha
+# torch 2.13's CPU kernels round these scalars to the tensor's dtype first (checked by the
+# torch results below): `bf16(258) == 258.9` is True (258.9 rounds to bf16's 258) and
+# `fp16(inf) == 1e9` is True (1e9 rounds to fp16's inf). The card held the scalar as
+# DLFloat16 straight from f64 (258.9 -> 259.0, 1e9 finite), so both were False.
+@pytest.mark.parametrize(
+    ("dtype", "values", "scalar"),
+    [(torch.bfloat16, [258.0, 256.0, 260.0], 258.9),
+     (torch.float16, [float("inf"), 60000.0, -float("inf")], 1e9)],
+)  # fmt: skip
+def test_comparisons_with_a_scalar_round_it_to_the_dtype_first(dtype, values, scalar) -> None:
+    x = torch.tensor(values, dtype=dtype)
+    for fn in (torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge):
+        expected = fn(x, scalar)
+        assert torch.equal(eager(lambda t, fn=fn: fn(t, scalar), x), expected), fn.__name__
+        got = compiled(lambda t, fn=fn: fn(t, scalar), x)
+        assert torch.equal(got, expected), fn.__name__
+    assert torch.equal(torch.eq(x, scalar), torch.tensor([True, False, False]))
+
+
+def test_where_with_a_scalar_takes_it_rounded_to_the_dtype() -> None:
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
+    m = torch.tensor([True, False, True])
+    expected = torch.where(m, x, 258.9)  # bf16's 258 (a guard: DLFloat16's 259 rounds there too)
+    assert expected[1].item() == 258.0
+    got = torch.where(m.to("spyre"), x.to("spyre"), 258.9).cpu()
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda t, m: t.masked_fill(m, -1e9), lambda t, m: t.clamp(max=1e9),
+     lambda t, m: t.clamp(min=-70000.0), lambda t, m: torch.clamp_min(t, 1e5),
+     lambda t, m: torch.add(t, t, alpha=1e5), lambda t, m: torch.sub(t, 1.0, alpha=-1e6)],
+)  # fmt: skip
+def test_scalars_outside_fp16s_range_raise_torchs_error(fn) -> None:
+    """masked_fill's value, clamp's bounds and alpha are range-checked by torch's CPU
+    kernels; on spyre tensors the decomposed graph (a `where`, an f32 clamp) computed -inf
+    or a bound past fp16's range instead of raising."""
+    x, m = torch.zeros(4, dtype=torch.float16), torch.tensor([True, False, True, False])
+    with pytest.raises(
+        RuntimeError, match="cannot be converted to type c10::Half without overflow"
+    ):
+        fn(x, m)
+    with pytest.raises(
+        RuntimeError, match="cannot be converted to type c10::Half without overflow"
+    ):
+        fn(x.to("spyre"), m.to("spyre"))
+
+
+def test_the_same_scalars_in_range_run_on_the_card_as_torch() -> None:
+    x = torch.tensor([1.0, -3.0, 2056.0, 7.0], dtype=torch.float16)
+    m = torch.tensor([True, False, True, False])
+    for fn in (lambda t, k: t.masked_fill(k, -6e4), lambda t, k: t.clamp(max=2051.0),
+               lambda t, k: torch.add(t, t, alpha=0.5)):  # fmt: skip
+        expected = fn(x, m)
+        got = fn(x.to("spyre"), m.to("spyre")).cpu()  # -W error: no CPU fallback
+        torch.testing.assert_close(got, once_rounded(expected.float(), torch.float16))

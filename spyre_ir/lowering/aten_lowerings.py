@@ -25,6 +25,8 @@ from spyre_ir.lowering.fx_importer import (
     LoweringFn,
     meta_dtype,
     meta_type,
+    rounded_scalar,
+    scalar_overflow,
     tensor_type,
 )
 
@@ -73,6 +75,21 @@ def scalar_only(*positions: tuple[int, str]) -> Callable[[torch.fx.Node], str | 
     return check
 
 
+def in_range(*positions: tuple[int, str], also: Callable[[torch.fx.Node], str | None] | None = None
+             ) -> Callable[[torch.fx.Node], str | None]:  # fmt: skip
+    """A check that the listed scalars fit the result's dtype, as torch checks them
+    (`masked_fill`, `clamp`, `alpha`): one that does not leaves the op to torch, whose
+    kernel raises its own overflow error. `also`: another check to run first."""
+
+    def check(node: torch.fx.Node) -> str | None:
+        reason = also(node) if also is not None else None
+        for index, name in positions:
+            reason = reason or scalar_overflow(arg(node, index, name), meta_dtype(node))
+        return reason
+
+    return check
+
+
 def promoted_dtype(*args: Any) -> torch.dtype:
     """torch's type promotion of FX arguments (tensors by dtype and rank, scalars by kind)."""
     samples: list[Any] = []
@@ -98,16 +115,18 @@ def _binary(op_cls: type[spyre.BinaryOp], swap: bool = False) -> LoweringFn:
         a = imp.scalar_or_tensor(imp.value(lhs), dtype, opmath=opmath)
         b = imp.scalar_or_tensor(imp.value(rhs), dtype, opmath=opmath)
         alpha = node.kwargs.get("alpha", 1)
-        if alpha != 1:
-            b = imp.emit(spyre.MulOp(b, imp.full(alpha, (), dtype), b.type))
+        if alpha != 1:  # torch rounds alpha to the dtype, then multiplies at f32
+            alpha = imp.scalar_or_tensor(rounded_scalar(alpha, dtype), dtype, opmath=True)
+            b = imp.emit(spyre.MulOp(b, alpha, b.type))
         return imp.emit(op_cls(a, b, meta_type(node)))
 
     return lower
 
 
+_ALPHA = in_range((99, "alpha"))  # alpha is keyword-only
+lowers(aten.add.Tensor, aten.add.Scalar, check=_ALPHA)(_binary(spyre.AddOp))
+lowers(aten.sub.Tensor, aten.sub.Scalar, check=_ALPHA)(_binary(spyre.SubOp))
 for _targets, _cls in (
-    ((aten.add.Tensor, aten.add.Scalar), spyre.AddOp),
-    ((aten.sub.Tensor, aten.sub.Scalar), spyre.SubOp),
     ((aten.mul.Tensor, aten.mul.Scalar), spyre.MulOp),
     ((aten.div.Tensor, aten.div.Scalar), spyre.DivOp),
     ((aten.maximum.default,), spyre.MaxOp),
@@ -130,8 +149,8 @@ lowers(aten.rsub.Scalar, aten.rsub.Tensor)(_binary(spyre.SubOp, swap=True))
 def _compare(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
     def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
         dtype = promoted_dtype(node.args[0], node.args[1])
-        a = imp.as_tensor(imp.value(node.args[0]), dtype)
-        b = imp.as_tensor(imp.value(node.args[1]), dtype)
+        a = imp.compare_operand(imp.value(node.args[0]), dtype)
+        b = imp.compare_operand(imp.value(node.args[1]), dtype)
         return imp.emit(op_cls(a, b, meta_type(node)))
 
     return lower
@@ -170,17 +189,17 @@ for _target, _cls in (
 def lower_where(imp: Importer, node: torch.fx.Node) -> SSAValue:
     dtype = meta_dtype(node)
     cond = imp.as_tensor(imp.value(node.args[0]), torch.bool)
-    a = imp.as_tensor(imp.value(node.args[1]), dtype)
-    b = imp.as_tensor(imp.value(node.args[2]), dtype)
+    a = imp.compare_operand(imp.value(node.args[1]), dtype)
+    b = imp.compare_operand(imp.value(node.args[2]), dtype)
     return imp.emit(spyre.SelectOp(cond, a, b, meta_type(node)))
 
 
-@lowers(aten.masked_fill.Scalar, check=scalar_only((2, "value")))
+@lowers(aten.masked_fill.Scalar, check=in_range((2, "value"), also=scalar_only((2, "value"))))
 def lower_masked_fill(imp: Importer, node: torch.fx.Node) -> SSAValue:
     dtype = meta_dtype(node)
     x = imp.as_tensor(imp.value(node.args[0]), dtype)
     mask = imp.as_tensor(imp.value(node.args[1]), torch.bool)
-    fill = imp.full(node.args[2], (), dtype)
+    fill = imp.compare_operand(node.args[2], dtype)
     return imp.emit(spyre.SelectOp(mask, fill, x, meta_type(node)))
 
 
@@ -234,7 +253,7 @@ def lower_gelu(imp: Importer, node: torch.fx.Node) -> SSAValue:
 
 @lowers(
     aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
-    check=scalar_only((1, "min"), (2, "max")),
+    check=in_range((1, "min"), (2, "max"), also=scalar_only((1, "min"), (2, "max"))),
 )  # fmt: skip
 def lower_clamp(imp: Importer, node: torch.fx.Node) -> SSAValue:
     from xdsl.dialects.builtin import FloatAttr
@@ -246,7 +265,9 @@ def lower_clamp(imp: Importer, node: torch.fx.Node) -> SSAValue:
         low, high = None, node.args[1]
     else:
         low, high = arg(node, 1, "min"), arg(node, 2, "max")
-    props = {k: FloatAttr(float(v), 64) for k, v in (("min", low), ("max", high)) if v is not None}
+    dtype = meta_dtype(node)  # torch rounds the bounds to the dtype (clamp(max=2050.5) is 2050)
+    props = {k: FloatAttr(float(rounded_scalar(v, dtype)), 64)
+             for k, v in (("min", low), ("max", high)) if v is not None}  # fmt: skip
     if not props:
         return x
     return imp.emit(spyre.ClampOp(x, meta_type(node), props))

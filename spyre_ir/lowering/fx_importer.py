@@ -7,6 +7,7 @@ AOTAutograd leaves), so it never runs the graph. One function per ATen op family
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -122,6 +123,12 @@ class Importer:
             return self.full(value, (), torch.float32)
         return self.as_tensor(arg, dtype)
 
+    def compare_operand(self, arg: Any, dtype: torch.dtype) -> SSAValue:
+        """An operand of a comparison, `where` or a fill beside `dtype` tensors: a Python
+        number is first rounded to `dtype` as torch's CPU kernels do (`x >= 2050.5` compares
+        with fp16's 2050, `x == 1e9` with inf), then held like the tensor beside it."""
+        return self.as_tensor(rounded_scalar(arg, dtype), dtype)
+
     def is_bool(self, value: SSAValue) -> bool:
         assert isinstance(value.type, TensorType)
         return value.type.element_type == IntegerType(1)
@@ -138,6 +145,32 @@ class Importer:
         if tuple(value.type.get_shape()) == tuple(shape):
             return value
         return self.emit(spyre.ReshapeOp(value, TensorType(value.type.element_type, list(shape))))
+
+
+def rounded_scalar(arg: Any, dtype: torch.dtype) -> Any:
+    """A Python float beside 16-bit float tensors rounded to their dtype (out of range:
+    +-inf), as torch's CPU kernels take the scalar of a comparison, `where`, `masked_fill`,
+    `clamp` and `alpha`; anything else as it is."""
+    if dtype in (torch.float16, torch.bfloat16) and isinstance(arg, (int, float)) \
+            and not isinstance(arg, bool):  # fmt: skip
+        return float(torch.tensor(float(arg), dtype=torch.float64).to(dtype))
+    return arg
+
+
+def scalar_overflow(value: Any, dtype: torch.dtype) -> str | None:
+    """Torch's error when a checked scalar (`masked_fill`'s value, `clamp`'s bounds,
+    `alpha`) is finite and outside `dtype`'s range; None when it fits."""
+    if (
+        not dtype.is_floating_point
+        or isinstance(value, bool)
+        or not isinstance(value, (int, float))
+    ):
+        return None
+    value = float(value)
+    if math.isfinite(value) and abs(value) > torch.finfo(dtype).max:
+        name = {torch.float16: "c10::Half", torch.bfloat16: "c10::BFloat16"}.get(dtype, str(dtype))
+        return f"value cannot be converted to type {name} without overflow"
+    return None
 
 
 LoweringFn = Callable[[Importer, torch.fx.Node], Any]

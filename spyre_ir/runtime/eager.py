@@ -12,7 +12,8 @@ results are new spyre tensors that own the recipe's output blocks.
 An op whose graph the compiler cannot take (no lowering, a dtype numpy lacks, dynamic
 shapes, a compile failure) runs on CPU copies of its device arguments instead, with a
 :class:`SpyreCpuFallbackWarning` naming the op every time; what it mutates is copied back and
-new results are uploaded. In-place (``add_``) and ``out=`` (``add.out``) variants run their
+new results are uploaded. A launch the recipe refuses (``LaunchError``) runs that call on CPU
+with the same warning and keeps the kernel: the next call tries the card again. In-place (``add_``) and ``out=`` (``add.out``) variants run their
 functional twin (``add.Tensor``) and put its result in place.
 """
 
@@ -166,10 +167,8 @@ def run(op: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     _stats["hits"] += 1
     try:
         return _launch(kernel, flat)
-    except LaunchError as error:  # the recipe refused these arguments: CPU from now on
-        reason = f"{_LAUNCH_FAILED} ({error})"
-        with _lock:
-            _cache.put(key, reason)
+    except LaunchError as error:  # this call on CPU; the kernel stays, the next call retries
+        reason = f"{_LAUNCH_FAILED} ({error}); the next call tries the card again"
         return run_on_cpu(op, args, kwargs, reason=reason)
 
 
@@ -280,6 +279,9 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
     for i in slots:
         if flat[i].dtype not in device.TORCH_TO_NUMPY and flat[i].dtype != torch.bfloat16:
             return f"{flat[i].dtype} tensors are not supported by the runtime"
+    overflow = _scalar_overflow(op, flat, spec)
+    if overflow is not None:
+        return overflow  # torch's CPU kernel raises it (run_on_cpu gives torch's own error)
     cpu_flat = [torch.device("cpu") if isinstance(v, torch.device) else v for v in flat]
     out_spec: list[Any] = []
 
@@ -333,6 +335,31 @@ def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | s
     out_meta = [(tuple(m.shape), m.dtype) for m in metas]
     in_bytes = sum(flat[i].numel() * flat[i].element_size() for i in slots)
     return _Kernel(prepared, slots, out_spec[0], out_meta, in_bytes)
+
+
+_CHECKED_SCALARS = {"masked_fill": ("value",), "clamp": ("min", "max"), "clamp_min": ("min",),
+                    "clamp_max": ("max",), "add": ("alpha",), "sub": ("alpha",)}  # fmt: skip
+"""Scalars torch's CPU kernels convert to the tensor's dtype with a range check (an f16
+`masked_fill(m, -1e9)` raises "value cannot be converted to type c10::Half without
+overflow"); the decomposed graphs lose that check (masked_fill becomes a `where`, clamp
+computes in f32), so eager checks them before tracing."""
+
+
+def _scalar_overflow(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> str | None:
+    from spyre_ir.lowering.fx_importer import scalar_overflow
+
+    names = _CHECKED_SCALARS.get(op._schema.name.split("::")[-1].rstrip("_"))
+    if not names:
+        return None
+    args, kwargs = tree_unflatten(flat, spec)
+    if not args or not isinstance(args[0], torch.Tensor):
+        return None
+    bound = {a.name: v for a, v in zip(op._schema.arguments, args)} | kwargs
+    for name in names:
+        reason = scalar_overflow(bound.get(name), args[0].dtype)
+        if reason is not None:
+            return reason
+    return None
 
 
 def _launch(kernel: _Kernel, flat: list[Any]) -> Any:
