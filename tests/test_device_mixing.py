@@ -3,10 +3,12 @@ not send a compiled partition to CPU for good."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
-from spyre_ir.runtime import device
+from spyre_ir.runtime import device, fallbacks
 
 device.setup()
 
@@ -76,22 +78,36 @@ def test_an_out_of_memory_launch_runs_on_cpu_once_then_the_card_again(card, monk
     torch.testing.assert_close(out.cpu(), expected, atol=2e-2, rtol=2e-2)
 
 
-def test_a_partition_that_failed_for_good_warns_on_every_cpu_call(card, monkeypatch) -> None:
+def test_a_failed_partition_launch_costs_that_call_only(card, monkeypatch) -> None:
+    """Any executor failure (not only out-of-memory) runs that call on CPU with a warning
+    naming it; every later call tries the card again (issue 19: a failed launch does not
+    disable a partition for good)."""
     from spyre_ir.runtime import resident
 
     card.delenv("SPYRE_STRICT")
     x = spyre_randn(8, 64)
     f = torch.compile(lambda t: torch.relu(t) + 1, backend="spyre")
+    real = resident.CardPartition.__call__
+    calls = {"card": 0}
 
-    def broken(self, args):
-        raise ValueError("test: an executor bug")
+    def broken_twice(self, args):
+        calls["card"] += 1
+        if calls["card"] <= 2:
+            raise ValueError("test: an executor bug")
+        return real(self, args)
 
-    monkeypatch.setattr(resident.CardPartition, "__call__", broken)
-    with pytest.warns(UserWarning, match="failed on the card executor .*executor bug"):
-        f(x)
+    monkeypatch.setattr(resident.CardPartition, "__call__", broken_twice)
     for _ in range(2):
-        with pytest.warns(UserWarning, match="runs on CPU .*executor bug"):
+        with pytest.warns(UserWarning, match="failed on the card executor .*executor bug.*"
+                          "the next call tries the executor again"):  # fmt: skip
             out = f(x)
+        torch.testing.assert_close(out.cpu(), torch.relu(x.cpu()) + 1, atol=2e-2, rtol=2e-2)
+    fallbacks.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the card again: no warning
+        out = f(x)
+    assert calls["card"] == 3 and fallbacks.records() == []
+    assert out.device.type == "spyre"
     torch.testing.assert_close(out.cpu(), torch.relu(x.cpu()) + 1, atol=2e-2, rtol=2e-2)
 
 

@@ -345,27 +345,19 @@ class SpyrePartition(torch.nn.Module):
         else:
             self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
-        self.failed: str | None = None  # why the executor cannot run it (a lasting failure)
 
     def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        if self.failed is None:
-            try:
-                return self._run(args)
-            except Exception as e:
-                if self.settings.strict:
-                    raise
-                why = f"{type(e).__name__}: {e}"
-                if _is_transient(e):  # this call only: the next one tries the card again
-                    why += "; the next call tries the executor again"
-                else:
-                    self.failed = why
-                fallbacks.record(self.name, why, "launch-error", "compiled")
-                warnings.warn(f"spyre: {self.name} failed on the {self.settings.executor} "
-                              f"executor ({why}); running it on CPU", stacklevel=2)  # fmt: skip
-        else:  # a CPU fallback is never silent: every call says so
-            fallbacks.record(self.name, self.failed, "launch-error", "compiled")
-            warnings.warn(f"spyre: {self.name} runs on CPU (it failed on the "
-                          f"{self.settings.executor} executor: {self.failed})", stacklevel=2)  # fmt: skip
+        # A failed launch costs that call only: it runs on CPU, says why, and the next
+        # call tries the executor again (issue 19: no partition is disabled for good).
+        try:
+            return self._run(args)
+        except Exception as e:
+            if self.settings.strict:
+                raise
+            why = f"{type(e).__name__}: {e}; the next call tries the executor again"
+            fallbacks.record(self.name, why, "launch-error", "compiled")
+            warnings.warn(f"spyre: {self.name} failed on the {self.settings.executor} "
+                          f"executor ({why}); running it on CPU", stacklevel=2)  # fmt: skip
         return tuple(self.cpu_graph(*args))
 
     def _run(self, args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
@@ -378,13 +370,6 @@ class SpyrePartition(torch.nn.Module):
             _to_torch(o, like, f"result {i} of {self.name}").to(like.device)
             for i, (o, like) in enumerate(zip(outs, self.outputs))
         )
-
-
-def _is_transient(error: BaseException) -> bool:
-    """A failure of this launch only (memory was short), not of the partition."""
-    from spyre_ir.runtime.allocator import SpyreOutOfMemoryError
-
-    return isinstance(error, (SpyreOutOfMemoryError, torch.OutOfMemoryError, MemoryError))
 
 
 _graph_ids = itertools.count()
