@@ -13,6 +13,7 @@ from xdsl.dialects import func
 
 from spyre_ir import registry
 from spyre_ir.diagnostics import DiagnosticError, parse_and_verify
+from spyre_ir.dialects import core
 from spyre_ir.interp import dataflow as l2
 from spyre_ir.interp import units as l3
 from spyre_ir.lowering.dataflow_to_units import ConvertDataflowToUnits
@@ -92,7 +93,5 @@ def test_reused_bytes_are_ordered_after_their_previous_occupant() -> None:
     ctx = registry.make_context()
     module = parse_and_verify(ctx, path.read_text(), str(path))
     ConvertDataflowToUnits().apply(ctx, module)
-    from spyre_ir.dialects import core
-
     queues = [op for op in module.walk() if isinstance(op, core.QueueOp)]
     assert any(q.source.data == "sfp0" and q.dest.data.startswith("pe") for q in queues)

@@ -24,6 +24,9 @@ make the order explicit:
   two sibling loops) has a version per such write, each with its own data queue and
   credits (`version_starts`). Patterns the queues cannot order are located errors
   (`check_versions`, docs/dataflow.md).
+* reused bytes: a buffer placed on the bytes of one dead before it in program order
+  is first written only after the other units' last uses of the old one
+  (`reuse_tokens`): a writer with no operands would fire at once.
 
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
