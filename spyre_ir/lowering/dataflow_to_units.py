@@ -404,6 +404,21 @@ def outermost(op: Operation, other: Operation, body: Block) -> Operation:
     return best
 
 
+def apart(op: Operation, other: Operation, body: Block) -> bool:
+    """Whether `op` and `other` lie in the two regions of one `scf.if` (never in the
+    same pass: no token between them)."""
+    other_chain = ancestors(other, body)
+    for a in ancestors(op, body):
+        if a in other_chain:
+            return False
+        parent = a.parent_op()
+        if isinstance(parent, scf.IfOp) and parent in other_chain:
+            mine = a.parent_region()
+            theirs = other_chain[other_chain.index(parent) - 1].parent_region()
+            return mine is not theirs
+    return False
+
+
 def reuse_tokens(order: list[Operation], by_buffer: dict[SSAValue, list[Use]],
                  units: dict[Operation, str], body: Block, queues: Queues,
                  sync: SyncPlan) -> None:  # fmt: skip
@@ -436,7 +451,7 @@ def reuse_tokens(order: list[Operation], by_buffer: dict[SSAValue, list[Use]],
             last_uses = {units[op]: op for op, _r, _w in by_buffer[earlier]}
             for writer_unit, write in first_writes.items():
                 for user_unit, use in last_uses.items():
-                    if user_unit == writer_unit:
+                    if user_unit == writer_unit or apart(use, write, body):
                         continue  # one unit runs its instructions in program order
                     q = queues.get(user_unit, writer_unit, buffer, 1, 0, ("reuse", earlier))
                     u_at, w_at = outermost(use, write, body), outermost(write, use, body)
