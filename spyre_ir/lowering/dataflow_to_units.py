@@ -24,6 +24,9 @@ make the order explicit:
   two sibling loops) has a version per such write, each with its own data queue and
   credits (`version_starts`). Patterns the queues cannot order are located errors
   (`check_versions`, docs/dataflow.md).
+* reused bytes: a buffer placed on the bytes of one dead before it in program order
+  is first written only after the other units' last uses of the old one
+  (`reuse_tokens`): a writer with no operands would fire at once.
 
 Each push and each pop stand in their own unit, so `core.program`'s verifier can count
 them and look for wait cycles.
@@ -371,7 +374,89 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                             r_at = hoist(read, w, body, through_ifs=every_pass)
                             sync.after(r_at, core.PushOp, q, reader_unit, ("push", q, r_at))
                     sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
+    reuse_tokens(order, by_buffer, units, body, queues, sync)
     return sync
+
+
+STICK = 128  # alloc_lx offsets are stick-aligned (passes/allocate_scratchpad.py)
+
+
+def lx_sticks(buffer: SSAValue) -> range | None:
+    """The LX sticks an allocated buffer occupies (None before spyre-allocate-scratchpad)."""
+    alloc = buffer.owner
+    if not isinstance(alloc, dataflow.AllocLxOp) or alloc.offset is None:
+        return None
+    t = buffer.type
+    assert isinstance(t, dataflow.LxType)
+    start = alloc.offset_value
+    return range(start // STICK, -(-(start + t.nbytes) // STICK))
+
+
+def outermost(op: Operation, other: Operation, body: Block) -> Operation:
+    """The outermost ancestor of `op` that does not hold `other`, through loops and
+    ifs alike: a token placed there runs once per pass of the block both share."""
+    other_chain = set(ancestors(other, body))
+    best = op
+    for a in ancestors(op, body):
+        if a in other_chain:
+            break
+        best = a
+    return best
+
+
+def apart(op: Operation, other: Operation, body: Block) -> bool:
+    """Whether `op` and `other` lie in the two regions of one `scf.if` (never in the
+    same pass: no token between them)."""
+    other_chain = ancestors(other, body)
+    for a in ancestors(op, body):
+        if a in other_chain:
+            return False
+        parent = a.parent_op()
+        if isinstance(parent, scf.IfOp) and parent in other_chain:
+            mine = a.parent_region()
+            theirs = other_chain[other_chain.index(parent) - 1].parent_region()
+            return mine is not theirs
+    return False
+
+
+def reuse_tokens(order: list[Operation], by_buffer: dict[SSAValue, list[Use]],
+                 units: dict[Operation, str], body: Block, queues: Queues,
+                 sync: SyncPlan) -> None:  # fmt: skip
+    """Order the first write of a buffer after the uses of the buffer whose LX bytes it
+    reuses (spyre-allocate-scratchpad shares bytes between buffers live one after the
+    other in program order). A unit fires an instruction once its operands are there, so
+    a writer on another unit with nothing to wait for (an iota, a load) could overwrite
+    the bytes while the previous occupant is still read or written: a token goes from
+    each other unit's last use of the previous occupant to each writer unit's first
+    write of the new buffer. Only the latest earlier occupant of each stick is taken:
+    it is itself ordered after the occupants before it."""
+    position = {op: i for i, op in enumerate(order)}
+    spans = []
+    for buffer, uses in by_buffer.items():
+        sticks = lx_sticks(buffer)
+        if sticks is not None and uses:
+            spans.append((position[uses[0][0]], position[uses[-1][0]], buffer, sticks))
+    spans.sort(key=lambda s: (s[0], s[1]))
+    occupant: dict[int, tuple[int, SSAValue]] = {}
+    for first, last, buffer, sticks in spans:
+        previous = {occupant[s][1]: None for s in sticks
+                    if s in occupant and occupant[s][0] < first}  # fmt: skip
+        for s in sticks:
+            occupant[s] = (last, buffer)
+        first_writes = {}
+        for op, _r, w in by_buffer[buffer]:
+            if w:
+                first_writes.setdefault(units[op], op)
+        for earlier in previous:
+            last_uses = {units[op]: op for op, _r, _w in by_buffer[earlier]}
+            for writer_unit, write in first_writes.items():
+                for user_unit, use in last_uses.items():
+                    if user_unit == writer_unit or apart(use, write, body):
+                        continue  # one unit runs its instructions in program order
+                    q = queues.get(user_unit, writer_unit, buffer, 1, 0, ("reuse", earlier))
+                    u_at, w_at = outermost(use, write, body), outermost(write, use, body)
+                    sync.after(u_at, core.PushOp, q, user_unit, ("push", q, u_at))
+                    sync.before(w_at, core.PopOp, q, writer_unit, ("pop", q, w_at))
 
 
 Use = tuple[Operation, bool, bool]  # (instruction, reads the buffer, writes it)

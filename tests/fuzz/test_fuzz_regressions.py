@@ -36,7 +36,7 @@ CASES = {
     "ktir_absolute_view_too_large_to_draw.mlir": (
         "run", "spyre-run: error: the memory views of @shifted_sum take 4286586752 bytes; a run draws at most 1073741824 bytes of random values"),
     "ktir_generic_per_tile_scalar.mlir": (
-        "run", "ktir_generic_per_tile_scalar.mlir:10:1: error: 'ls.store' (program @positions): store race on element [0, 1]"),
+        "run", "ktir_generic_per_tile_scalar.mlir:28:3: error: 'ls.store' (program @positions): store race on element [0, 1]"),
 }  # fmt: skip
 
 
