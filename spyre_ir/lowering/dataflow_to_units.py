@@ -350,7 +350,14 @@ def plan_sync(kernel: dataflow.KernelOp, units: dict[Operation, str], queues: Qu
                     continue
                 # Versions: room for the extra credit a reader hands back (version_credits).
                 depth = copies + (len(starts) > 1)
-                q = queues.get(reader_unit, writer_unit, buffer, depth, copies)
+                # A one-slot buffer that this reader reads (a value another unit wrote)
+                # before the writer's first write starts with no credit: the writer waits
+                # for that read, not for a free slot (a value carried round a loop).
+                first_write = next(i for i, (op, _, w) in enumerate(uses)
+                                   if w and units[op] == writer_unit)  # fmt: skip
+                read_first = any(r and units[op] == reader_unit for op, r, _ in uses[:first_write])
+                q = queues.get(reader_unit, writer_unit, buffer, depth,
+                               0 if copies == 1 and read_first else copies)  # fmt: skip
                 if len(starts) > 1:  # versions one after another (sibling loops)
                     version_credits(uses, starts, reader_unit, units, body, sync, q)
                     continue
@@ -558,12 +565,36 @@ def check_loop_carried(uses: list[Use], units: dict[Operation, str]) -> None:
                 before = any(w and loop.is_ancestor(op) for op, _, w in uses[:position])
                 after = [op for op, _, w in uses[position + 1 :]
                          if w and loop.is_ancestor(op) and units[op] != units[reader]]  # fmt: skip
-                if after and not before:
+                if after and not before and not fed_from(loop, reader, units[after[0]], units):
                     raise located_error(reader, PREFIX + "a buffer is read in a loop before "
                                         f"{units[after[0]]} writes it later in the loop body "
                                         "(a loop-carried value used as a ring buffer); use "
                                         "a double buffer (dataflow.slot)")  # fmt: skip
             loop = loop.parent_op()
+
+
+def fed_from(
+    loop: scf.ForOp, reader: Operation, writer_unit: str, units: dict[Operation, str]
+) -> bool:
+    """Whether `reader`, in each pass of `loop`, waits for data that `writer_unit` makes
+    earlier in the same pass: the writer unit runs in program order, so that data comes
+    after the writer unit's write at the end of the pass before, and the read is ordered
+    after it through that queue (a running max that the next pass's reduction, made on
+    the writer's unit, reaches the reader with)."""
+    last_writer: dict[SSAValue, Operation] = {}
+    for op in loop.body.walk():
+        if op not in units:
+            continue
+        reads, writes = accesses(op)
+        if units[op] == units[reader] and any(
+            b in last_writer and units[last_writer[b]] == writer_unit for b in reads
+        ):
+            return True
+        if op is reader:
+            return False
+        for b in writes:
+            last_writer[b] = op
+    return False
 
 
 def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[Operation]:
