@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import AffineSetAttr
+from xdsl.dialects.builtin import AffineSetAttr, ArrayAttr, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -515,6 +515,8 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     attr = fn.attributes.get("grid")
     if attr is None:
         return (1,)
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, IntegerAttr) for a in attr):
+        raise KtirError(f"the kernel's grid is {attr}, not an array of integers", fn)
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
 
 

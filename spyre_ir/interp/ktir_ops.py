@@ -5,6 +5,7 @@ rounding per op; matmuls and reductions accumulate in float32."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -169,7 +170,13 @@ def constant(it: Interpreter, op: arith.ConstantOp) -> list:
             if data.size == 1
             else data.reshape((1, *shape))
         ]
-    if isinstance(value, FloatAttr | IntegerAttr):
+    if isinstance(value, IntegerAttr):
+        v = value.value.data
+        if not -(2**63) <= v < 2**64:
+            raise _error(op, f"the integer {v} does not fit in 64 bits")
+        v -= 2**64 if v >= 2**63 else 0  # an unsigned 64-bit constant: its bits
+        return [np.array([v], dtype=np.int64).astype(dtype_of(t))]
+    if isinstance(value, FloatAttr):
         return [np.array([value.value.data], dtype=dtype_of(t))]
     raise KeyError(op.name)
 
@@ -234,6 +241,9 @@ def _static_slice(op: Operation) -> tuple[slice, ...]:
 def extract_slice(it: Interpreter, op: Operation) -> list:
     v = np.asarray(it.get(op.operands[0]))
     part = v[(slice(None), *_static_slice(op))]
+    result = op.results[0].type
+    if part[0].size != math.prod(result.get_shape()):  # type: ignore[attr-defined]
+        raise _error(op, f"a slice of shape {list(part.shape[1:])} does not make {result}")
     return [part.reshape((v.shape[0], *op.results[0].type.get_shape())).copy()]
 
 
@@ -415,6 +425,12 @@ def broadcast(it: Interpreter, op: linalg.BroadcastOp) -> list:
     for d in sorted(int(d) for d in op.dimensions.get_values()):
         v = np.expand_dims(v, d + 1)
     return [np.broadcast_to(v, (v.shape[0], *shape)).copy()]
+
+
+def _error(op: Operation, message: str):
+    from spyre_ir.interp.ktir import KtirError
+
+    return KtirError(f"'{op.name}': {message}", op)
 
 
 def _unsupported(op: Operation, what: str):

@@ -7,7 +7,15 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
 
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.dialects.stick_layout import StickLayoutAttr
@@ -56,6 +64,8 @@ def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
     attr = fn.attributes.get("grid")
     if attr is None:
         return (1,)
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, IntegerAttr) for a in attr):
+        raise LoweringError(f"the kernel's grid is {attr}, not an array of integers", fn)
     return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
 
 

@@ -113,6 +113,8 @@ def _rebase(
     if view.sizes or view.strides or not sizes:
         raise LoweringError(f"{what}: the view needs static sizes and strides", view)
     lead = strides[0]
+    if lead <= 0:
+        raise LoweringError(f"{what}: its leading stride {lead} is not positive", view)
     if any(v < 0 or v % lead for v in values):  # type: ignore[operator]
         raise LoweringError(
             f"{what}: offsets {sorted(set(values))} are not non-negative multiples of the "  # type: ignore[type-var]

@@ -37,6 +37,19 @@ CASES = {
         "run", "spyre-run: error: the memory views of @shifted_sum take 4286586752 bytes; a run draws at most 1073741824 bytes of random values"),
     "ktir_generic_per_tile_scalar.mlir": (
         "run", "ktir_generic_per_tile_scalar.mlir:28:3: error: 'ls.store' (program @positions): store race on element [0, 1]"),
+    # Found by the slow tier on session 7's code, all in spyre-run --check of a KTIR kernel:
+    # a per-tile view of leading stride 0 (ZeroDivisionError), an index constant past 64
+    # bits (OverflowError in the interpreter), a tensor.extract_slice whose result type
+    # does not hold the slice (a reshape ValueError), and `grid = f16` (AttributeError;
+    # new-classes campaign, seed 7).
+    "ktir_view_leading_stride_zero.mlir": (
+        "run", "ktir_view_leading_stride_zero.mlir:21:3: error: a view at %local0 plus a per-tile offset: its leading stride 0 is not positive"),
+    "ktir_index_constant_past_64_bits.mlir": (
+        "run", "ktir_index_constant_past_64_bits.mlir:8:3: error: KTIR interpreter: 'arith.constant': the integer 4722366482869645213695 does not fit in 64 bits"),
+    "ktir_extract_slice_wrong_result_shape.mlir": (
+        "run", "ktir_extract_slice_wrong_result_shape.mlir:14:3: error: KTIR interpreter: 'tensor.extract_slice': a slice of shape [1, 32] does not make tensor<1xf16>"),
+    "ktir_grid_of_wrong_kind.mlir": (
+        "run", "ktir_grid_of_wrong_kind.mlir:13:1: error: the kernel's grid is f16, not an array of integers"),
 }  # fmt: skip
 
 
