@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/eager.py --json bench/eager.json
 	$(BIN)/python bench/generate.py --json bench/generate.json
 	$(BIN)/python bench/ktir.py --json bench/ktir.json
+	$(BIN)/python bench/conv.py --json bench/conv.json
 	$(BIN)/python bench/fidelity.py --json bench/fidelity.json
 
 clean:

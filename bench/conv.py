@@ -6,12 +6,14 @@ spyre_ir/cost_model.py: the convolution's roofline (its flops at the fp16 peak o
 minimal bytes - input, weights, output - at the LPDDR5 bandwidth) and the bound of the
 im2col form itself (the buffer's and the matmul's bytes at the sustained rates).
 
-    python bench/conv.py [N C H W O K [stride groups]]    # default 1 64 56 56 64 3 1 1
+    python bench/conv.py [N C H W O K [stride groups]] [--json FILE]
+    # default 1 64 56 56 64 3 1 1
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import time
 
 import torch
@@ -23,8 +25,15 @@ from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.runtime import telemetry
 
 
-def main(argv: list[str]) -> None:
-    values = [int(v) for v in argv] or [1, 64, 56, 56, 64, 3]
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("shape", nargs="*", type=int, metavar="N C H W O K [stride groups]",
+                        help="the convolution (default 1 64 56 56 64 3 1 1)")  # fmt: skip
+    parser.add_argument("--json", help="also write the figures there")
+    args = parser.parse_args(argv)
+    values = args.shape or [1, 64, 56, 56, 64, 3]
+    if len(values) not in (6, 7, 8):
+        parser.error("give N C H W O K, optionally followed by the stride and the groups")
     n, c, h, w, o, k = values[:6]
     stride, groups = (values[6:8] + [1, 1])[:2] if len(values) > 6 else (1, 1)
     pad = k // 2
@@ -59,7 +68,14 @@ def main(argv: list[str]) -> None:
     )
     print(f"  roofline of the convolution: {ideal:.1f} us ({ideal / total:.1%} of it)")
     print(f"  bound of the im2col form:    {form:.1f} us ({form / total:.1%} of it)")
+    if args.json:
+        figures = {"conv": values, "simulated_us": total, "roofline_us": ideal,
+                   "im2col_bound_us": form,
+                   "kernels": [{"name": k["name"], "simulated_us": k["simulated_us"]}
+                               for k in report["kernels"]]}  # fmt: skip
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
