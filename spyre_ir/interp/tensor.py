@@ -391,32 +391,31 @@ def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarra
 @implements(S.ScatterOp)
 def _scatter(op: S.ScatterOp, dest: np.ndarray, indices: np.ndarray,
              source: np.ndarray) -> np.ndarray:  # fmt: skip
-    dim = op.axis
+    out = dest.copy()
+    out[_scatter_positions(op.axis, dest, indices)] = source
+    return out
+
+
+def _scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray) -> tuple:
+    """The index tuple that puts a scatter's sources at `indices` along `dim` (negative
+    indices counted from the end), checked against the size of `dim`."""
     size = dest.shape[dim]
     if indices.size and (indices.min() < -size or indices.max() >= size):
         bad = indices[(indices < -size) | (indices >= size)].flat[0]
         raise InterpreterError(f"index {bad} is out of range for dim {dim} of size {size}")
-    out = dest.copy()
-    where = [slice(None)] * dest.ndim
+    where: list = [slice(None)] * dest.ndim
     where[dim] = np.where(indices < 0, indices + size, indices)
-    out[tuple(where)] = source
-    return out
+    return tuple(where)
 
 
 @implements(S.ScatterAddOp)
 def _scatter_add(op: S.ScatterAddOp, dest: np.ndarray, indices: np.ndarray,
                  source: np.ndarray) -> np.ndarray:  # fmt: skip
     """Sums in f32 for 16-bit floats, rounded once (as the card's one-hot matmul)."""
-    dim = op.axis
-    size = dest.shape[dim]
-    if indices.size and (indices.min() < -size or indices.max() >= size):
-        bad = indices[(indices < -size) | (indices >= size)].flat[0]
-        raise InterpreterError(f"index {bad} is out of range for dim {dim} of size {size}")
+    where = _scatter_positions(op.axis, dest, indices)
     name = _elt(op.result)
     out = _compute(dest, name).copy()
-    where = [slice(None)] * dest.ndim
-    where[dim] = np.where(indices < 0, indices + size, indices)
-    np.add.at(out, tuple(where), _compute(source, name))
+    np.add.at(out, where, _compute(source, name))
     return to_storage(out, name)
 
 
