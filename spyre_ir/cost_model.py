@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spyre_ir import op_facts
 from spyre_ir.hardware import SpyreConfig
 
 TILE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -474,21 +475,26 @@ def conv_im2col_bound_seconds(conv: ConvShape, elem: int, config: SpyreConfig) -
 # assumptions (sfp_*, lpddr_latency_s, ring_hop_latency_cycles, ls_issue_cycles) both
 # come from `SpyreConfig`; docs/simulator.md lists them all.
 
-SFP_SIMPLE = frozenset({
-    "add", "sub", "mul", "max", "min", "neg", "abs", "sign", "relu", "clamp", "cast",
-    "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge", "select", "where", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "full", "iota", "round", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
-})  # fmt: skip
-SFP_SPECIAL = frozenset({
-    "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "log1p", "sin", "cos",
-    "pow", "div",
-})  # fmt: skip
-SFP_ACTIVATIONS = frozenset({"gelu", "silu"})
-SFP_REDUCTIONS = frozenset({
-    "sum", "mean", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
-})  # fmt: skip
-SFP_NORMS = frozenset({"layer_norm", "rms_norm"})
+# The cost class of each op is its `cost` in spyre_ir/op_facts.py (COST_CLASSES there
+# names each class's formula); these sets of short names ("exp") derive from it.
+SFP_SIMPLE = frozenset(
+    op_facts.names(cost="elementwise", prefixed=False)
+    | op_facts.names(cost="simple", prefixed=False)
+    | op_facts.names(cost="fill", prefixed=False)
+)
+"""Ops an SFP pass does in one simple pass: its own simple ops, and the PE array's
+elementwise ops and fills."""
+SFP_SPECIAL = op_facts.names(cost="special", prefixed=False)
+SFP_ACTIVATIONS = op_facts.names(cost="activation", prefixed=False)
+SFP_REDUCTIONS = op_facts.names(cost="reduction", prefixed=False)
+SFP_NORMS = op_facts.names(cost="norm", prefixed=False)
+
+
+def cost_class(kind: str) -> str | None:
+    """The cost class (op_facts.COST_CLASSES) of the op `kind` ('spyre.exp' or 'exp'),
+    None for an op without facts."""
+    facts = op_facts.facts_of(kind)
+    return facts.cost if facts else None
 
 
 def pe_fill_cycles(config: SpyreConfig) -> int:
@@ -528,24 +534,22 @@ def sfp_cost_factor(kind: str, config: SpyreConfig) -> int:
     reciprocal, div ...) `sfp_cost_special`; gelu/silu a special function and a simple
     one; reductions `sfp_cost_reduction` (var: two of them); softmax `sfp_cost_softmax`;
     layer_norm/rms_norm `sfp_cost_norm`. Anything else counts as simple."""
-    name = kind.removeprefix("spyre.")
-    if name in SFP_SPECIAL:
-        return config.sfp_cost_special
-    if name in SFP_ACTIVATIONS:
-        return config.sfp_cost_special + config.sfp_cost_simple
-    if name in SFP_REDUCTIONS:
-        return config.sfp_cost_reduction
-    if name == "var":
-        return 2 * config.sfp_cost_reduction
-    if name == "softmax":
-        return config.sfp_cost_softmax
-    if name in SFP_NORMS:
-        return config.sfp_cost_norm
+    cost = cost_class(kind)
+    factors = {
+        "special": config.sfp_cost_special,
+        "activation": config.sfp_cost_special + config.sfp_cost_simple,
+        "reduction": config.sfp_cost_reduction,
+        "variance": 2 * config.sfp_cost_reduction,
+        "softmax": config.sfp_cost_softmax,
+        "norm": config.sfp_cost_norm,
+    }
+    if cost in factors:
+        return factors[cost]
     return config.sfp_cost_simple
 
 
 # ---- sorting (issue 19): spyre.sort / spyre.argsort over one row whole in LX
-SFP_SORTING = frozenset({"sort", "argsort"})
+SFP_SORTING = op_facts.names(cost="sort", prefixed=False)
 
 
 def sort_passes(n: int, k: int, config: SpyreConfig) -> int:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
+from spyre_ir import op_facts
+
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
@@ -27,28 +29,12 @@ ELEMENT_BYTES: dict[str, int] = {
 }
 
 
-# Which unit of a corelet runs a tile operation (torch-spyre docs,
-# architecture/spyre_accelerator; pytorch.org "Building Spyre as a Native PyTorch Device"):
-# the PE array does matmul and plain elementwise arithmetic, the special-function pipeline
-# does transcendental functions, normalisation-style reductions and conversions, and the
-# load/store units move and rearrange data.
-SFP_OPS = frozenset(
-    f"spyre.{name}"
-    for name in (
-        "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "log1p", "silu",
-        "gelu", "sin", "cos", "floor", "ceil", "pow", "div", "cast", "sum", "mean",
-        "reduce_max", "reduce_min", "argmax", "argmin", "var", "cumsum", "softmax",
-        "layer_norm", "rms_norm", "round",
-        "sort", "argsort",  # issue 19: sorting ops, one row in LX (cost_model.sort_passes)
-    )
-)  # fmt: skip
-LS_OPS = frozenset(
-    f"spyre.{name}"
-    for name in (
-        "reshape", "transpose", "broadcast_to", "slice", "concat", "pad", "gather",
-        "scatter", "scatter_add", "restickify",
-    )
-)  # fmt: skip
+# Which unit of a corelet runs a tile operation: the op's `unit` in spyre_ir/op_facts.py
+# (the PE array does matmul and plain elementwise arithmetic, the special-function pipeline
+# transcendental functions, normalisation-style reductions and conversions, the load/store
+# units move and rearrange data).
+SFP_OPS = op_facts.names(unit="sfp")
+LS_OPS = op_facts.names(unit="ls")
 
 
 def unit_for(op_name: str) -> str:

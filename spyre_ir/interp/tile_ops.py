@@ -24,6 +24,7 @@ from spyre_ir.interp.tensor import (
     iota_values,
     make_op,
 )
+from spyre_ir.op_facts import FACTS
 
 SPYRE_BY_NAME: dict[str, type[Operation]] = {op.name: op for op in S.SPYRE_OPS}
 
@@ -71,28 +72,20 @@ def _lift_properties(props: dict[str, Attribute], cores: int) -> dict[str, Attri
     return out
 
 
-# L1 ops whose f16 result is their f32 result rounded to f16 (they compute half types
-# in float32 and round once): a tile op of these runs on the float32-held f16 buffers
-# with float32 types and rounds with `round_to_f16`, bit-for-bit the L1 result. The
-# others (float64 statistics, erf, cumsum's accumulator, a pad value) run with their
-# own types, as at L1.
-_ROUNDS_FROM_F32: frozenset[type[Operation]] = frozenset({
-    S.AddOp, S.SubOp, S.MulOp, S.DivOp, S.MaxOp, S.MinOp, S.PowOp,
-    S.EqOp, S.NeOp, S.LtOp, S.LeOp, S.GtOp, S.GeOp,
-    S.LogicalAndOp, S.LogicalOrOp, S.LogicalXorOp, S.SelectOp,
-    S.NegOp, S.AbsOp, S.SignOp, S.ReluOp, S.ExpOp, S.LogOp, S.SqrtOp, S.RsqrtOp,
-    S.ReciprocalOp, S.TanhOp, S.SigmoidOp, S.Log1pOp, S.SiluOp, S.SinOp, S.CosOp, S.FloorOp,
-    S.CeilOp, S.LogicalNotOp, S.ClampOp, S.CastOp,
-    S.MatmulOp, S.SumOp, S.MeanOp, S.ReduceMaxOp, S.ReduceMinOp, S.ArgmaxOp, S.ArgminOp,
-    S.SoftmaxOp, S.ReshapeOp, S.TransposeOp, S.BroadcastToOp, S.SliceOp, S.ConcatOp,
-    S.GatherOp, S.RoundOp, S.BitwiseAndOp, S.BitwiseOrOp, S.BitwiseXorOp, S.ShiftLeftOp,
-    S.ShiftRightOp, S.BitwiseNotOp,
-    S.SortOp, S.ArgsortOp,  # issue 19: sorting moves values, it never rounds them
-})  # fmt: skip
+# L1 ops whose f16 result is their f32 result rounded to f16 (their `rounding` in
+# spyre_ir/op_facts.py is "f32": they compute half types in float32 and round once): a
+# tile op of these runs on the float32-held f16 buffers with float32 types and rounds with
+# `round_to_f16`, bit-for-bit the L1 result. The others (float64 statistics, erf, cumsum's
+# accumulator, a pad value) run with their own types, as at L1.
+_ROUNDS_FROM_F32: frozenset[type[Operation]] = frozenset(
+    op for op in S.SPYRE_OPS if FACTS[op.name].rounding == "f32"
+)
 
 
 def _rounds_from_f32(op_class: type[Operation], props: dict[str, Attribute]) -> bool:
-    if op_class is S.GeluOp:  # the tanh form computes in float32, erf in float64
+    facts = FACTS.get(op_class.name)
+    if facts is not None and facts.rounding == "f32-when-tanh":
+        # gelu: the tanh form computes in float32, the erf form in float64
         approximate = props.get("approximate")
         return isinstance(approximate, StringAttr) and approximate.data == "tanh"
     return op_class in _ROUNDS_FROM_F32
