@@ -68,7 +68,8 @@ class OpFacts:
     (float64 statistics, erf, cumsum's accumulator, a pad value); "f32-when-tanh", as
     "f32" for the tanh form (gelu: the erf form computes in float64)."""
     lowering: str = TILE_OP
-    """How it goes past L1: `TILE_OP`, or the op or pass it becomes."""
+    """How it goes past L1: `TILE_OP`, an L3 instruction of its unit ("ls.gather"), or
+    the pass that rewrites it into other ops ("spyre-lower-scatter")."""
 
     @property
     def short(self) -> str:
@@ -112,7 +113,7 @@ _TABLE = (
     _op("full", "pe", "fill", "own"),
     _op("constant", "pe", "fill", "own"),
     _op("iota", "pe", "fill", "own"),
-    _op("attention", "pe", "attention", "own", "the attention pipeline (passes/tile_attention.py)"),
+    _op("attention", "pe", "attention", "own", "spyre-tile"),  # passes/tile_attention.py
     # functions, conversions and reductions: the special-function pipeline
     _op("div", "sfp", "special", "f32"),
     _op("pow", "sfp", "special", "f32"),

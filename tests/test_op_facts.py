@@ -36,6 +36,17 @@ def test_every_spyre_op_has_its_facts_an_implementation_and_a_cost_entry() -> No
     assert {unit for unit, _ in op_facts.COST_CLASSES.values()} == {"pe", "sfp", "ls"}
 
 
+def test_each_lowering_names_a_pass_or_an_instruction() -> None:
+    from spyre_ir import registry
+    from spyre_ir.dialects import ls
+
+    instructions = {op.name for op in ls.Ls.operations}
+    for facts in op_facts.FACTS.values():
+        lowering = facts.lowering
+        assert (lowering == op_facts.TILE_OP or lowering in registry.PASSES
+                or lowering in instructions and lowering.startswith(facts.unit + ".")), facts  # fmt: skip
+
+
 def test_ops_without_facts_have_no_cost_class() -> None:
     assert cm.cost_class("spyre.something_new") is None
     assert cm.cost_class("exp") == cm.cost_class("spyre.exp") == "special"
