@@ -43,10 +43,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
+from spyre_ir.dialects import ktdp
 from spyre_ir.interp.numerics import to_storage
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_calls import inline_calls
-from spyre_ir.lowering.ktir_kernel import grid_of, ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_kernel import ktir_kernels, parse_scalars
 from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
@@ -71,7 +72,6 @@ def find_kernel(module: ModuleOp, entry: str) -> func.FuncOp:
 def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int]:
     """Per integer pointer, the bound of its random values: the rows of the smallest
     table an indirect access tile reads through it."""
-    from spyre_ir.dialects import ktdp
 
     bounds: dict[int, int] = {}
     for k, p in pointers.items():
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         # The views at constant addresses get pointers.
         bind_absolute_addresses(fn, args.address_unit or "element")
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
-        rebase_tile_offsets(fn, grid_of(fn))
+        rebase_tile_offsets(fn, ktdp.grid_of(fn, LoweringError))
         pointers = kernel_pointers(fn)
     except LoweringError as error:
         from spyre_ir.diagnostics import Diagnostic, op_location
@@ -379,7 +379,6 @@ def _grid_note(fn: func.FuncOp, path: str) -> list:
     """A kernel that reads its tile id but has no grid runs on one tile: say so, as
     the likely cause of a failed lowering (outputs the other tiles would write)."""
     from spyre_ir.diagnostics import Diagnostic, op_location
-    from spyre_ir.dialects import ktdp
 
     if "grid" in fn.attributes or not any(
         isinstance(op, ktdp.GetComputeTileIdOp) for op in fn.walk()

@@ -146,3 +146,29 @@ func.func @k(%t_ptr: index, %i_ptr: index) attributes {grid = [1]} {
   %x = ktdp.load %g : !ktdp.access_tile<2x4x32xindex> -> tensor<2x4x32xf16>
   return
 }
+
+// -----
+
+// A grid dim of no tiles (or fewer): the kernel runs nowhere.
+// CHECK: convert_ktir_to_dataflow_invalid.mlir:[[# @LINE + 2]]:1: error: the kernel's grid [4, 0] must have at least one dim
+// expected-error @+1 {{the kernel's grid [4, 0] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = [4, 0]} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the kernel's grid [-2] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = [-2]} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the kernel's grid [] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = []} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
