@@ -47,6 +47,7 @@ CASES = {
     "unit_dim_reduce.mlir": "",
     "group_ring_sums.mlir": "",
     "local_slab_sum.mlir": "",
+    "delivered_broadcast.mlir": "",
     "distributed_two_pointers.mlir": "n=128",
     "distributed_lx_partitions.mlir": "",
     "iota_after_allgather.mlir": "",
@@ -554,16 +555,63 @@ def test_a_store_to_own_memory_at_an_absolute_address_is_a_located_error(capsys,
     assert "store_local.mlir:22:5: error: 'ktdp.construct_memory_view': a store to" in err
 
 
-def test_a_kernel_that_stores_nothing_has_nothing_to_compare(capsys, tmp_path):
-    """A kernel reading its tiles' own memory and storing nothing (as the spec's
-    inter-tile examples kt07a / kt07b do) runs on both sides; the check says there
-    was nothing to compare rather than `ok`."""
+def _without_store(tmp_path, name: str, store: str) -> Path:
     text = (KERNELS / "local_slab_sum.mlir").read_text()
-    text = text.replace(
-        "    ktdp.store %y, %out_tile : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n", ""
+    assert store in text
+    path = tmp_path / name
+    path.write_text(text.replace(store, ""))
+    return path
+
+
+def test_inter_tile_results_of_a_kernel_storing_nothing_are_observed(capsys, tmp_path):
+    """local_slab_sum.mlir without its store (as the spec's kt07a leaves its
+    all-reduce unstored): spyre-run stores each tile's reduced row to %delivered0,
+    row t for tile t, on the card and in the interpreter; every row is the sum of all
+    four slabs (checked against numpy)."""
+    store = "    ktdp.store %y, %out_tile : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n"
+    path = _without_store(tmp_path, "no_store.mlir", store)
+    slabs, bias = f16(4 * 32, 64, seed=3), f16(4, 64, seed=4)
+    zeros = np.zeros((4, 64), np.float16)  # %out_ptr, now unstored, and %delivered0
+    names = {"out": zeros, "local0": slabs, "local4096": bias, "delivered0": zeros}
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    status, out, err = run(
+        capsys, str(path), "--inputs", inputs, "--output", str(out_npz), "--check"
     )
-    path = tmp_path / "no_store.mlir"
-    path.write_text(text)
+    assert status == 0, out + err
+    assert "the kernel stores nothing: %delivered0 holds each tile's result" in out
+    assert "check: ok" in out and "nothing to compare" not in out
+    (got,) = np.load(out_npz).values()
+    want = np.broadcast_to(slabs.astype(np.float32).sum(axis=0), (4, 64))
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=0.1, rtol=2e-2)
+
+
+def test_a_broadcast_of_a_kernel_storing_nothing_reaches_every_tile(capsys, tmp_path):
+    """delivered_broadcast.mlir: tile 2's row maximum, consumed by all four tiles,
+    is every row of %delivered0 (checked against numpy)."""
+    slabs = f16(4 * 16, 64, seed=5)
+    np.save(tmp_path / "slabs.npy", slabs)
+    np.save(tmp_path / "delivered.npy", np.zeros((4, 64), np.float16))
+    inputs = f"{tmp_path / 'slabs.npy'},{tmp_path / 'delivered.npy'}"
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "delivered_broadcast.mlir"), "--inputs", inputs, "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    want = np.broadcast_to(slabs[32:48].astype(np.float32).max(axis=0), (4, 64))
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=1e-2, rtol=1e-2)
+
+
+def test_a_kernel_storing_nothing_and_delivering_nothing_has_nothing_to_compare(capsys, tmp_path):
+    """No store and no inter-tile op: nothing to observe, so the check says there was
+    nothing to compare rather than `ok`."""
+    text = (KERNELS / "local_slab_sum.mlir").read_text()
+    start = text.index("    %future = ktdp.inter_tile_produce")
+    end = text.index("    return")
+    path = tmp_path / "no_delivery.mlir"
+    path.write_text(text[:start] + text[end:])
     status, out, err = run(capsys, str(path), "--check")
     assert status == 0, out + err
     assert "check: nothing to compare (the kernel stores nothing" in out + err

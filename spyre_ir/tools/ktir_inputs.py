@@ -48,6 +48,7 @@ from spyre_ir.interp.numerics import to_storage
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_calls import inline_calls
 from spyre_ir.lowering.ktir_kernel import ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_observe import observe_deliveries
 from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
@@ -226,6 +227,8 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
             launch_grid(fn, grid)
         # The views at constant addresses get pointers.
         bind_absolute_addresses(fn, args.address_unit or "element")
+        # A kernel storing nothing: its inter-tile results are stored to be compared.
+        observed = observe_deliveries(fn, ktdp.grid_of(fn, LoweringError))
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
         rebase_tile_offsets(fn, ktdp.grid_of(fn, LoweringError))
         pointers = kernel_pointers(fn)
@@ -289,6 +292,13 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)",
         file=out,
     )
+    if observed:
+        print(
+            f"(the kernel stores nothing: {', '.join('%' + n for n in observed)} "
+            f"hold{'s' * (len(observed) == 1)} each tile's result of its inter-tile ops, "
+            "tile t's at its t-th slab; docs/ktir.md)",
+            file=out,
+        )
     for k, value in zip(outputs, results):
         p = pointers[k]
         print(f"%{p.name}: {R.summary(value, TensorType(p.element, p.shape))}", file=out)
