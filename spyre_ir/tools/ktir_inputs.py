@@ -71,8 +71,9 @@ def find_kernel(module: ModuleOp, entry: str) -> func.FuncOp:
 
 
 def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int]:
-    """Per integer pointer, the bound of its random values: the rows of the smallest
-    table an indirect access tile reads through it."""
+    """Per integer pointer, the bound of its random values: the smallest extent of the
+    table dims indirect access tiles index through it (rows for a row gather, each
+    dim its own index view's for an element gather)."""
 
     bounds: dict[int, int] = {}
     for k, p in pointers.items():
@@ -80,7 +81,10 @@ def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int
             for use in view.result.uses:
                 op = use.operation
                 if isinstance(op, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
-                    rows = op.base.type.get_shape()[0]  # type: ignore[attr-defined]
+                    dims = [d for d, indirect in enumerate(op.kinds()) if indirect]
+                    j = use.index - 1  # among the index views, in subscript order
+                    dim = dims[j] if j < len(dims) else 0
+                    rows = op.base.type.get_shape()[dim]  # type: ignore[attr-defined]
                     bounds[k] = min(bounds.get(k, rows), rows)
     return bounds
 
