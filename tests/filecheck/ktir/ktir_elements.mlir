@@ -1,6 +1,7 @@
 // An element gather (every subscript of the indirect tile an index view read at the
 // variables; spyre_ir/lowering/ktir_elements.py): the whole table loaded and
-// flattened, the flat position rows * 64 + cols in i32 tile ops, one LX spyre.gather.
+// flattened, each index view loaded whole (not one index per stick, as a row gather's),
+// the flat position rows * 64 + cols in i32 tile ops, one LX spyre.gather.
 
 // RUN: spyre-opt %s -p convert-ktir-to-dataflow | filecheck %s
 
@@ -8,8 +9,8 @@
 // CHECK: dataflow.compute "spyre.full" on "pe"() -> (%[[STRIDE:.*]]) {attrs = {value = 64 : i64}} : () -> !dataflow.lx<1xi32>
 // CHECK: dataflow.load %{{.*}} into %[[TABLE:.*]] : !dataflow.ddr<8x64xf16, {{.*}}>, !dataflow.lx<8x64xf16>
 // CHECK-NEXT: dataflow.compute "spyre.reshape" on "ls"(%[[TABLE]]) -> (%[[FLAT:.*]]) : (!dataflow.lx<8x64xf16>) -> !dataflow.lx<512xf16>
-// CHECK: dataflow.compute "spyre.reshape" on "ls"(%{{.*}}) -> (%[[COLS:.*]]) : (!dataflow.lx<2x64x1xi32>) -> !dataflow.lx<2x64xi32>
-// CHECK: dataflow.compute "spyre.reshape" on "ls"(%{{.*}}) -> (%[[ROWS:.*]]) : (!dataflow.lx<2x64x1xi32>) -> !dataflow.lx<2x64xi32>
+// CHECK-NEXT: dataflow.load %{{.*}} into %[[COLS:.*]] : !dataflow.ddr<2x64xi32, {{.*}}>, !dataflow.lx<2x64xi32>
+// CHECK-NEXT: dataflow.load %{{.*}} into %[[ROWS:.*]] : !dataflow.ddr<2x64xi32, {{.*}}>, !dataflow.lx<2x64xi32>
 // CHECK-NEXT: dataflow.compute "spyre.mul" on "pe"(%[[ROWS]], %[[STRIDE]]) -> (%[[SCALED:.*]]) : (!dataflow.lx<2x64xi32>, !dataflow.lx<1xi32>) -> !dataflow.lx<2x64xi32>
 // CHECK-NEXT: dataflow.compute "spyre.add" on "pe"(%[[COLS]], %[[SCALED]]) -> (%[[AT:.*]]) : (!dataflow.lx<2x64xi32>, !dataflow.lx<2x64xi32>) -> !dataflow.lx<2x64xi32>
 // CHECK-NEXT: dataflow.compute "spyre.gather" on "ls"(%[[FLAT]], %[[AT]]) -> (%[[PICKED:.*]]) : (!dataflow.lx<512xf16>, !dataflow.lx<2x64xi32>) -> !dataflow.lx<2x64xf16>
