@@ -742,3 +742,45 @@ def test_address_unit_applies_to_ktir_kernels_only(capsys, tmp_path):
     status, out, err = run(capsys, str(path), "--address-unit", "byte")
     assert status != 0
     assert "--address-unit applies to KTIR kernels only" in out + err
+
+
+def test_spyre_run_refuses_a_grid_of_no_tiles_and_a_mistyped_tile(capsys, tmp_path):
+    """The interpreter's side of two rules (the lowering's: *_invalid.mlir): a grid
+    dim below one tile, and an access tile whose type is not its set's shape."""
+    path = tmp_path / "grid0.mlir"
+    path.write_text(
+        "func.func @k(%x: index) attributes {grid = [2, 0]} {\n"
+        "  %t = ktdp.get_compute_tile_id : index\n"
+        "  return\n"
+        "}\n"
+    )
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1
+    assert "grid0.mlir:1:1: error: the kernel's grid [2, 0] must have at least one dim" in err
+    assert "Traceback" not in err
+    rows = "affine_set<(d0, d1) : (d0 >= 0, -d0 + {} >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+    path = tmp_path / "mistyped.mlir"
+    path.write_text(
+        "func.func @k(%x: index, %y: index) attributes {grid = [1]} {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %v = ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1] "
+        f"{{coordinate_set = {rows.format(3)}, memory_space = #ktdp.spyre_memory_space<HBM>}}"
+        " : memref<4x64xf16>\n"
+        f"  %t = ktdp.construct_access_tile %v[%c0, %c0] {{access_tile_set = {rows.format(1)}, "
+        "access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> "
+        "-> !ktdp.access_tile<1x64xindex>\n"
+        "  %a = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>\n"
+        "  %w = ktdp.construct_memory_view %y, sizes: [1, 64], strides: [64, 1] "
+        f"{{coordinate_set = {rows.format(0)}, memory_space = #ktdp.spyre_memory_space<HBM>}}"
+        " : memref<1x64xf16>\n"
+        f"  %s = ktdp.construct_access_tile %w[%c0, %c0] {{access_tile_set = {rows.format(0)}, "
+        "access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x64xf16> "
+        "-> !ktdp.access_tile<1x64xindex>\n"
+        "  ktdp.store %a, %s : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n"
+        "  return\n"
+        "}\n"
+    )
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1, out + err
+    assert "mistyped.mlir:4:3: error: KTIR interpreter:" in err
+    assert "(KTDP.td: a tile's shape is that of its coordinate set)" in err

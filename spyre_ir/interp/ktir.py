@@ -145,7 +145,11 @@ def tile_points(
     perm = order_perm(order, op)
     extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
     if list(extents) != list(shape):
-        raise KtirError(f"'{op.name}': the set spans {extents} but the tile is {list(shape)}", op)
+        raise KtirError(
+            f"'{op.name}': the set spans {extents} but the tile is {list(shape)} "
+            "(KTDP.td: a tile's shape is that of its coordinate set)",
+            op,
+        )
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
     points: list[np.ndarray] = [np.zeros(shape, np.int64)] * len(perm)
     for j, d in enumerate(perm):

@@ -199,7 +199,9 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     shape = tuple(extent[d] for d in perm)
     if shape != tuple(op.result.type.get_shape()):
         raise LoweringError(
-            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op
+            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type} "
+            "(KTDP.td: a tile's shape is that of its coordinate set)",
+            op,
         )
     uniform = all(i.uniform for i in indices)
     return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
