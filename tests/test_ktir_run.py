@@ -47,6 +47,8 @@ CASES = {
     "unit_dim_reduce.mlir": "",
     "group_ring_sums.mlir": "",
     "local_slab_sum.mlir": "",
+    "delivered_broadcast.mlir": "",
+    "element_gather.mlir": "",
     "distributed_two_pointers.mlir": "n=128",
     "distributed_lx_partitions.mlir": "",
     "iota_after_allgather.mlir": "",
@@ -141,6 +143,34 @@ def test_interpreter_matmul_cross_tile_broadcast_and_gather_against_numpy():
         {3: 5},
     )
     np.testing.assert_array_equal(got[2], blocks[ids[0], 5:13])
+
+
+def test_element_gather_against_numpy(capsys, tmp_path):
+    """element_gather.mlir: out[m, k] = 2 * table[rows[m, k], cols[m, k]], in the
+    interpreter and on the card (given inputs; every row and column of the table
+    reachable, a repeated position among them)."""
+    table = f16(32, 64, seed=9)
+    rng = np.random.default_rng(10)
+    rows = rng.integers(0, 32, (16, 64)).astype(np.int32)
+    cols = rng.integers(0, 64, (16, 64)).astype(np.int32)
+    rows[0, :2], cols[0, :2] = (31, 31), (63, 63)
+    want = 2 * table[rows, cols].astype(np.float32)
+    got = run_kernel(
+        kernel("element_gather.mlir"),
+        {0: table, 1: rows, 2: cols, 3: np.zeros((16, 64), np.float16)},
+        {},
+    )
+    np.testing.assert_array_equal(got[3].astype(np.float32), want)
+    names = {"table": table, "rows": rows, "cols": cols, "out": np.zeros((16, 64), np.float16)}
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "element_gather.mlir"), "--inputs", inputs, "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    (card,) = np.load(out_npz).values()
+    np.testing.assert_allclose(card.astype(np.float32), want, rtol=1e-2, atol=1e-2)
 
 
 def test_interpreter_generic_against_numpy():
@@ -554,16 +584,63 @@ def test_a_store_to_own_memory_at_an_absolute_address_is_a_located_error(capsys,
     assert "store_local.mlir:22:5: error: 'ktdp.construct_memory_view': a store to" in err
 
 
-def test_a_kernel_that_stores_nothing_has_nothing_to_compare(capsys, tmp_path):
-    """A kernel reading its tiles' own memory and storing nothing (as the spec's
-    inter-tile examples kt07a / kt07b do) runs on both sides; the check says there
-    was nothing to compare rather than `ok`."""
+def _without_store(tmp_path, name: str, store: str) -> Path:
     text = (KERNELS / "local_slab_sum.mlir").read_text()
-    text = text.replace(
-        "    ktdp.store %y, %out_tile : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n", ""
+    assert store in text
+    path = tmp_path / name
+    path.write_text(text.replace(store, ""))
+    return path
+
+
+def test_inter_tile_results_of_a_kernel_storing_nothing_are_observed(capsys, tmp_path):
+    """local_slab_sum.mlir without its store (as the spec's kt07a leaves its
+    all-reduce unstored): spyre-run stores each tile's reduced row to %delivered0,
+    row t for tile t, on the card and in the interpreter; every row is the sum of all
+    four slabs (checked against numpy)."""
+    store = "    ktdp.store %y, %out_tile : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n"
+    path = _without_store(tmp_path, "no_store.mlir", store)
+    slabs, bias = f16(4 * 32, 64, seed=3), f16(4, 64, seed=4)
+    zeros = np.zeros((4, 64), np.float16)  # %out_ptr, now unstored, and %delivered0
+    names = {"out": zeros, "local0": slabs, "local4096": bias, "delivered0": zeros}
+    for name, value in names.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    inputs = ",".join(str(tmp_path / f"{name}.npy") for name in names)
+    out_npz = tmp_path / "out.npz"
+    status, out, err = run(
+        capsys, str(path), "--inputs", inputs, "--output", str(out_npz), "--check"
     )
-    path = tmp_path / "no_store.mlir"
-    path.write_text(text)
+    assert status == 0, out + err
+    assert "the kernel stores nothing: %delivered0 holds each tile's result" in out
+    assert "check: ok" in out and "nothing to compare" not in out
+    (got,) = np.load(out_npz).values()
+    want = np.broadcast_to(slabs.astype(np.float32).sum(axis=0), (4, 64))
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=0.1, rtol=2e-2)
+
+
+def test_a_broadcast_of_a_kernel_storing_nothing_reaches_every_tile(capsys, tmp_path):
+    """delivered_broadcast.mlir: tile 2's row maximum, consumed by all four tiles,
+    is every row of %delivered0 (checked against numpy)."""
+    slabs = f16(4 * 16, 64, seed=5)
+    np.save(tmp_path / "slabs.npy", slabs)
+    np.save(tmp_path / "delivered.npy", np.zeros((4, 64), np.float16))
+    inputs = f"{tmp_path / 'slabs.npy'},{tmp_path / 'delivered.npy'}"
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "delivered_broadcast.mlir"), "--inputs", inputs, "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    (got,) = np.load(out_npz).values()
+    want = np.broadcast_to(slabs[32:48].astype(np.float32).max(axis=0), (4, 64))
+    np.testing.assert_allclose(got.astype(np.float32), want, atol=1e-2, rtol=1e-2)
+
+
+def test_a_kernel_storing_nothing_and_delivering_nothing_has_nothing_to_compare(capsys, tmp_path):
+    """No store and no inter-tile op: nothing to observe, so the check says there was
+    nothing to compare rather than `ok`."""
+    text = (KERNELS / "local_slab_sum.mlir").read_text()
+    start = text.index("    %future = ktdp.inter_tile_produce")
+    end = text.index("    return")
+    path = tmp_path / "no_delivery.mlir"
+    path.write_text(text[:start] + text[end:])
     status, out, err = run(capsys, str(path), "--check")
     assert status == 0, out + err
     assert "check: nothing to compare (the kernel stores nothing" in out + err
@@ -665,3 +742,45 @@ def test_address_unit_applies_to_ktir_kernels_only(capsys, tmp_path):
     status, out, err = run(capsys, str(path), "--address-unit", "byte")
     assert status != 0
     assert "--address-unit applies to KTIR kernels only" in out + err
+
+
+def test_spyre_run_refuses_a_grid_of_no_tiles_and_a_mistyped_tile(capsys, tmp_path):
+    """The interpreter's side of two rules (the lowering's: *_invalid.mlir): a grid
+    dim below one tile, and an access tile whose type is not its set's shape."""
+    path = tmp_path / "grid0.mlir"
+    path.write_text(
+        "func.func @k(%x: index) attributes {grid = [2, 0]} {\n"
+        "  %t = ktdp.get_compute_tile_id : index\n"
+        "  return\n"
+        "}\n"
+    )
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1
+    assert "grid0.mlir:1:1: error: the kernel's grid [2, 0] must have at least one dim" in err
+    assert "Traceback" not in err
+    rows = "affine_set<(d0, d1) : (d0 >= 0, -d0 + {} >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+    path = tmp_path / "mistyped.mlir"
+    path.write_text(
+        "func.func @k(%x: index, %y: index) attributes {grid = [1]} {\n"
+        "  %c0 = arith.constant 0 : index\n"
+        "  %v = ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1] "
+        f"{{coordinate_set = {rows.format(3)}, memory_space = #ktdp.spyre_memory_space<HBM>}}"
+        " : memref<4x64xf16>\n"
+        f"  %t = ktdp.construct_access_tile %v[%c0, %c0] {{access_tile_set = {rows.format(1)}, "
+        "access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> "
+        "-> !ktdp.access_tile<1x64xindex>\n"
+        "  %a = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>\n"
+        "  %w = ktdp.construct_memory_view %y, sizes: [1, 64], strides: [64, 1] "
+        f"{{coordinate_set = {rows.format(0)}, memory_space = #ktdp.spyre_memory_space<HBM>}}"
+        " : memref<1x64xf16>\n"
+        f"  %s = ktdp.construct_access_tile %w[%c0, %c0] {{access_tile_set = {rows.format(0)}, "
+        "access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x64xf16> "
+        "-> !ktdp.access_tile<1x64xindex>\n"
+        "  ktdp.store %a, %s : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>\n"
+        "  return\n"
+        "}\n"
+    )
+    status, out, err = run(capsys, str(path), "--check")
+    assert status == 1, out + err
+    assert "mistyped.mlir:4:3: error: KTIR interpreter:" in err
+    assert "(KTDP.td: a tile's shape is that of its coordinate set)" in err

@@ -19,11 +19,12 @@ syntax in `ktdp_syntax.py`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import (
     I64,
     AffineSetAttr,
+    ArrayAttr,
     DenseArrayBase,
     IndexType,
     IntegerAttr,
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import (
     Dialect,
+    Operation,
 )
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -78,6 +80,27 @@ from spyre_ir.dialects.ktdp_types import (
 )
 
 # ---------------------------------------------------------------- tile ids and views
+
+
+def grid_of(
+    fn: Operation, error: Callable[[str, Operation], Exception] = VerifyException
+) -> tuple[int, ...]:
+    """A kernel's `grid = [...]` attribute (one tile when absent). Anything but an array
+    of positive integers is `error(message, fn)`: the interpreter and the lowering each
+    pass their own located error type."""
+    attr = fn.attributes.get("grid")
+    if attr is None:
+        return (1,)
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, IntegerAttr) for a in attr):
+        raise error(f"the kernel's grid is {attr}, not an array of integers", fn)
+    grid = tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
+    if not grid or any(d <= 0 for d in grid):
+        raise error(
+            f"the kernel's grid {list(grid)} must have at least one dim, each a positive "
+            "count of tiles",
+            fn,
+        )
+    return grid
 
 
 @irdl_op_definition

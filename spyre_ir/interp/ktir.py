@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import AffineSetAttr, ArrayAttr, IntegerAttr
+from xdsl.dialects.builtin import AffineSetAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import (
     AffineBinaryOpExpr,
@@ -145,7 +145,11 @@ def tile_points(
     perm = order_perm(order, op)
     extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
     if list(extents) != list(shape):
-        raise KtirError(f"'{op.name}': the set spans {extents} but the tile is {list(shape)}", op)
+        raise KtirError(
+            f"'{op.name}': the set spans {extents} but the tile is {list(shape)} "
+            "(KTDP.td: a tile's shape is that of its coordinate set)",
+            op,
+        )
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
     points: list[np.ndarray] = [np.zeros(shape, np.int64)] * len(perm)
     for j, d in enumerate(perm):
@@ -510,16 +514,6 @@ HANDLERS: dict[type, Callable[[Interpreter, Operation], list[object]]] = {
 }
 
 
-def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
-    """The kernel's `grid = [...]` attribute (one tile when absent)."""
-    attr = fn.attributes.get("grid")
-    if attr is None:
-        return (1,)
-    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, IntegerAttr) for a in attr):
-        raise KtirError(f"the kernel's grid is {attr}, not an array of integers", fn)
-    return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
-
-
 LX_BYTES = 2 * 1024 * 1024
 """Bytes of one tile's LX as KTIR addresses it (a Spyre core's scratchpad)."""
 
@@ -571,7 +565,7 @@ def run_kernel(
         buffers = [
             _round_to_dlf16(b.astype(np.float32)) if b.dtype == np.float16 else b for b in buffers
         ]
-    it = Interpreter(fn, buffers, grid_of(fn), card_halves)
+    it = Interpreter(fn, buffers, ktdp.grid_of(fn, KtirError), card_halves)
     args: list[object] = []
     for k, arg in enumerate(fn.body.block.args):
         if k in pointers:

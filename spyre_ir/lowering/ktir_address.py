@@ -46,7 +46,7 @@ from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind, SpyreMemorySpaceAttr
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES
-from spyre_ir.interp.ktir import address_from_argument, grid_of, is_lx_view
+from spyre_ir.interp.ktir import address_from_argument, is_lx_view
 from spyre_ir.lowering.ktir_local import (
     linear_tile_id,
     local_inputs,
@@ -249,7 +249,11 @@ def bind_absolute_addresses(fn: func.FuncOp, unit: str = "element") -> list[Addr
     if not buffers:
         return []
     block = fn.body.block
-    tile = linear_tile_id(fn, grid_of(fn)) if any(b.local for b in buffers) else None
+    tile = (
+        linear_tile_id(fn, ktdp.grid_of(fn, LoweringError))
+        if any(b.local for b in buffers)
+        else None
+    )
     for buffer in buffers:
         pointer = block.insert_arg(IndexType(), len(block.args))
         pointer.name_hint = buffer.name

@@ -9,9 +9,7 @@ import math
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
-    ArrayAttr,
     IndexType,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
@@ -58,15 +56,6 @@ def ktir_kernels(module: ModuleOp) -> list[func.FuncOp]:
         and op.body.blocks
         and any(o.name.startswith("ktdp.") for o in op.walk())
     ]
-
-
-def grid_of(fn: func.FuncOp) -> tuple[int, ...]:
-    attr = fn.attributes.get("grid")
-    if attr is None:
-        return (1,)
-    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, IntegerAttr) for a in attr):
-        raise LoweringError(f"the kernel's grid is {attr}, not an array of integers", fn)
-    return tuple(int(a.value.data) for a in attr.data)  # type: ignore[attr-defined]
 
 
 def tensor_type(p: Pointer) -> TensorType:

@@ -17,6 +17,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.lowering.ktir_elements import IndirectElements, element_tile, load_elements
 from spyre_ir.lowering.ktir_values import (
     Box,
     Buf,
@@ -198,7 +199,9 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     shape = tuple(extent[d] for d in perm)
     if shape != tuple(op.result.type.get_shape()):
         raise LoweringError(
-            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type}", op
+            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type} "
+            "(KTDP.td: a tile's shape is that of its coordinate set)",
+            op,
         )
     uniform = all(i.uniform for i in indices)
     return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
@@ -213,11 +216,15 @@ def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) ->
     maps = [m.data for m in op.per_dim_subscript_maps.data]
     table = lw.get(op.base)
     space = rectangle(op.variables_space_set, op)
+    elements = element_tile(lw, op, space)  # every subscript indirect: ktir_elements
+    if elements is not None:
+        return elements  # type: ignore[return-value]
     n_captured = len(op.captured_variables)
     unsupported = LoweringError(
         f"'{op.name}': only row gathers (an indirect first subscript over leading "
         "variables, each other dim one variable plus captured values, the last dim "
-        "whole) are supported",
+        "whole) and element gathers (every subscript an index view read at the "
+        "variables) are supported",
         op,
     )
     if not kinds[0] or any(kinds[1:]) or not isinstance(table, View):
@@ -323,6 +330,8 @@ def row_window(lw: KernelLowering, tile: IndirectRows, rows: Buf) -> Buf:
 def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     tile = lw.get(op.access_tile)
     element = element_of(op.result.type)
+    if isinstance(tile, IndirectElements):
+        return load_elements(lw, tile, element)
     if isinstance(tile, IndirectRows):
         ib = tile.index_box
         index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]

@@ -68,7 +68,6 @@ from spyre_ir.lowering.ktir_address import (
 from spyre_ir.lowering.ktir_compute import BINARY, COMPARE, UNARY, TileMath, shape_of
 from spyre_ir.lowering.ktir_kernel import (
     _INDEX_OPS,
-    grid_of,
     ktir_kernels,
     parse_scalars,
     scalar_value,
@@ -98,7 +97,7 @@ class KernelLowering:
         scalars,
     ):
         self.fn = fn
-        self.grid = grid_of(fn)
+        self.grid = ktdp.grid_of(fn, LoweringError)
         self.block = block
         self.top: list[Operation] = []
         self.env: dict[SSAValue, object] = {}
@@ -600,7 +599,7 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
         arg.name_hint = p.name
     kernel = D.KernelOp(
         name,
-        math.prod(grid_of(fn)),
+        math.prod(ktdp.grid_of(fn, LoweringError)),
         list(body.args),
         out_types,
         Region(block),
@@ -615,7 +614,9 @@ def lower_kernel(fn: func.FuncOp, scalars: dict[str, float]) -> func.FuncOp:
 
 
 def _plan(fn: func.FuncOp) -> Attribute:
-    return D.KtirPlanAttr.from_values(grid=grid_of(fn) if "grid" in fn.attributes else None)
+    return D.KtirPlanAttr.from_values(
+        grid=ktdp.grid_of(fn, LoweringError) if "grid" in fn.attributes else None
+    )
 
 
 @dataclass(frozen=True)
@@ -656,7 +657,9 @@ class ConvertKtirToDataflow(ModulePass):
                 if grid is not None:
                     launch_grid(fn, grid)
                 bind_absolute_addresses(fn, self.address_unit)  # see ktir_address
-                rebase_tile_offsets(fn, grid_of(fn))  # pointer + per-tile offset: see there
+                rebase_tile_offsets(
+                    fn, ktdp.grid_of(fn, LoweringError)
+                )  # pointer + per-tile offset: see there
                 lowered = lower_kernel(fn, values)
             except LoweringError as error:
                 raise located_error(error.op or fn, str(error)) from None

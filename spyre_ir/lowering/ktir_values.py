@@ -269,9 +269,12 @@ def kernel_pointers(fn: func.FuncOp) -> dict[int, Pointer]:
                     if last % n and last < p.shape[-1]:
                         p.padded = True
             for use in view.result.uses:
-                if isinstance(use.operation, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
-                    # An index view: its few indices are read one stick each.
-                    p.read = p.padded = True
+                op = use.operation
+                if isinstance(op, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
+                    # An index view: a row gather's few indices are read one stick
+                    # each; an element gather's (every subscript indirect) whole.
+                    p.read = True
+                    p.padded = p.padded or not all(op.kinds())
         pointers[k] = p
     return pointers
 

@@ -43,10 +43,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
+from spyre_ir.dialects import ktdp
 from spyre_ir.interp.numerics import to_storage
 from spyre_ir.lowering.ktir_address import bind_absolute_addresses, launch_grid, parse_grid
 from spyre_ir.lowering.ktir_calls import inline_calls
-from spyre_ir.lowering.ktir_kernel import grid_of, ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_kernel import ktir_kernels, parse_scalars
+from spyre_ir.lowering.ktir_observe import observe_deliveries
 from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
@@ -69,9 +71,9 @@ def find_kernel(module: ModuleOp, entry: str) -> func.FuncOp:
 
 
 def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int]:
-    """Per integer pointer, the bound of its random values: the rows of the smallest
-    table an indirect access tile reads through it."""
-    from spyre_ir.dialects import ktdp
+    """Per integer pointer, the bound of its random values: the smallest extent of the
+    table dims indirect access tiles index through it (rows for a row gather, each
+    dim its own index view's for an element gather)."""
 
     bounds: dict[int, int] = {}
     for k, p in pointers.items():
@@ -79,7 +81,10 @@ def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int
             for use in view.result.uses:
                 op = use.operation
                 if isinstance(op, ktdp.ConstructIndirectAccessTileOp) and use.index > 0:
-                    rows = op.base.type.get_shape()[0]  # type: ignore[attr-defined]
+                    dims = [d for d, indirect in enumerate(op.kinds()) if indirect]
+                    j = use.index - 1  # among the index views, in subscript order
+                    dim = dims[j] if j < len(dims) else 0
+                    rows = op.base.type.get_shape()[dim]  # type: ignore[attr-defined]
                     bounds[k] = min(bounds.get(k, rows), rows)
     return bounds
 
@@ -226,8 +231,10 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
             launch_grid(fn, grid)
         # The views at constant addresses get pointers.
         bind_absolute_addresses(fn, args.address_unit or "element")
+        # A kernel storing nothing: its inter-tile results are stored to be compared.
+        observed = observe_deliveries(fn, ktdp.grid_of(fn, LoweringError))
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
-        rebase_tile_offsets(fn, grid_of(fn))
+        rebase_tile_offsets(fn, ktdp.grid_of(fn, LoweringError))
         pointers = kernel_pointers(fn)
     except LoweringError as error:
         from spyre_ir.diagnostics import Diagnostic, op_location
@@ -289,6 +296,13 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)",
         file=out,
     )
+    if observed:
+        print(
+            f"(the kernel stores nothing: {', '.join('%' + n for n in observed)} "
+            f"hold{'s' * (len(observed) == 1)} each tile's result of its inter-tile ops, "
+            "tile t's at its t-th slab; docs/ktir.md)",
+            file=out,
+        )
     for k, value in zip(outputs, results):
         p = pointers[k]
         print(f"%{p.name}: {R.summary(value, TensorType(p.element, p.shape))}", file=out)
@@ -379,7 +393,6 @@ def _grid_note(fn: func.FuncOp, path: str) -> list:
     """A kernel that reads its tile id but has no grid runs on one tile: say so, as
     the likely cause of a failed lowering (outputs the other tiles would write)."""
     from spyre_ir.diagnostics import Diagnostic, op_location
-    from spyre_ir.dialects import ktdp
 
     if "grid" in fn.attributes or not any(
         isinstance(op, ktdp.GetComputeTileIdOp) for op in fn.walk()

@@ -141,8 +141,77 @@ func.func @k(%m: memref<64xf16>) attributes {grid = [1]} {
 func.func @k(%t_ptr: index, %i_ptr: index) attributes {grid = [1]} {
   %t = ktdp.construct_memory_view %t_ptr, sizes: [8, 16, 64], strides: [1024, 64, 1] {coordinate_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 15 >= 0, d2 >= 0, -d2 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x16x64xf16>
   %i = ktdp.construct_memory_view %i_ptr, sizes: [2], strides: [1] {coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 1 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2xi32>
-  // expected-error @+1 {{only row gathers (an indirect first subscript over leading variables, each other dim one variable plus captured values, the last dim whole) are supported}}
+  // expected-error @+1 {{only row gathers (an indirect first subscript over leading variables, each other dim one variable plus captured values, the last dim whole) and element gathers (every subscript an index view read at the variables) are supported}}
   %g = ktdp.construct_indirect_access_tile intermediate_variables(%p, %s, %f) %t[ind(%i[%p]), (%s), (%f)] {variables_space_set = affine_set<(d0, d1, d2) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 3 >= 0, d2 >= 0, -d2 + 31 >= 0)>, variables_space_order = affine_map<(d0, d1, d2) -> (d0, d1, d2)>} : memref<8x16x64xf16>, memref<2xi32> -> !ktdp.access_tile<2x4x32xindex>
   %x = ktdp.load %g : !ktdp.access_tile<2x4x32xindex> -> tensor<2x4x32xf16>
+  return
+}
+
+// -----
+
+// A grid dim of no tiles (or fewer): the kernel runs nowhere.
+// CHECK: convert_ktir_to_dataflow_invalid.mlir:[[# @LINE + 2]]:1: error: the kernel's grid [4, 0] must have at least one dim
+// expected-error @+1 {{the kernel's grid [4, 0] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = [4, 0]} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the kernel's grid [-2] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = [-2]} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the kernel's grid [] must have at least one dim, each a positive count of tiles}}
+func.func @k(%x: index) attributes {grid = []} {
+  %t = ktdp.get_compute_tile_id : index
+  return
+}
+
+// -----
+
+// An element gather reading an index view at the variables transposed: neither form.
+func.func @k(%x: index, %r: index, %c: index) attributes {grid = [1]} {
+  %t = ktdp.construct_memory_view %x, sizes: [8, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x64xf16>
+  %rows = ktdp.construct_memory_view %r, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xi32>
+  %cols = ktdp.construct_memory_view %c, sizes: [64, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 63 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xi32>
+  // expected-error @+1 {{and element gathers (every subscript an index view read at the variables) are supported}}
+  %g = ktdp.construct_indirect_access_tile intermediate_variables(%m, %k) %t[ind(%rows[%k, %m]), ind(%cols[%m, %k])] {variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, variables_space_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<8x64xf16>, memref<64x64xi32>, memref<64x64xi32> -> !ktdp.access_tile<2x64xindex>
+  %v = ktdp.load %g : !ktdp.access_tile<2x64xindex> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+// A store through an element tile (a scatter) is not supported.
+func.func @k(%x: index, %r: index, %c: index, %y: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %t = ktdp.construct_memory_view %x, sizes: [8, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x64xf16>
+  %rows = ktdp.construct_memory_view %r, sizes: [2, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2x64xi32>
+  %cols = ktdp.construct_memory_view %c, sizes: [2, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2x64xi32>
+  %src = ktdp.construct_memory_view %y, sizes: [2, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<2x64xf16>
+  %s = ktdp.construct_access_tile %src[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<2x64xf16> -> !ktdp.access_tile<2x64xindex>
+  %v = ktdp.load %s : !ktdp.access_tile<2x64xindex> -> tensor<2x64xf16>
+  %g = ktdp.construct_indirect_access_tile intermediate_variables(%m, %k) %t[ind(%rows[%m, %k]), ind(%cols[%m, %k])] {variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, variables_space_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<8x64xf16>, memref<2x64xi32>, memref<2x64xi32> -> !ktdp.access_tile<2x64xindex>
+  // expected-error @+1 {{'ktdp.store' through an indirect or transposed tile is not supported}}
+  ktdp.store %v, %g : tensor<2x64xf16>, !ktdp.access_tile<2x64xindex>
+  return
+}
+
+// -----
+
+// An access tile whose set spans two rows typed as one (as ktir-mlir-frontend's
+// tensor-extract-slice.mlir writes its output tile): the specification's shapes disagree.
+func.func @k(%x: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %v = ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<4x64xf16>
+  // expected-error @+1 {{the set spans [2, 64] but the tile is !ktdp.access_tile<1x64xindex> (KTDP.td: a tile's shape is that of its coordinate set)}}
+  %t = ktdp.construct_access_tile %v[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>
+  %y = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>
   return
 }
