@@ -192,6 +192,16 @@ def tail_row_blocks(rows: int, tm: int, share: int, k_tiles: int, tiles: int,
     return blocks
 
 
+def column_tiles(columns: int) -> tuple[int, ...]:
+    """Tile widths tried for a core's `columns` of N: `TILE_COLS`, and the core's whole
+    share when it is whole sticks within the widest tile and no power of two divides it
+    (1,600 columns of 12,800 under 8 cores along N: 256-column tiles would overhang it
+    by 192 columns, which every core loads and computes)."""
+    if columns % 64 or columns > TILE_COLS[-1] or columns in TILE_COLS:
+        return TILE_COLS
+    return (*TILE_COLS, columns)
+
+
 def _splits(cores: int) -> list[tuple[int, int, int]]:
     """(m, n, k) splits over a divisor of `cores` cores."""
     out = []
@@ -241,7 +251,7 @@ def plan_matmul(
         for tm in TILE_ROWS:
             if tm > max(config.pe_rows, 2 * mc) or tm % sk or tm < min(mc, config.pe_rows):
                 continue
-            for tn in TILE_COLS:
+            for tn in column_tiles(nc):
                 if tn > max(64, 2 * nc):
                     continue
                 for tk in TILE_COLS:
@@ -300,11 +310,12 @@ def plan_matmul(
                     step_bytes = (a_bytes / a_loads if k_tiles > 1 else 0) + tk * tn * elem
                     transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
                                              config)  # fmt: skip
-                    step = (
-                        config.lpddr_latency_s
-                        + transfer
-                        + pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
-                    )
+                    pe = pe_seconds(flops, pe_rows, tn, config)
+                    if blocks > 1 and corelets_sharing(tn, config) == 1:
+                        pe /= config.corelets_per_core  # the row blocks take turns
+                    # A step's matmul at the kernel's PE rate (with row blocks taking
+                    # turns, both corelets share every step, as in `pe`).
+                    step = config.lpddr_latency_s + transfer + pe / steps
                     ddr = max(ddr, steps * step / 2)
                     if k_tiles == 1 and n_tiles > 1:
                         # Two B slots: tile j + 2's load waits for tile j's matmul and
@@ -312,9 +323,6 @@ def plan_matmul(
                         # plus that chain.
                         b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
                         ddr = max(ddr, tiles * (b_tile + last_step + reduce + reduction) / 2)
-                    pe = pe_seconds(flops, pe_rows, tn, config)
-                    if blocks > 1 and corelets_sharing(tn, config) == 1:
-                        pe /= config.corelets_per_core  # the row blocks take turns
                     if blocks > 1:
                         # Two slots: step k + 2's last B tile (a corelet's) is loaded
                         # once step k's matmul is done, which waited for that tile of
