@@ -133,3 +133,23 @@ def test_ktir_pass_option_scalar_of_infinity_is_an_error(capsys):
     err = capsys.readouterr().err
     assert "scalar %shift is index but inf is not an integer" in err, err
     assert clean(err)
+
+
+@pytest.mark.parametrize(
+    "pipeline, message",
+    [
+        ("spyre-compile{cores=abc}", "spyre-compile: option cores=abc is not an integer"),
+        ("spyre-compile{cores=1.5}", "spyre-compile: option cores=1.5 is not an integer"),
+        ("spyre-compile{cores=1,2}", "spyre-compile: option cores=1,2 is not an integer"),
+        ("spyre-tile{lx-bytes=abc}", "spyre-tile: option lx-bytes=abc is not an integer"),
+        ("spyre-double-buffer{enable=3}", "spyre-double-buffer: option enable=3 is not true or false"),
+        ("canonicalize,spyre-compile{cores=x}", "spyre-compile: option cores=x is not an integer"),
+    ],
+)  # fmt: skip
+def test_pass_option_of_the_wrong_type_names_pass_and_option(tmp_path, capsys, pipeline, message):
+    # xDSL's own words were "Incompatible types: given ('abc',), expected <class 'int'>".
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    assert opt([str(path), "-p", pipeline]) == 1
+    err = capsys.readouterr().err
+    assert err == f"spyre-opt: error: {message}\n"
