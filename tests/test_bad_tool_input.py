@@ -153,3 +153,33 @@ def test_pass_option_of_the_wrong_type_names_pass_and_option(tmp_path, capsys, p
     assert opt([str(path), "-p", pipeline]) == 1
     err = capsys.readouterr().err
     assert err == f"spyre-opt: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--trace", "{file}"], "--trace {file} is the file FILE names"),
+        (["--output", "{file}"], "--output {file} is the file FILE names"),
+        (["--output", "{dir}/r.npz", "--trace", "{dir}/r.npz"], "--trace {dir}/r.npz is the file --output names"),
+        (["--inputs", "{dir}/x.npy,{dir}/y.npy", "--output", "{dir}/y.npy"], "--output {dir}/y.npy is the file --inputs names"),
+        (["--reference", "{dir}/ref.mlir", "--trace", "{dir}/ref.mlir"], "--trace {dir}/ref.mlir is the file --reference names"),
+    ],
+)  # fmt: skip
+def test_spyre_run_never_overwrites_what_it_reads(tmp_path, capsys, extra, message):
+    # Before, `spyre-run f.mlir --trace f.mlir` replaced the program with its trace.
+    import numpy as np
+
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    (tmp_path / "ref.mlir").write_text(ADD)
+    for name in ("x.npy", "y.npy"):
+        np.save(tmp_path / name, np.zeros((64, 64), np.float16))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    argv = [a.format(file=path, dir=tmp_path) for a in extra]
+    assert spyre_run.main([str(path), *argv]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"spyre-run: error: {message.format(file=path, dir=tmp_path)}: it would be overwritten"
+        in err
+    )
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
