@@ -301,6 +301,7 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
     broken: set[Operation] = set()
     for op in module.walk():
         problem = next(filter(None, map(type_problem, _types_of(op))), None)
+        problem = problem or _card_problem(op)
         if problem:
             file, line, col = op_location(op, name)
             found.append(Diagnostic(file, line, col, f"'{op.name}': {problem}"))
@@ -323,6 +324,21 @@ def verify_all(module: Operation, name: str) -> list[Diagnostic]:
                 Diagnostic(file, line, col, f"'{op.name}': {internal_error(error, name).message}")
             )
     return found
+
+
+def _card_problem(op: Operation) -> str | None:
+    """What is wrong with `op`'s `spyre.card` attribute (the card a module targets:
+    fields of the right kinds and values a card can have), or None."""
+    from spyre_ir.hardware import CARD_ATTR, card_from_attr
+
+    attr = op.attributes.get(CARD_ATTR)
+    if attr is None:
+        return None
+    try:
+        card_from_attr(attr)
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def compat_warnings(module: Operation, name: str) -> list[Diagnostic]:

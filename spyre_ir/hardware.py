@@ -399,18 +399,29 @@ _CARDS: dict[tuple, SpyreConfig] = {}
 
 def card_from_attr(attr) -> SpyreConfig:
     """The SpyreConfig a `spyre.card` attribute describes (cached per attribute)."""
-    key = tuple(sorted((name, value.value.data) for name, value in attr.data.items()))
-    found = _CARDS.get(key)
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    if not isinstance(attr, DictionaryAttr):
+        raise ValueError(f"{CARD_ATTR} is a dictionary of hardware fields, not {attr}")
+    key = tuple(sorted(attr.data.items(), key=lambda entry: entry[0]))
+    try:
+        found = _CARDS.get(key)
+    except TypeError:  # an entry of a kind that cannot be a key (a nested dictionary)
+        key, found = None, None
     if found is not None:
         return found
-    kinds = {f.name: type(getattr(DEFAULT_CONFIG, f.name)) for f in fields(DEFAULT_CONFIG)}
+    kinds = {f.name: f.type for f in fields(DEFAULT_CONFIG)}
     changes = {}
     for name, value in attr.data.items():
         if name not in kinds:
             raise ValueError(f"{CARD_ATTR}: unknown hardware field '{name}'")
-        changes[name] = kinds[name](value.value.data)
-    config = DEFAULT_CONFIG.with_options(**changes)
-    _CARDS[key] = config
+        changes[name] = _card_attr_value(name, kinds[name], value)
+    try:
+        config = DEFAULT_CONFIG.with_options(**changes)
+    except ValueError as e:
+        raise ValueError(f"{CARD_ATTR}: {e}") from None
+    if key is not None:
+        _CARDS[key] = config
     return config
 
 
@@ -424,6 +435,25 @@ def card_of(op) -> SpyreConfig:
             return card_from_attr(attr)
         op = op.parent_op()
     return DEFAULT_CONFIG
+
+
+def _card_attr_value(name: str, kind: str, value) -> int | float | bool:
+    """The Python value of one `spyre.card` entry, as card_attr writes it: an integer
+    attribute for an int field, 0 or 1 for a bool, an integer or finite float for a
+    float; a ValueError naming the field for anything else (1.5 for `cores` is not 1)."""
+    import math
+
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1
+
+    data = value.value.data if isinstance(value, IntegerAttr | FloatAttr) else None
+    if kind == "int" and isinstance(value, IntegerAttr) and value.type != i1:
+        return int(data)
+    if kind == "bool" and isinstance(value, IntegerAttr) and data in (0, 1, -1):
+        return bool(data)  # `true` parses as i1 -1 in xDSL
+    if kind == "float" and data is not None and math.isfinite(data):
+        return float(data)
+    want = {"bool": "0 or 1", "int": "an integer"}.get(kind, "a finite number")
+    raise ValueError(f"{CARD_ATTR}: hardware field '{name}' must be {want}, not {value}")
 
 
 def set_card(module, config: SpyreConfig) -> None:
@@ -445,7 +475,33 @@ def card_from_json(text: str) -> SpyreConfig:
         raise ValueError(f"not JSON: {e}") from None
     if not isinstance(data, dict):
         raise ValueError("a card description is a JSON object of hardware fields")
+    kinds = {f.name: f.type for f in fields(SpyreConfig)}
+    for name, value in data.items():
+        _check_card_value(name, kinds.get(name), value)
+        if kinds.get(name) == "float":
+            data[name] = float(value)  # 1000000000 for clock_hz is 1e9, a float
     return DEFAULT_CONFIG.with_options(**data)
+
+
+def _check_card_value(name: str, kind: str | None, value: object) -> None:
+    """A JSON value of the right kind for SpyreConfig field `name` (declared `kind`): a
+    bool for a bool, an integer for an int (not 1.5, not true), a finite number for a
+    float; a ValueError naming the field otherwise. Unknown fields are with_options'."""
+    import json
+    import math
+
+    if kind is None:
+        return
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = (isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value))  # fmt: skip
+    if not ok:
+        want = {"bool": "true or false", "int": "an integer"}.get(kind, "a finite number")
+        raise ValueError(f"hardware field '{name}' must be {want}, not {json.dumps(value)}")
 
 
 def read_card(path: str) -> SpyreConfig:
@@ -456,6 +512,8 @@ def read_card(path: str) -> SpyreConfig:
             text = f.read()
     except OSError as e:
         raise ValueError(f"--card {path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"--card {path}: not UTF-8 text (byte {e.start})") from None
     try:
         return card_from_json(text)
     except (TypeError, ValueError) as e:

@@ -237,9 +237,16 @@ class ConstructMemoryViewOp(IRDLOperation):
                 f"'{self.name}' number of dynamic stride operands does not match dynamic "
                 "entries in strides"
             )
-        if len(self.result.type.get_shape()) != len(sizes):
+        shape = self.result.type.get_shape()
+        if len(shape) != len(sizes):
             raise VerifyException(
                 f"'{self.name}' result memref rank does not match sizes/strides length"
+            )
+        # A static size the type contradicts (a `?` of the type, d < 0, takes any): the
+        # interpreter and the lowering would each read one of them.
+        if any(s != DYNAMIC and d >= 0 and s != d for s, d in zip(sizes, shape)):
+            raise VerifyException(
+                f"'{self.name}' sizes {list(sizes)} do not match the result type {self.result.type}"
             )
         if syntax.set_of(self.coordinate_set).data.num_dims != len(sizes):
             raise VerifyException(f"'{self.name}' coordinate_set must have one dim per view dim")

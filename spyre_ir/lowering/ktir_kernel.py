@@ -40,8 +40,11 @@ def parse_scalars(text: str) -> dict[str, float]:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"expected NAME=VALUE, got '{item}'")
+        key = name.strip().lstrip("%")
+        if key in values:
+            raise ValueError(f"{key} is given twice")
         try:
-            values[name.strip().lstrip("%")] = float(value)
+            values[key] = float(value)
         except ValueError:
             raise ValueError(f"value of {name.strip()} is not a number: '{value}'") from None
     return values
@@ -80,7 +83,7 @@ def scalar_value(fn: func.FuncOp, k: int, scalars: dict[str, float]) -> Index | 
         )
     value = scalars[name]
     if isinstance(arg.type, IndexType | IntegerType):
-        if value != int(value):
+        if not math.isfinite(value) or value != int(value):
             raise LoweringError(f"scalar %{name} is {arg.type} but {value} is not an integer", fn)
         return Index(None, int(value))
     return Scalar(value, arg.type)

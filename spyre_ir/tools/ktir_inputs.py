@@ -179,20 +179,52 @@ def scalar_values(
         named = parse_scalars(text or "")
     except ValueError as error:
         raise R.RunError(f"--scalars: {error}") from None
-    values, missing = {}, []
+    values, missing, known = {}, [], []
     for k, arg in enumerate(fn.body.block.args):
         if k in pointers:
             continue
         name = arg.name_hint or f"arg{k}"
+        known.append(name)
         if name in named:
-            values[k] = named[name]
+            values[k] = _scalar_in_range(name, arg.type, named[name])
         else:
             missing.append(f"{name} ({arg.type})")
     if missing:
         raise R.RunError(
             f"@{fn.sym_name.data} needs --scalars for its scalar arguments: {', '.join(missing)}"
         )
+    unknown = sorted(set(named) - set(known))
+    if unknown:
+        takes = ", ".join(known) or "none"
+        raise R.RunError(f"--scalars names {', '.join(unknown)}, not a scalar argument of "
+                         f"@{fn.sym_name.data} (its scalar arguments: {takes})")  # fmt: skip
     return values
+
+
+# --scalars carries numbers as Python floats: integers are exact up to 2**53.
+_EXACT = 1 << 53
+
+
+def _scalar_in_range(name: str, kind: object, value: float) -> float:
+    """`value` for scalar argument `name` of type `kind`: an integer type takes a whole
+    number its width holds (index: 64 bits) and --scalars carries exactly; a RunError
+    otherwise. Float arguments take any value (inf and nan included)."""
+    import math
+
+    from xdsl.dialects.builtin import IndexType, IntegerType
+
+    if not isinstance(kind, IndexType | IntegerType):
+        return value
+    if not math.isfinite(value) or value != int(value):
+        raise R.RunError(f"--scalars: {name} is {kind}, but {value!r} is not an integer")
+    width = 64 if isinstance(kind, IndexType) else kind.width.data
+    low, high = -(1 << max(width - 1, 0)), (1 << width) - 1  # signless: either reading
+    if not max(low, -_EXACT) <= value <= min(high, _EXACT):
+        raise R.RunError(
+            f"--scalars: {name} = {value:.17g} is outside the integers {kind} holds and "
+            f"--scalars carries exactly [{max(low, -_EXACT)}, {min(high, _EXACT)}]"
+        )
+    return value
 
 
 def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int:

@@ -91,7 +91,12 @@ class SpyreOptMain(xDSLOptMain):
         return self._card
 
     def setup_pipeline(self) -> None:
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except ValueError as error:
+            raise ValueError(
+                option_type_error(self.available_passes, self.args.passes, error)
+            ) from None
         for p in self.pipeline.passes:
             registry.check_pass_options(p)
         # xDSL's callback verifies the whole module before the first pass and after the
@@ -233,6 +238,46 @@ class SpyreOptMain(xDSLOptMain):
             write_atomically(self.args.output_file, out.getvalue())
         if not ok:
             sys.exit(1)
+
+
+def option_type_error(available: dict, spec_text: str, error: ValueError) -> str:
+    """xDSL's message for a pass option of the wrong type ("Incompatible types: given
+    ('abc',), expected <class 'int'>") as one naming the pass, the option and the kind
+    of value it takes; any other message as it is."""
+    from typing import get_type_hints
+
+    from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+
+    if not str(error).startswith("Incompatible types"):
+        return str(error)
+    for spec in parse_pipeline(spec_text):
+        if spec.name not in available:
+            continue
+        cls = available[spec.name]()
+        hints = get_type_hints(cls)
+        for option, values in spec.normalize_parameter_names().parameters.items():
+            try:
+                cls.from_pass_spec(ArgSpec(spec.name, {option: values}))
+            except ValueError as single:
+                if str(single).startswith("Incompatible types") and option in hints:
+                    given = ",".join(str(v) for v in values)
+                    kind = _KINDS.get(str(hints[option]), str(hints[option]))
+                    return f"{spec.name}: option {option.replace('_', '-')}={given} is not {kind}"
+    return str(error)
+
+
+_KINDS = {
+    "<class 'int'>": "an integer",
+    "int | None": "an integer",
+    "<class 'bool'>": "true or false",
+    "bool | None": "true or false",
+    "<class 'float'>": "a number",
+    "float | None": "a number",
+    "<class 'str'>": "a string",
+    "str | None": "a string",
+    "tuple[int, ...]": "a list of integers",
+    "tuple[int, ...] | None": "a list of integers",
+}
 
 
 # Failures main() reports itself, each in its own words.

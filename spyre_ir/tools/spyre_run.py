@@ -845,6 +845,31 @@ def check_values(args: argparse.Namespace) -> None:
     for path in (args.output, args.trace):
         if path is not None:
             check_writable(path)
+    check_distinct_outputs(args)
+
+
+def check_distinct_outputs(args: argparse.Namespace) -> None:
+    """A RunError when --output or --trace names a file the run reads (FILE,
+    --reference, an --inputs file) or both name one file: either would be overwritten,
+    the input lost or one output silently replaced by the other."""
+    reads = [("FILE", args.file), ("--reference", args.reference)]
+    reads += [("--inputs", p) for p in (args.inputs or "").split(",") if p.strip()]
+    seen: list[tuple[str, str]] = []
+    for flag, path in (("--output", args.output), ("--trace", args.trace)):
+        if path is None:
+            continue
+        for other_flag, other in [*reads, *seen]:
+            if other is not None and _same_file(path, other):
+                raise RunError(f"{flag} {path} is the file {other_flag} names: it would be "
+                               "overwritten")  # fmt: skip
+        seen.append((flag, path))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): the same path is the same file
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def run(args: argparse.Namespace) -> int:

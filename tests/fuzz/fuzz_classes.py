@@ -282,7 +282,10 @@ def npy_inputs(text: str, rng: random.Random, directory: str, index: int) -> lis
     elif action == 1:
         arrays[victim] = value.reshape((1, *value.shape))
     elif action == 2:
-        arrays[victim] = value.T.copy() if value.ndim > 1 else value[:-1]
+        if value.ndim > 1:
+            arrays[victim] = value.T.copy()
+        else:  # one element short; a scalar (tensor<f16>) becomes a vector of one
+            arrays[victim] = value[:-1] if value.ndim else value.reshape(1)
     elif action == 3:
         arrays[victim] = np.zeros(rng.choice(((), (0,), (0, 4), (3,) * 7)), value.dtype)
     elif action == 4:

@@ -8,7 +8,11 @@ Each mutant is one seed with one to three mutations (`MUTATIONS`: token edits, n
 at the edges of their types, shapes and element types, truncation, deep nesting, raw
 bytes), drawn from a `random.Random(seed)`: a run is reproducible. Every mutant goes
 through plain `spyre-opt`; one that parses then goes through `spyre-opt -p
-spyre-to-dataflow`, `-p spyre-to-units`, `-p spyre-compile` and `spyre-run --check`.
+spyre-to-dataflow`, `-p spyre-to-units`, `-p spyre-compile`, `spyre-run --check` and
+`spyre-run --check --level dataflow`. That last run catches silent wrong answers: the L2
+interpreter computes in IEEE fp16 as the L1 one does, so a mismatch there is a lowering
+bug (on the simulator, DLFloat16 against IEEE fp16 can miss an ill-conditioned program's
+tolerance - examples/attention_block.mlir does - so a mismatch there is not counted).
 
 The tools run in a worker process (in-process calls of their `main`, so a mutant costs
 no interpreter start-up); the parent gives each call `--timeout` seconds and counts a
@@ -196,6 +200,7 @@ def mutant(seed_texts: list[str], rng: random.Random) -> tuple[str, list[str]]:
 
 ZERO_ZERO = re.compile(r":0:0:")
 TRACEBACK = "Traceback (most recent call last)"
+MISMATCH = "check: MISMATCH"
 
 
 def problems(code: object, out: str, err: str) -> list[str]:
@@ -213,6 +218,13 @@ def problems(code: object, out: str, err: str) -> list[str]:
     if code == 1 and not err.strip() and "expected" not in out:
         found.append("exit 1 without a message")
     return found
+
+
+def wrong_answer(argv: list[str], out: str, err: str) -> list[str]:
+    """A silent wrong answer: `--check --level dataflow` (IEEE fp16 at both levels) that
+    found the lowered program's results differ from the L1 interpreter's."""
+    at_l2 = "--check" in argv and argv[-2:] == ["--level", "dataflow"]
+    return ["wrong answer"] if at_l2 and MISMATCH in out + err else []
 
 
 # ---------------------------------------------------------------- the worker
@@ -335,8 +347,12 @@ class Campaign:
 
 
 def _commands(path: str) -> list[tuple[str, list[str]]]:
-    """The runs of a mutant that parses: the three pipelines and spyre-run --check."""
-    return [("opt", [path, "-p", p]) for p in PIPELINES] + [("run", [path, "--check"])]
+    """The runs of a mutant that parses: the three pipelines, spyre-run --check on the
+    simulator and on the L2 interpreter."""
+    return [("opt", [path, "-p", p]) for p in PIPELINES] + [
+        ("run", [path, "--check"]),
+        ("run", [path, "--check", "--level", "dataflow"]),
+    ]
 
 
 def new_class_mutant(seed_texts: list[str], rng: random.Random) -> tuple[str, list[str]]:
@@ -396,6 +412,7 @@ def fuzz(count: int, seed: int = 0, timeout: float = 30.0, verbose: bool = False
                         else:
                             commands += _commands(path)
                     kinds = ["hang"] if code == "hang" else problems(code, out, err)
+                    kinds += wrong_answer(argv, out, err)
                     for kind in kinds:
                         campaign.counts[kind] = campaign.counts.get(kind, 0) + 1
                     if kinds:

@@ -40,6 +40,17 @@ def test_judge(code, out, err, kinds):
     assert spyre_fuzz.problems(code, out, err) == kinds
 
 
+def test_a_mismatch_on_the_l2_interpreter_is_a_wrong_answer():
+    line = "check: MISMATCH in result 0: 3 of 64 elements differ (the L1 interpreter)\n"
+    assert spyre_fuzz.wrong_answer(["f.mlir", "--check", "--level", "dataflow"], line, "")
+    assert spyre_fuzz.wrong_answer(["f.mlir", "--check", "--level", "dataflow"], "", line)
+    # On the simulator DLFloat16 may miss an ill-conditioned program's tolerance: not counted.
+    assert not spyre_fuzz.wrong_answer(["f.mlir", "--check"], line, "")
+    assert not spyre_fuzz.wrong_answer(
+        ["f.mlir", "--check", "--level", "dataflow"], "check: ok\n", ""
+    )
+
+
 def test_a_run_past_its_timeout_is_a_hang(tmp_path):
     path = tmp_path / "f.mlir"
     path.write_text(spyre_fuzz.seeds()[0])

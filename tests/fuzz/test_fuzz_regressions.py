@@ -17,7 +17,7 @@ CASES = {
     # spyre-run --check on KTIR kernels: sizes checked before allocating, and an affine
     # constant past 64 bits (MemoryError, ValueError and OverflowError before).
     "ktir_huge_view.mlir": (
-        "run", "ktir_huge_view.mlir:5:3: error: 'ktdp.construct_memory_view': strides [1, 64] are not the row-major strides [64, 1] of its pointer's tensor [64, 64]"),
+        "run", "ktir_huge_view.mlir:5:3: error: 'ktdp.construct_memory_view' sizes [64, 64] do not match the result type memref<64x4294967296xf16>"),
     "ktir_dynamic_view.mlir": (
         "run", "ktir_dynamic_view.mlir:21:3: error: 'ktdp.construct_memory_view' with dynamic sizes"),
     "ktir_affine_constant_past_64_bits.mlir": (
@@ -34,7 +34,7 @@ CASES = {
         "run", "index_constant_past_64_bits.mlir:19:5: error: 'arith.constant' (program @k0): the integer -9223372036854775809 does not fit in 64 bits"),
     "full_of_infinity_as_integer.mlir": ("opt", ":15:3: error: 'spyre.full': -inf is not an integer value for i64"),
     "ktir_absolute_view_too_large_to_draw.mlir": (
-        "run", "spyre-run: error: the memory views of @shifted_sum take 4286586752 bytes; a run draws at most 1073741824 bytes of random values"),
+        "run", "ktir_absolute_view_too_large_to_draw.mlir:28:3: error: 'ktdp.construct_memory_view' sizes [64, 2143289344] do not match the result type memref<64x64xf16>"),
     "ktir_generic_per_tile_scalar.mlir": (
         "run", "ktir_generic_per_tile_scalar.mlir:28:3: error: 'ls.store' (program @positions): store race on element [0, 1]"),
     # Found by the slow tier on session 7's code, all in spyre-run --check of a KTIR kernel:
@@ -47,9 +47,17 @@ CASES = {
     "ktir_index_constant_past_64_bits.mlir": (
         "run", "ktir_index_constant_past_64_bits.mlir:8:3: error: KTIR interpreter: 'arith.constant': the integer 4722366482869645213695 does not fit in 64 bits"),
     "ktir_extract_slice_wrong_result_shape.mlir": (
-        "run", "ktir_extract_slice_wrong_result_shape.mlir:14:3: error: KTIR interpreter: 'tensor.extract_slice': a slice of shape [1, 32] does not make tensor<1xf16>"),
+        "run", "ktir_extract_slice_wrong_result_shape.mlir:15:3: error: 'ktdp.construct_memory_view' sizes [32] do not match the result type memref<1xf16>"),
     "ktir_grid_of_wrong_kind.mlir": (
         "run", "ktir_grid_of_wrong_kind.mlir:13:1: error: the kernel's grid is f16, not an array of integers"),
+    # Since session 8 the verifier refuses a view whose sizes contradict its type, which
+    # ktir_huge_view, ktir_extract_slice_wrong_result_shape and
+    # ktir_absolute_view_too_large_to_draw all do: they now end there, earlier.
+    # Found by the session 8 campaign's new wrong-answer judge (`--check --level dataflow`,
+    # seed 1): a memory view whose sizes [1, 64] contradict its memref<64x64xf16>; the
+    # KTIR interpreter and the lowering each read one (half the elements differed).
+    "ktir_view_sizes_not_its_type.mlir": (
+        "run", "ktir_view_sizes_not_its_type.mlir:30:3: error: 'ktdp.construct_memory_view' sizes [1, 64] do not match the result type memref<64x64xf16>"),
 }  # fmt: skip
 
 

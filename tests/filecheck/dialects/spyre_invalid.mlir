@@ -1,4 +1,4 @@
-// One chunk per verifier rule of the spyre dialect (spyre_ir/dialects/spyre.py and the
+// One chunk per verifier rule of the spyre dialect (spyre_ir/dialects/spyre*.py and the
 // ShapeError paths of spyre_ir/shape_rules.py). The `expected-error` annotations are
 // checked strictly by spyre-opt (a missing or an unexpected error exits 1); the CHECK
 // lines pin the full printed diagnostic, location included.

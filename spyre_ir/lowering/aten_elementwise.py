@@ -1,0 +1,242 @@
+"""ATen lowerings of elementwise ops (arithmetic, comparisons, logical ops, where,
+masked_fill, unary functions, gelu, clamp, casts, identities, dropout) and matmuls.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+from xdsl.ir import SSAValue
+
+from spyre_ir.dialects import spyre
+from spyre_ir.lowering.aten_base import (
+    arg,
+    aten,
+    in_range,
+    lowers,
+    prims,
+    promoted_dtype,
+    scalar_only,
+)
+from spyre_ir.lowering.fx_importer import (
+    Importer,
+    LoweringFn,
+    meta_dtype,
+    meta_type,
+    rounded_scalar,
+)
+
+# ---------------------------------------------------------------- elementwise
+
+
+def _binary(op_cls: type[spyre.BinaryOp], swap: bool = False) -> LoweringFn:
+    opmath = op_cls in (spyre.MulOp, spyre.DivOp)  # scalars at f32, as torch's CPU kernels
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        dtype = meta_dtype(node)
+        lhs, rhs = (node.args[1], node.args[0]) if swap else (node.args[0], node.args[1])
+        a = imp.scalar_or_tensor(imp.value(lhs), dtype, opmath=opmath)
+        b = imp.scalar_or_tensor(imp.value(rhs), dtype, opmath=opmath)
+        alpha = node.kwargs.get("alpha", 1)
+        if alpha != 1:  # torch rounds alpha to the dtype, then multiplies at f32
+            alpha = imp.scalar_or_tensor(rounded_scalar(alpha, dtype), dtype, opmath=True)
+            b = imp.emit(spyre.MulOp(b, alpha, b.type))
+        return imp.emit(op_cls(a, b, meta_type(node)))
+
+    return lower
+
+
+_ALPHA = in_range((99, "alpha"))  # alpha is keyword-only
+lowers(aten.add.Tensor, aten.add.Scalar, check=_ALPHA)(_binary(spyre.AddOp))
+lowers(aten.sub.Tensor, aten.sub.Scalar, check=_ALPHA)(_binary(spyre.SubOp))
+for _targets, _cls in (
+    ((aten.mul.Tensor, aten.mul.Scalar), spyre.MulOp),
+    ((aten.div.Tensor, aten.div.Scalar), spyre.DivOp),
+    ((aten.maximum.default,), spyre.MaxOp),
+    ((aten.minimum.default,), spyre.MinOp),
+):
+    lowers(*_targets)(_binary(_cls))
+
+
+def _float_result(node: torch.fx.Node) -> str | None:
+    if not meta_dtype(node).is_floating_point:
+        return f"{node.target} on integer tensors is not supported; spyre.pow is float-only"
+    return None
+
+
+lowers(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar,
+       check=_float_result)(_binary(spyre.PowOp))  # fmt: skip
+lowers(aten.rsub.Scalar, aten.rsub.Tensor)(_binary(spyre.SubOp, swap=True))
+
+
+def _compare(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        dtype = promoted_dtype(node.args[0], node.args[1])
+        a = imp.compare_operand(imp.value(node.args[0]), dtype)
+        b = imp.compare_operand(imp.value(node.args[1]), dtype)
+        return imp.emit(op_cls(a, b, meta_type(node)))
+
+    return lower
+
+
+for _name, _cls in (
+    ("eq", spyre.EqOp), ("ne", spyre.NeOp), ("lt", spyre.LtOp),
+    ("le", spyre.LeOp), ("gt", spyre.GtOp), ("ge", spyre.GeOp),
+):  # fmt: skip
+    _packet = getattr(aten, _name)
+    lowers(_packet.Tensor, _packet.Scalar)(_compare(_cls))
+
+
+def _logical(op_cls: type[spyre.BinaryOp]) -> LoweringFn:
+    """and/or/xor on truth values: operands are cast to i1 first (x != 0, as torch's
+    logical ops test them), so spyre.logical_* always sees i1 operands."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        a = imp.as_tensor(imp.value(node.args[0]), torch.bool)
+        b = imp.as_tensor(imp.value(node.args[1]), torch.bool)
+        return imp.emit(op_cls(a, b, meta_type(node)))
+
+    return lower
+
+
+# (bitwise_and/or/xor: aten_bitwise.py, logical on bool tensors, bitwise on integers)
+for _target, _cls in (
+    (aten.logical_and.default, spyre.LogicalAndOp),
+    (aten.logical_or.default, spyre.LogicalOrOp),
+    (aten.logical_xor.default, spyre.LogicalXorOp),
+):
+    lowers(_target)(_logical(_cls))
+
+
+@lowers(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+def lower_where(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    dtype = meta_dtype(node)
+    cond = imp.as_tensor(imp.value(node.args[0]), torch.bool)
+    a = imp.compare_operand(imp.value(node.args[1]), dtype)
+    b = imp.compare_operand(imp.value(node.args[2]), dtype)
+    return imp.emit(spyre.SelectOp(cond, a, b, meta_type(node)))
+
+
+@lowers(aten.masked_fill.Scalar, check=in_range((2, "value"), also=scalar_only((2, "value"))))
+def lower_masked_fill(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    dtype = meta_dtype(node)
+    x = imp.as_tensor(imp.value(node.args[0]), dtype)
+    mask = imp.as_tensor(imp.value(node.args[1]), torch.bool)
+    fill = imp.compare_operand(node.args[2], dtype)
+    return imp.emit(spyre.SelectOp(mask, fill, x, meta_type(node)))
+
+
+def _unary(op_cls: type[spyre.UnaryOp]) -> LoweringFn:
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.as_tensor(imp.value(node.args[0]), meta_dtype(node))
+        return imp.emit(op_cls(x, meta_type(node)))
+
+    return lower
+
+
+for _target, _cls in (
+    (aten.neg.default, spyre.NegOp), (aten.abs.default, spyre.AbsOp),
+    (aten.sign.default, spyre.SignOp), (aten.relu.default, spyre.ReluOp),
+    (aten.exp.default, spyre.ExpOp), (aten.log.default, spyre.LogOp),
+    (aten.sqrt.default, spyre.SqrtOp), (aten.rsqrt.default, spyre.RsqrtOp),
+    (aten.reciprocal.default, spyre.ReciprocalOp), (aten.tanh.default, spyre.TanhOp),
+    (aten.sigmoid.default, spyre.SigmoidOp), (aten.erf.default, spyre.ErfOp),
+    (aten.log1p.default, spyre.Log1pOp),
+    (aten.silu.default, spyre.SiluOp), (aten.sin.default, spyre.SinOp),
+    (aten.cos.default, spyre.CosOp), (aten.logical_not.default, spyre.LogicalNotOp),
+):  # fmt: skip
+    lowers(_target)(_unary(_cls))
+
+
+def _rounding(op_cls: type[spyre.UnaryOp]) -> LoweringFn:
+    """floor/ceil: spyre's ops are float-only; on integer tensors torch returns a copy."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.as_tensor(imp.value(node.args[0]), meta_dtype(node))
+        if not meta_dtype(node).is_floating_point:
+            return x
+        return imp.emit(op_cls(x, meta_type(node)))
+
+    return lower
+
+
+lowers(aten.floor.default)(_rounding(spyre.FloorOp))
+lowers(aten.ceil.default)(_rounding(spyre.CeilOp))
+
+
+@lowers(aten.gelu.default)
+def lower_gelu(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    from xdsl.dialects.builtin import StringAttr
+
+    x = imp.value(node.args[0])
+    mode = node.kwargs.get("approximate", arg(node, 1, "approximate", "none"))
+    props = {"approximate": StringAttr(mode)} if mode != "none" else {}
+    return imp.emit(spyre.GeluOp(x, meta_type(node), props))
+
+
+@lowers(
+    aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
+    check=in_range((1, "min"), (2, "max"), also=scalar_only((1, "min"), (2, "max"))),
+)  # fmt: skip
+def lower_clamp(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    from xdsl.dialects.builtin import FloatAttr
+
+    x = imp.as_tensor(imp.value(node.args[0]), meta_dtype(node))
+    if node.target == aten.clamp_min.default:
+        low, high = node.args[1], None
+    elif node.target == aten.clamp_max.default:
+        low, high = None, node.args[1]
+    else:
+        low, high = arg(node, 1, "min"), arg(node, 2, "max")
+    dtype = meta_dtype(node)  # torch rounds the bounds to the dtype (clamp(max=2050.5) is 2050)
+    props = {k: FloatAttr(float(rounded_scalar(v, dtype)), 64)
+             for k, v in (("min", low), ("max", high)) if v is not None}  # fmt: skip
+    if not props:
+        return x
+    return imp.emit(spyre.ClampOp(x, meta_type(node), props))
+
+
+@lowers(prims.convert_element_type.default, aten._to_copy.default, aten.to.dtype)
+def lower_cast(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    return imp.cast(imp.value(node.args[0]), meta_dtype(node))
+
+
+@lowers(
+    aten.clone.default, aten.alias.default, aten.detach.default,
+    aten.lift_fresh_copy.default, aten.contiguous.default,
+)  # fmt: skip
+def lower_identity(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    return imp.value(node.args[0])
+
+
+def _eval_dropout(node: torch.fx.Node) -> str | None:
+    return "dropout in training mode is not supported" if arg(node, 2, "train") else None
+
+
+@lowers(aten.dropout.default, check=_eval_dropout)
+def lower_dropout(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    return imp.value(node.args[0])
+
+
+# ---------------------------------------------------------------- matmul
+
+
+@lowers(aten.mm.default, aten.bmm.default, aten.matmul.default)
+def lower_matmul(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    a, b = imp.value(node.args[0]), imp.value(node.args[1])
+    return imp.emit(spyre.MatmulOp(a, b, meta_type(node)))
+
+
+@lowers(aten.addmm.default, aten.baddbmm.default)
+def lower_addmm(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    dtype, out = meta_dtype(node), meta_type(node)
+    bias, a, b = (imp.value(x) for x in node.args[:3])
+    product = imp.emit(spyre.MatmulOp(a, b, out))
+    alpha, beta = node.kwargs.get("alpha", 1), node.kwargs.get("beta", 1)
+    if alpha != 1:
+        product = imp.emit(spyre.MulOp(product, imp.full(alpha, (), dtype), out))
+    if beta == 0:
+        return product
+    if beta != 1:
+        bias = imp.emit(spyre.MulOp(bias, imp.full(beta, (), dtype), bias.type))
+    return imp.emit(spyre.AddOp(product, bias, out))
