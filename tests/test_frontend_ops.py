@@ -364,6 +364,8 @@ def _round_isnan_repeat(x):
     return (
         torch.round(x * 2.0),
         torch.round(x),
+        torch.round(x * 30.0, decimals=1),
+        torch.round(x * 300.0, decimals=-1),
         torch.isnan(x / x),
         x.repeat(2, 3),
         x.repeat(3, 1, 1),
@@ -428,7 +430,8 @@ CASES: list[Case] = [
          ("aten.convolution.default", "aten.unfold.default", "aten.im2col.default"),
          dtypes=(F32, F16)),
     Case("round_isnan_repeat", _round_isnan_repeat, lambda dt, s: (with_zeros(ODD, dt, s),),
-         ("aten.round.default", "aten.isnan.default", "aten.repeat.default")),
+         ("aten.round.default", "aten.round.decimals", "aten.isnan.default",
+          "aten.repeat.default")),
     Case("activations", _activations, lambda dt, s: (normal(S2, dt, s, 2.0),),
          ("aten.erf.default", "aten.tanh.default", "aten.exp.default")),
     Case("clamp", _clamp, lambda dt, s: (normal(ODD, dt, s),),

@@ -211,7 +211,8 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     """Inductor's table plus the CPU flash-attention -> math decomposition that Inductor
     deliberately excludes (torch/_inductor/decomposition.py, ``decomps_to_exclude``),
     less ``im2col`` (F.unfold), which lowering/aten_conv.py takes as strided slices
-    rather than as Inductor's gather by computed index tensors."""
+    rather than as Inductor's gather by computed index tensors, and ``round.decimals``,
+    whose decomposition multiplies by 10**-d where torch's kernel divides by 10**d."""
     from torch._decomp import get_decompositions
     from torch._inductor.decomposition import select_decomp_table
 
@@ -220,6 +221,7 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
         **get_decompositions([aten._scaled_dot_product_flash_attention_for_cpu.default]),
     }
     table.pop(aten.im2col.default, None)
+    table.pop(aten.round.decimals, None)  # lowering/aten_bitwise.py: torch's kernel, exactly
     return table
 
 
