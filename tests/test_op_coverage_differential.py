@@ -139,6 +139,15 @@ def _alpha_inputs(dt):
     return normal((4, 80), dt, 16, 4.0), normal((4, 80), dt, 17)
 
 
+def _tensor_constants(x):
+    """Tensor constants of the graph (get_attr nodes: `_tensor_constant0`, ...), assigned
+    and computed with."""
+    y = x.clone()
+    y[::2] = float("nan")
+    y[1, 3:9] = torch.tensor(2.5)
+    return y, x + torch.tensor([1.0, -2.0]).to(x.dtype).repeat(35)
+
+
 def _repeat(x):
     return x.repeat(2, 3), x.repeat(2, 1, 1)
 
@@ -206,6 +215,9 @@ CASES = [
          ("aten.round.decimals",), ("spyre.round",), (F16, BF16, F32), exact_on_card=False),
     Case("alpha", _alpha, _alpha_inputs, ("aten.add.Tensor", "aten.sub.Tensor"), ("spyre.cast",),
          (F16, BF16), exact_on_card=False),
+    Case("tensor_constants", _tensor_constants, lambda dt: (values((4, 70), dt, 18),),
+         ("aten.lift_fresh_copy.default", "aten.slice_scatter.default"), ("spyre.scatter",),
+         (F32, F16), exact_on_card=False),
     Case("repeat", _repeat, lambda dt: (values((3, 70), dt, 13),), ("aten.repeat.default",),
          ("spyre.broadcast_to",), (F16, F32, I64)),
     Case("constant_pad_nd", _pad, lambda dt: (values((3, 70), dt, 14),),
@@ -308,15 +320,34 @@ PARAMS = [pytest.param(case, dt, id=f"{case.name}-{str(dt).removeprefix('torch.'
 
 
 # ----------------------------------------------------------------------------- harness
+def lift_constants(gm: torch.fx.GraphModule) -> list[torch.Tensor]:
+    """The graph's tensor constants (get_attr nodes) made its last inputs, as the spyre
+    backend's partitioning passes them to a partition; their values."""
+    last = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
+    values = []
+    for node in [n for n in gm.graph.nodes if n.op == "get_attr"]:
+        with gm.graph.inserting_after(last):
+            last = gm.graph.placeholder(f"lifted_{node.target}")
+        last.meta.update(node.meta)
+        values.append(getattr(gm, node.target))
+        last.meta.setdefault("val", values[-1])
+        node.replace_all_uses_with(last)
+        gm.graph.erase_node(node)
+    gm.recompile()
+    return values
+
+
 def capture(fn: Callable, args: Sequence[torch.Tensor]):
     """Every graph `fn` compiles to: (its ATen targets, L1 module, numpy inputs)."""
     graphs: list = []
 
     def compiler(gm: torch.fx.GraphModule, example_inputs):
         targets = {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+        constants = lift_constants(gm)
         module = import_graph(gm)  # raises for a node without a lowering
 
         def run(*inputs: torch.Tensor):
+            inputs = (*inputs, *constants)
             graphs.append((targets, module, [to_numpy(x) for x in inputs]))
             return gm(*inputs)
 
