@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 import torch.fx
 from xdsl.dialects.builtin import TensorType
@@ -134,6 +135,22 @@ def _with_alpha(imp: Importer, node: torch.fx.Node, op_cls: type[spyre.BinaryOp]
     a, b = imp.cast(a, torch.float32), imp.cast(b, torch.float32)
     product = imp.emit(spyre.MulOp(b, imp.full(float(alpha), (), torch.float32), b.type))
     return imp.cast(imp.emit(op_cls(a, product, f32)), meta_dtype(node))
+
+
+@lowers(aten.lerp.Scalar, check=scalar_only((2, "weight")))
+def lower_lerp(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """lerp(a, b, w) as torch's CPU kernel (lerp in aten/src/ATen/native/Lerp.h): at
+    opmath (f32 for 16-bit floats), a + w * (b - a) for |w| < 0.5, else
+    b - (b - a) * (1 - w); rounded once to the result's type."""
+    dtype, weight = meta_dtype(node), np.float32(arg(node, 2, "weight"))
+    a, b = (imp.cast(imp.value(x), torch.float32) for x in node.args[:2])
+    out = tensor_type(meta_shape(node), torch.float32)
+    diff = imp.emit(spyre.SubOp(b, a, out))
+    small = abs(weight) < 0.5
+    scale = imp.full(float(weight if small else np.float32(1) - weight), (), torch.float32)
+    step = imp.emit(spyre.MulOp(diff, scale, out))
+    near = imp.emit((spyre.AddOp if small else spyre.SubOp)(a if small else b, step, out))
+    return imp.cast(near, dtype)
 
 
 _ALPHA = in_range((99, "alpha"))  # alpha is keyword-only
