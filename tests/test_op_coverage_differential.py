@@ -143,6 +143,11 @@ def _lerp(a, b):
     return torch.lerp(a, b, 0.3), torch.lerp(a, b, 0.75), torch.lerp(a, b, -2.0)
 
 
+def _div_modes(a, b):
+    a = a * 10
+    return torch.div(a, b, rounding_mode="trunc"), torch.div(a, 0.3, rounding_mode="trunc")
+
+
 def _tensor_constants(x):
     """Tensor constants of the graph (get_attr nodes: `_tensor_constant0`, ...), assigned
     and computed with."""
@@ -225,6 +230,10 @@ CASES = [
     # too: 1 f32 ulp on about a quarter of the elements, and rarely 1 bf16 ulp after that.
     Case("lerp_fused_in_torch", _lerp, _alpha_inputs, ("aten.lerp.Scalar",), ("spyre.mul",),
          (BF16, F32), exact=False, tol=2.0**-7),
+    # trunc, f16 bit for bit; floor is torch's fmod algorithm (c10::div_floor_floating),
+    # not matched bit for bit: by a 16-bit tensor with each step rounded to 16 bits
+    Case("div_modes", _div_modes, _alpha_inputs, ("aten.div.Tensor_mode",),
+         ("spyre.floor", "spyre.sign"), (F16, F32), exact_on_card=False),
     Case("tensor_constants", _tensor_constants, lambda dt: (values((4, 70), dt, 18),),
          ("aten.lift_fresh_copy.default", "aten.slice_scatter.default"), ("spyre.scatter",),
          (F32, F16), exact_on_card=False),
