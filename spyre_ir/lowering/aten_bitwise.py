@@ -3,11 +3,12 @@
 Bitwise and/or/xor/not on bool tensors are the logical ops (`spyre.logical_*`); on integer
 tensors they are `spyre.bitwise_*`, and the shifts `spyre.shift_left` / `shift_right` (torch's
 `<<` and `>>`, arithmetic on signed integers). `isnan(x)` is `x != x`; `round` is
-`spyre.round` (ties to even); `repeat` is a broadcast between two reshapes.
+`spyre.round` (ties to even; with `decimals`, scaled at f32 as torch's kernel); `repeat` is a broadcast between two reshapes.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.fx
 from xdsl.ir import SSAValue
@@ -76,6 +77,29 @@ def lower_round(imp: Importer, node: torch.fx.Node) -> SSAValue:
     if not meta_dtype(node).is_floating_point:
         return x
     return imp.emit(spyre.RoundOp(x, meta_type(node)))
+
+
+def _float_only(node: torch.fx.Node) -> str | None:
+    if meta_dtype(node).is_floating_point:
+        return None
+    return f"{node.target} of an integer tensor (torch raises)"
+
+
+@lowers(aten.round.decimals, check=_float_only)
+def lower_round_decimals(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """round(x, decimals=d) as torch's CPU kernel computes it (round_decimals_kernel in
+    aten/src/ATen/native/cpu/UnaryOpsKernel.cpp): at opmath (f32 for f16 and bf16), with
+    p = float(10**|d|), nearbyint(x * p) / p for d >= 0 and nearbyint(x / p) * p for d < 0,
+    rounded once to the result's type. Inductor's decomposition, round(x * 10**d) * 10**-d,
+    is 1 ulp off in f32 (spyre_decompositions drops it)."""
+    decimals = int(node.kwargs.get("decimals", node.args[1] if len(node.args) > 1 else 0))
+    dtype = meta_dtype(node)
+    x = imp.cast(imp.value(node.args[0]), torch.float32)
+    ten = imp.full(float(np.float32(10.0 ** min(abs(decimals), 300))), (), torch.float32)
+    f32 = x.type
+    first, then = (spyre.MulOp, spyre.DivOp) if decimals >= 0 else (spyre.DivOp, spyre.MulOp)
+    scaled = imp.emit(spyre.RoundOp(imp.emit(first(x, ten, f32)), f32))
+    return imp.cast(imp.emit(then(scaled, ten, f32)), dtype)
 
 
 @lowers(aten.isnan.default)

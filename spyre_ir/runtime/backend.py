@@ -211,7 +211,9 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     """Inductor's table plus the CPU flash-attention -> math decomposition that Inductor
     deliberately excludes (torch/_inductor/decomposition.py, ``decomps_to_exclude``),
     less ``im2col`` (F.unfold), which lowering/aten_conv.py takes as strided slices
-    rather than as Inductor's gather by computed index tensors."""
+    rather than as Inductor's gather by computed index tensors, and ``round.decimals``,
+    whose decomposition multiplies by 10**-d where torch's kernel divides by 10**d,
+    and ``lerp.Scalar``, whose decomposition rounds each step to 16 bits."""
     from torch._decomp import get_decompositions
     from torch._inductor.decomposition import select_decomp_table
 
@@ -220,6 +222,8 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
         **get_decompositions([aten._scaled_dot_product_flash_attention_for_cpu.default]),
     }
     table.pop(aten.im2col.default, None)
+    table.pop(aten.round.decimals, None)  # lowering/aten_bitwise.py: torch's kernel, exactly
+    table.pop(aten.lerp.Scalar, None)  # lowering/aten_lowerings.py: at f32, as torch's kernel
     return table
 
 
