@@ -809,3 +809,34 @@ def test_a_row_gather_from_part_of_each_row_is_a_located_lowering_error(capsys, 
     )
     assert want in err
     assert "Traceback" not in err
+
+
+def test_an_element_gather_through_offset_views_matches_the_interpreter(capsys, tmp_path):
+    """element_gather.mlir with its table view at row 16 of a 48-row tensor and its row
+    index view at row 16 of a 32-row one (pointer + 1024): ktir_elements loads both
+    from their origins (each origin ignored alone mismatches the interpreter)."""
+    text = (KERNELS / "element_gather.mlir").read_text()
+    old = "    %table = ktdp.construct_memory_view %table_ptr, sizes: [32, 64]"
+    assert old in text
+    whole = (
+        "    %c1024 = arith.constant 1024 : index\n"
+        "    %table_at = arith.addi %table_ptr, %c1024 : index\n"
+        "    %rows_at = arith.addi %rows_ptr, %c1024 : index\n"
+        "    %table_whole = ktdp.construct_memory_view %table_ptr, sizes: [48, 64], "
+        "strides: [64, 1] {\n      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, "
+        "-d0 + 47 >= 0, d1 >= 0, -d1 + 63 >= 0)>,\n"
+        "      memory_space = #ktdp.spyre_memory_space<HBM>\n    } : memref<48x64xf16>\n"
+        "    %rows_whole = ktdp.construct_memory_view %rows_ptr, sizes: [32, 64], "
+        "strides: [64, 1] {\n      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, "
+        "-d0 + 31 >= 0, d1 >= 0, -d1 + 63 >= 0)>,\n"
+        "      memory_space = #ktdp.spyre_memory_space<HBM>\n    } : memref<32x64xi32>\n"
+    )
+    text = text.replace(old, whole + old.replace("%table_ptr", "%table_at"))
+    old = "%rows = ktdp.construct_memory_view %rows_ptr,"
+    assert old in text
+    text = text.replace(old, "%rows = ktdp.construct_memory_view %rows_at,")
+    path = tmp_path / "offset_element_gather.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check", "--seed", "3")
+    assert status == 0, out + err
+    assert "check: ok" in out
