@@ -52,6 +52,7 @@ CASES = {
     "distributed_two_pointers.mlir": "n=128",
     "distributed_lx_partitions.mlir": "",
     "iota_after_allgather.mlir": "",
+    "offset_gather.mlir": "",
 }
 
 
@@ -784,3 +785,58 @@ def test_spyre_run_refuses_a_grid_of_no_tiles_and_a_mistyped_tile(capsys, tmp_pa
     assert status == 1, out + err
     assert "mistyped.mlir:4:3: error: KTIR interpreter:" in err
     assert "(KTDP.td: a tile's shape is that of its coordinate set)" in err
+
+
+def test_a_row_gather_from_part_of_each_row_is_a_located_lowering_error(capsys, tmp_path):
+    """offset_gather's table view narrowed to 32 of its pointer's 64 columns: the row
+    gather moves whole rows of the pointer's tensor, so the lowering says so (not a
+    failed ls.gather verification)."""
+    text = (KERNELS / "offset_gather.mlir").read_text()
+    rows, idx = text.index("%rows = ktdp"), text.index("%idx = ktdp")
+    narrowed = text[rows:idx].replace("sizes: [4, 64]", "sizes: [4, 32]")
+    narrowed = narrowed.replace("-d1 + 63", "-d1 + 31").replace("4x64xf16", "4x32xf16")
+    out = text.index("%out = ktdp")
+    rest = text[out:].replace("[4, 64], strides: [64, 1]", "[4, 32], strides: [32, 1]")
+    rest = rest.replace("-d1 + 63", "-d1 + 31").replace("x64x", "x32x").replace("x64x", "x32x")
+    text = text[:rows] + narrowed + text[idx:out] + rest
+    path = tmp_path / "narrow_gather.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path))
+    assert status == 1
+    want = (
+        "narrow_gather.mlir:34:5: error: 'ktdp.construct_indirect_access_tile': a row gather "
+        "from a view (origin [2, 0], sizes [4, 32]) that is not whole rows of its pointer's"
+    )
+    assert want in err
+    assert "Traceback" not in err
+
+
+def test_an_element_gather_through_offset_views_matches_the_interpreter(capsys, tmp_path):
+    """element_gather.mlir with its table view at row 16 of a 48-row tensor and its row
+    index view at row 16 of a 32-row one (pointer + 1024): ktir_elements loads both
+    from their origins (each origin ignored alone mismatches the interpreter)."""
+    text = (KERNELS / "element_gather.mlir").read_text()
+    old = "    %table = ktdp.construct_memory_view %table_ptr, sizes: [32, 64]"
+    assert old in text
+    whole = (
+        "    %c1024 = arith.constant 1024 : index\n"
+        "    %table_at = arith.addi %table_ptr, %c1024 : index\n"
+        "    %rows_at = arith.addi %rows_ptr, %c1024 : index\n"
+        "    %table_whole = ktdp.construct_memory_view %table_ptr, sizes: [48, 64], "
+        "strides: [64, 1] {\n      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, "
+        "-d0 + 47 >= 0, d1 >= 0, -d1 + 63 >= 0)>,\n"
+        "      memory_space = #ktdp.spyre_memory_space<HBM>\n    } : memref<48x64xf16>\n"
+        "    %rows_whole = ktdp.construct_memory_view %rows_ptr, sizes: [32, 64], "
+        "strides: [64, 1] {\n      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, "
+        "-d0 + 31 >= 0, d1 >= 0, -d1 + 63 >= 0)>,\n"
+        "      memory_space = #ktdp.spyre_memory_space<HBM>\n    } : memref<32x64xi32>\n"
+    )
+    text = text.replace(old, whole + old.replace("%table_ptr", "%table_at"))
+    old = "%rows = ktdp.construct_memory_view %rows_ptr,"
+    assert old in text
+    text = text.replace(old, "%rows = ktdp.construct_memory_view %rows_at,")
+    path = tmp_path / "offset_element_gather.mlir"
+    path.write_text(text)
+    status, out, err = run(capsys, str(path), "--check", "--seed", "3")
+    assert status == 0, out + err
+    assert "check: ok" in out

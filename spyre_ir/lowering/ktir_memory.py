@@ -264,10 +264,28 @@ def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) ->
     if not whole and (window[-1][1] != table.shape[-1] or table.padded):
         raise unsupported
     index_view = lw.get(op.indirect_memrefs[0])
-    offsets = [affine_value(lw, expr, at_lo, op) for expr in maps[0].results]
+    rows_of = tuple(table.memory.type.get_shape())[1 : len(table.shape)]  # type: ignore[attr-defined]
+    if any(table.origin[1:]) or rows_of != table.shape[1:]:
+        raise LoweringError(
+            f"'{op.name}': a row gather from a view (origin {list(table.origin)}, sizes "
+            f"{list(table.shape)}) that is not whole rows of its pointer's tensor is not "
+            "supported",
+            op,
+        )
+    offsets = [
+        shifted(lw, affine_value(lw, expr, at_lo, op), at)
+        for expr, at in zip(maps[0].results, index_view.origin or (0,) * len(maps[0].results))
+    ]
     index_box = Box(index_view, offsets, tuple(box_shape))
     shape = tuple(op.result.type.get_shape())
     return IndirectRows(table, index_box, shape, None if whole else tuple(window[:-1]))
+
+
+def shifted(lw: KernelLowering, value: SSAValue, by: int) -> SSAValue:
+    """`value + by` (the value itself when `by` is 0)."""
+    if not by:
+        return value
+    return lw.emit(arith.AddiOp(value, lw.index_constant(by).value)).results[0]
 
 
 def affine_linear(expr: AffineExpr) -> bool:
@@ -327,6 +345,22 @@ def row_window(lw: KernelLowering, tile: IndirectRows, rows: Buf) -> Buf:
     return Buf(dest, tile.shape)
 
 
+def table_rows(
+    lw: KernelLowering, indices: SSAValue, shape: tuple[int, ...], element, table: View
+) -> SSAValue:
+    """Row indices of a table view made rows of its pointer's tensor: the view's first
+    origin coordinate added when the view does not start at
+    row 0 (a `spyre.full` of it)."""
+    start = table.origin[0] if table.origin else 0
+    if not start:
+        return indices
+    base = lw.alloc(shape, element)
+    lw.emit(D.ComputeOp("spyre.full", [], [base], {"value": IntegerAttr(start, 64)}))
+    total = lw.alloc(shape, element)
+    lw.emit(D.ComputeOp("spyre.add", [indices, base], [total]))
+    return total
+
+
 def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     tile = lw.get(op.access_tile)
     element = element_of(op.result.type)
@@ -342,6 +376,7 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
             lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
         else:
             lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
+        indices = table_rows(lw, indices, ib.shape, index_element, tile.table)
         rows_shape = (*ib.shape, *tile.table.shape[1:])
         rows = lw.alloc(rows_shape, element)
         lw.emit(D.GatherOp(tile.table.memory, indices, rows))

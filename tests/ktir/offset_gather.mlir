@@ -1,0 +1,47 @@
+// A row gather through views at a pointer plus an offset (our own kernel, written from
+// the KTIR spec): the table view is rows 2..5 of the 8x64 tensor at %rows_ptr
+// (%rows_ptr + 128) and the index view is entries 4..7 of the 8 i32 at %idx_ptr
+// (%idx_ptr + 4); tile t copies row idx_view[t] of the table view into row t of out.
+// Each view's origin shifts what is read: the wrong indices or rows otherwise.
+module {
+  func.func @offset_gather(%rows_ptr: index, %idx_ptr: index, %out_ptr: index) attributes {grid = [4]} {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c128 = arith.constant 128 : index
+    %t = ktdp.get_compute_tile_id : index
+    %rows_at = arith.addi %rows_ptr, %c128 : index
+    %idx_at = arith.addi %idx_ptr, %c4 : index
+    %rows_whole = ktdp.construct_memory_view %rows_ptr, sizes: [8, 64], strides: [64, 1] {
+      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+      memory_space = #ktdp.spyre_memory_space<HBM>
+    } : memref<8x64xf16>
+    %idx_whole = ktdp.construct_memory_view %idx_ptr, sizes: [8], strides: [1] {
+      coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 7 >= 0)>,
+      memory_space = #ktdp.spyre_memory_space<HBM>
+    } : memref<8xi32>
+    %rows = ktdp.construct_memory_view %rows_at, sizes: [4, 64], strides: [64, 1] {
+      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+      memory_space = #ktdp.spyre_memory_space<HBM>
+    } : memref<4x64xf16>
+    %idx = ktdp.construct_memory_view %idx_at, sizes: [4], strides: [1] {
+      coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 3 >= 0)>,
+      memory_space = #ktdp.spyre_memory_space<HBM>
+    } : memref<4xi32>
+    %out = ktdp.construct_memory_view %out_ptr, sizes: [4, 64], strides: [64, 1] {
+      coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 + 3 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+      memory_space = #ktdp.spyre_memory_space<HBM>
+    } : memref<4x64xf16>
+    %src = ktdp.construct_indirect_access_tile intermediate_variables(%p, %d)
+        %rows[ind(%idx[%t + %p]), (%d)] {
+      variables_space_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+      variables_space_order = affine_map<(d0, d1) -> (d0, d1)>
+    } : memref<4x64xf16>, memref<4xi32> -> !ktdp.access_tile<1x64xindex>
+    %row = ktdp.load %src : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>
+    %dst = ktdp.construct_access_tile %out[%t, %c0] {
+      access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 63 >= 0)>,
+      access_tile_order = affine_map<(d0, d1) -> (d0, d1)>
+    } : memref<4x64xf16> -> !ktdp.access_tile<1x64xindex>
+    ktdp.store %row, %dst : tensor<1x64xf16>, !ktdp.access_tile<1x64xindex>
+    return
+  }
+}
