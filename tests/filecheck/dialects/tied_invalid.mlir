@@ -100,3 +100,25 @@ func.func @f(%x: tensor<4x64xf16>) -> (tensor<4x64xf16>, tensor<4x64xf16>) {
   }
   func.return %r, %s : tensor<4x64xf16>, tensor<4x64xf16>
 }
+
+// -----
+
+// An in-place scatter (spyre-lower-scatter) stores into a function argument's buffer.
+func.func @f(%x: tensor<16x64xf16>, %pos: tensor<1xi64>, %v: tensor<1x64xf16>) -> tensor<16x64xf16> {
+  %e = spyre.exp %x : tensor<16x64xf16> -> tensor<16x64xf16>
+  // CHECK: tied_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter': in place into a function argument only
+  // expected-error @+1 {{in place into a function argument only}}
+  %w = spyre.scatter %e[%pos], %v dim = 0 {in_place} : tensor<16x64xf16>, tensor<1xi64>, tensor<1x64xf16> -> tensor<16x64xf16>
+  func.return %w : tensor<16x64xf16>
+}
+
+// -----
+
+// ... that nothing else reads: its old value is overwritten.
+func.func @f(%x: tensor<16x64xf16>, %pos: tensor<1xi64>, %v: tensor<1x64xf16>) -> (tensor<16x64xf16>, tensor<16x64xf16>) {
+  // CHECK: tied_invalid.mlir:[[# @LINE + 2]]:3: error: 'spyre.scatter': in place into an argument that spyre.exp also reads
+  // expected-error @+1 {{in place into an argument that spyre.exp also reads}}
+  %w = spyre.scatter %x[%pos], %v dim = 0 {in_place} : tensor<16x64xf16>, tensor<1xi64>, tensor<1x64xf16> -> tensor<16x64xf16>
+  %e = spyre.exp %x : tensor<16x64xf16> -> tensor<16x64xf16>
+  func.return %w, %e : tensor<16x64xf16>, tensor<16x64xf16>
+}
