@@ -81,6 +81,7 @@ class ProgramOp(DeviceProgramBase):
             ):
                 raise VerifyException(f"{where}: {op.name} may not stand outside a unit")
         verify_program(self, where)
+        self.verify_tied(where)
         self.verify_scratchpad(where)
 
 

@@ -289,6 +289,9 @@ class DeviceProgramBase(IRDLOperation):
     plan = opt_prop_def(WorkPlanAttr)
     lx_capacity = opt_prop_def(IntegerAttr[I64])
     lx_peak_bytes = opt_prop_def(IntegerAttr[I64])
+    tied = opt_prop_def(DenseArrayBase[I64])
+    """Per result, the input whose buffer it is (written in place), or -1 for a block of
+    its own (see `tied_inputs`)."""
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove())
     irdl_options = (ParsePropInAttrDict(),)
@@ -349,6 +352,69 @@ class DeviceProgramBase(IRDLOperation):
     def output_memories(self) -> tuple[SSAValue, ...]:
         return self.body.block.args[1 + len(self.inputs) :]
 
+    def tied_inputs(self) -> dict[int, int]:
+        """Result index -> index of the input whose buffer it is. A tied result is no new
+        memory: its `!dataflow.ddr` argument is the input's buffer, which the program
+        updates in place (reading it first where it needs the old values), and the
+        ops after the program read that buffer as the result."""
+        return {o: i for o, i in enumerate(ints(self.tied)) if i >= 0}
+
+    def verify_tied(self, where: str) -> None:
+        """A tied result has its input's type exactly; an input is tied at most once and
+        passed once; nothing after the program reads the input's old value (it is
+        overwritten) and no other program writes it in place."""
+        if self.tied is None:
+            return
+        tied = ints(self.tied)
+        if len(tied) != len(self.outputs):
+            raise VerifyException(
+                f"{where}: tied names {len(tied)} results, the program has {len(self.outputs)}"
+            )
+        seen: set[int] = set()
+        for o, i in enumerate(tied):
+            if i < 0:
+                continue
+            if i >= len(self.inputs):
+                raise VerifyException(
+                    f"{where}: result {o} is tied to input {i}, which does not exist"
+                )
+            if i in seen:
+                raise VerifyException(f"{where}: input {i} is tied to two results")
+            seen.add(i)
+            value, result = self.inputs[i], self.outputs[o]
+            if value.type != result.type:
+                raise VerifyException(
+                    f"{where}: result {o} ({result.type}) is tied to input {i} of another "
+                    f"type ({value.type})"
+                )
+            if sum(1 for v in self.inputs if v is value) > 1:
+                raise VerifyException(
+                    f"{where}: input {i}, tied to result {o}, is passed more than once"
+                )
+            self._verify_sole_writer(where, value, o, i)
+
+    def _verify_sole_writer(self, where: str, value: SSAValue, o: int, i: int) -> None:
+        block = self.parent_block()
+        if block is None:
+            return
+        for use in value.uses:
+            user = use.operation
+            if user is self:
+                continue
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            if user is None:
+                continue
+            if isinstance(user, DeviceProgramBase) and use.index in user.tied_inputs().values():
+                raise VerifyException(
+                    f"{where}: input {i} is also written in place by @{user.sym_name.data}"
+                )
+            if block.get_operation_index(user) > block.get_operation_index(self):
+                raise VerifyException(
+                    f"{where}: input {i} is written in place (tied to result {o}), but "
+                    f"{user.name} reads its old value afterwards"
+                )
+
     def verify_scratchpad(self, where: str) -> None:
         """LX use per core within capacity: the end of the highest buffer once every
         buffer has its offset; before that only the largest buffer is known to be
@@ -395,6 +461,7 @@ class KernelOp(DeviceProgramBase):
             )
         if not isinstance(self.body.block.last_op, EndOp):
             raise VerifyException(f"{where}: must end in dataflow.end")
+        self.verify_tied(where)
         self.verify_scratchpad(where)
 
 

@@ -14,12 +14,14 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    UnitAttr,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -255,13 +257,19 @@ class ScatterOp(SpyreOp):
     """`dest` with the slices at positions `indices` along `dim` replaced by `source`'s
     (torch.index_copy; `cache[:, :, pos] = k`): result[.., indices[j], ..] =
     source[.., j, ..]. The indices are runtime data (1-D, i32/i64; negative ones count
-    from the end); a position given twice gets one of its slices, as in torch."""
+    from the end); a position given twice gets one of its slices, as in torch.
+
+    `in_place` (set by spyre-lower-scatter): the result *is* `dest`'s buffer, tied as
+    a program's result is (`DeviceProgramBase.tied`): only the source's slices are
+    stored, at the runtime positions, and the ops that read the result read `dest`'s
+    buffer. `dest` is then a function argument whose only reader is this op."""
 
     name = "spyre.scatter"
     dest = operand_def(TensorType)
     indices = operand_def(TensorType)
     source = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
+    in_place = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
@@ -279,6 +287,11 @@ class ScatterOp(SpyreOp):
         return self.dim.value.data % len(shape_of(self.dest))
 
     def verify_semantics(self) -> None:
+        self.verify_scatter()
+        if self.in_place is not None:
+            self._verify_in_place()
+
+    def verify_scatter(self) -> None:
         idx = element_of(self.indices)
         if not (isinstance(idx, IntegerType) and idx.width.data in (32, 64)):
             raise VerifyException(f"'{self.name}': indices must be i32 or i64, got {idx}")
@@ -295,6 +308,21 @@ class ScatterOp(SpyreOp):
         self.expect_element(self.source, element_of(self.dest), "source")
         self.expect_element(self.result, element_of(self.dest), "result")
         self.expect_shape(dest)
+
+    def _verify_in_place(self) -> None:
+        """The tied result's rules: dest's type exactly, dest a function argument (an
+        input buffer) that nothing else reads (its old value is overwritten)."""
+        if self.result.type != self.dest.type:
+            raise VerifyException(f"'{self.name}': an in-place result has dest's type "
+                                  f"{self.dest.type}, not {self.result.type}")  # fmt: skip
+        owner = self.dest.owner.parent_op() if isinstance(self.dest, BlockArgument) else None
+        if owner is None or owner.name != "func.func":
+            raise VerifyException(f"'{self.name}': in place into a function argument only")
+        others = [u.operation.name for u in self.dest.uses if u.operation is not self]
+        if others:
+            raise VerifyException(
+                f"'{self.name}': in place into an argument that {others[0]} also reads"
+            )
 
 
 @irdl_op_definition
@@ -320,4 +348,4 @@ class ScatterAddOp(SpyreOp):
                          properties={"dim": IntegerAttr(dim, I64_T)})  # fmt: skip
 
     axis = ScatterOp.axis
-    verify_semantics = ScatterOp.verify_semantics
+    verify_semantics = ScatterOp.verify_scatter

@@ -129,6 +129,35 @@ class DdrMemory:
         else:
             self.array = self.data = array
 
+    @classmethod
+    def in_place(cls, array: np.ndarray, name: str, label: str, cores: int | None) -> DdrMemory:
+        """A writable memory whose tensor is `array` itself (a tied result: the input's
+        buffer, updated in place). `array` as a program's result gives it (the tensor
+        part of a padded memory) is taken as it is, its padding with it; any other
+        array (an entry argument, read-only or unpadded) is copied in once."""
+        base = array.base
+        if (
+            isinstance(base, np.ndarray)
+            and array.flags.writeable
+            and base.dtype == array.dtype
+            and base.shape == tuple(n + 1 for n in array.shape)
+            and base.strides == array.strides
+            and base.__array_interface__["data"][0] == array.__array_interface__["data"][0]
+        ):
+            memory = cls.__new__(cls)
+            memory.shape, memory.name, memory.writable, memory.label = (
+                array.shape,
+                name,
+                True,
+                label,
+            )
+            memory.array, memory.data = base, array
+            memory.writers = None if cores is None else np.full(base.shape, -1, _core_dtype(cores))
+            return memory
+        memory = cls(array, name, True, label, cores)
+        memory.data[...] = array
+        return memory
+
 
 class Box:
     """The boxes [offset, offset + extent) of every core in a tensor of `shape`.

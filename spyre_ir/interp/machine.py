@@ -142,10 +142,17 @@ class KernelMachine:
             raise InterpreterError(
                 f"@{name} has {len(op.outputs)} outputs, given contents of {len(initial)}"
             )
+        tied = op.tied_inputs()
         for i, (result, arg) in enumerate(zip(op.outputs, op.output_memories)):
             t = result.type
             assert isinstance(t, TensorType)
             label = f"output {i} of @{name}"
+            if i in tied:  # the input's buffer itself, updated in place
+                source = memories[1 + tied[i]]
+                memory = self._ddr(source.data, arg, True, label, in_place=True)
+                source.array = source.data = memory.data  # the input reads what is written
+                outputs.append(memory)
+                continue
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
             outputs.append(self._ddr(zeros, arg, True, label))
             if initial is not None:  # the memory's contents before the kernel runs
@@ -156,19 +163,23 @@ class KernelMachine:
         else:
             self.body(block, memories)
         results = []
-        for memory in outputs:
-            if memory.writers is not None and initial is None:
-                self._check_written(memory)
+        for i, memory in enumerate(outputs):
+            if memory.writers is not None and initial is None and i not in tied:
+                self._check_written(memory)  # a tied result keeps what is not written
             results.append(memory.data)  # a view: the caller copies what it keeps
         return results
 
-    def _ddr(self, array: np.ndarray, arg: SSAValue, writable: bool, label: str) -> DdrMemory:
+    def _ddr(self, array: np.ndarray, arg: SSAValue, writable: bool, label: str,
+             in_place: bool = False) -> DdrMemory:  # fmt: skip
         if arg.name_hint:
             label += f" (%{arg.name_hint})"
         t = arg.type
         assert isinstance(t, D.DdrType)
         checked = self.cores if self.check else None
-        return DdrMemory(array, self.interp.held_name(t.element_type), writable, label, checked)
+        name = self.interp.held_name(t.element_type)
+        if in_place:
+            return DdrMemory.in_place(array, name, label, checked)
+        return DdrMemory(array, name, writable, label, checked)
 
     def run_block(self, block: Block, args: Sequence[object]) -> list:
         values = self.values

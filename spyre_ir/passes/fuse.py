@@ -426,6 +426,8 @@ class Fuser:
         """Put `op` in the open group `current` or a new one; returns the open group."""
         if current is not None and self.try_extend(current, op):
             return current
+        if isinstance(op, spyre.ScatterOp) and op.in_place is not None:
+            return None  # a row store between groups (spyre-lower-scatter)
         if isinstance(op, spyre.ReshapeOp):
             if current is not None and reads_before(current, op.input):
                 current.hoisted.append(op)

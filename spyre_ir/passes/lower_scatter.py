@@ -15,6 +15,15 @@ given twice sums its sources: what scatter_add and index_add ask for (torch leav
 repeated position of a plain scatter undefined). The cost: `dest` is read and the result
 written whole, once per call; only the n source slices are multiplied.
 
+A plain scatter, not along the last dim, into a function argument that nothing else reads (a KV cache input,
+`cache.index_copy_(2, pos, k)`, whose written value attention reads) is not lowered:
+it is marked `in_place` and stays between the kernels as a store of the source's
+slices into the argument's own buffer at the runtime positions (the simulator's and
+the runtime's row store), so the cache is neither read nor written whole for it and
+the ops after it read the argument's buffer. A scatter whose dest is another op's
+result, or an argument read elsewhere too (its old value still needed), keeps the
+one-hot form.
+
 Integer and boolean tensors do not go through the PE array (it multiplies floats): their
 `moved` is a select of the sources by `hit^T` and a sum over the n positions (SFP and PE
 elementwise work on an [pre, S, post, n] tensor, n x more than the float form's output;
@@ -27,8 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, UnitAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -138,6 +148,21 @@ def _one_hot_select(emit, hit: SSAValue, source: SSAValue, shape: tuple[int, ...
     return written, emit(spyre.ReshapeOp(moved, _type(shape, element)))
 
 
+def stores_in_place(op: spyre.ScatterOp | spyre.ScatterAddOp) -> bool:
+    """Whether `op` can be a row store into its dest's own buffer: a plain scatter, not
+    along the last dim (the stick dim: its slices are whole sticks), whose dest is an
+    argument of the function, read by nothing else, of the result's type."""
+    dest = op.dest
+    return (
+        isinstance(op, spyre.ScatterOp)
+        and op.axis < len(spyre.shape_of(dest)) - 1  # whole sticks: not along the last dim
+        and isinstance(dest, BlockArgument)
+        and isinstance(dest.owner.parent_op(), func.FuncOp)
+        and all(use.operation is op for use in dest.uses)
+        and dest.type == op.result.type
+    )
+
+
 @dataclass(frozen=True)
 class SpyreLowerScatter(ModulePass):
     """Rewrite each spyre.scatter / spyre.scatter_add as one-hot selects and matmuls
@@ -145,9 +170,16 @@ class SpyreLowerScatter(ModulePass):
 
     name = "spyre-lower-scatter"
 
+    in_place: bool = True
+    """Store a scatter into an otherwise unread function argument in place (module
+    docstring); false: every scatter becomes one-hot selects."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         scatters = (spyre.ScatterOp, spyre.ScatterAddOp)
         for scatter in [o for o in op.walk() if isinstance(o, scatters)]:
+            if self.in_place and stores_in_place(scatter):
+                scatter.properties["in_place"] = UnitAttr()
+                continue
             ops = lower(scatter)
             Rewriter.insert_op(ops, InsertPoint.before(scatter))
             Rewriter.replace_op(scatter, [], [ops[-1].results[0]])

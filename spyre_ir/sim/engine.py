@@ -108,7 +108,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 
 from spyre_ir import cost_model as cm
-from spyre_ir.dialects import core
+from spyre_ir.dialects import core, spyre
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.interp.dataflow import DataflowInterpreter
@@ -117,6 +117,7 @@ from spyre_ir.interp.machine import KernelMachine, LocatedError, LxBuffer, index
 from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
+from spyre_ir.sim.row_store import store_rows
 from spyre_ir.sim.scheduler import (
     END,
     FOR,
@@ -191,7 +192,7 @@ def simulate(
     sim.interp.output_contents = dict(output_contents or {})
     with _blas_threads(blas_threads):
         outputs = run_entry(sim.interp, args, entry)
-    report = run_report([p.stats for p in sim.programs], config)
+    report = run_report([p.stats for p in sim.programs] + sim.row_stores, config)
     events = trace_events(sim.programs, config) if trace else None
     return SimResult(outputs, report, events)
 
@@ -205,7 +206,8 @@ class _Simulation:
         refuse = self._refuse_l2
         self.interp = DataflowInterpreter(
             module, check_races, "dlfloat16", card_format,
-            runners={core.ProgramOp: self._run_program, D.KernelOp: refuse, D.GroupOp: refuse},
+            runners={core.ProgramOp: self._run_program, D.KernelOp: refuse, D.GroupOp: refuse,
+                     spyre.ScatterOp: self._store_rows},
         )  # fmt: skip
         shared = replay.shared_caches(module)
         if shared is not None:  # facts of ops that never change: kept between runs
@@ -214,6 +216,7 @@ class _Simulation:
         self.tracing = trace
         self.numerics = numerics
         self.programs: list[_Program] = []
+        self.row_stores: list[dict] = []  # the reports of in-place scatters (row_store.py)
 
     def _run_program(self, op: Operation, operands: list) -> list:
         assert isinstance(op, core.ProgramOp)
@@ -223,6 +226,17 @@ class _Simulation:
         for value, result in zip(results, op.results):
             self.interp.check_result(value, op, result, "simulator")
         return results
+
+    def _store_rows(self, op: Operation, operands: list) -> list:
+        assert isinstance(op, spyre.ScatterOp)
+        if op.in_place is None:  # a one-hot scatter left at L1: as the interpreter runs it
+            return self.interp.run_tensor_op(op, operands)
+        try:
+            written, stats = store_rows(op, operands, self.config, len(self.row_stores))
+        except InterpreterError as error:
+            raise SimulationError(f"{op_label(op)}: {error}") from None
+        self.row_stores.append(stats)
+        return [written]
 
     @staticmethod
     def _refuse_l2(op: Operation, operands: list) -> list:

@@ -1,5 +1,7 @@
-// RUN: spyre-opt %s -p spyre-lower-scatter --split-input-file | filecheck %s
-// RUN: spyre-opt %s -p spyre-to-dataflow --split-input-file 2>&1 | %no-traceback
+// The one-hot form (in-place stores off: each dest here is an argument nothing else
+// reads, which spyre_lower_scatter_in_place.mlir stores in place).
+// RUN: spyre-opt %s -p 'spyre-lower-scatter{in-place=false}' --split-input-file | filecheck %s
+// RUN: spyre-opt %s -p 'spyre-lower-scatter{in-place=false}' --split-input-file | spyre-opt -p spyre-to-dataflow --split-input-file 2>&1 | %no-traceback
 
 // StaticCache's KV write of a 3-token prefill at runtime positions: the positions meet an
 // iota in a one-hot 3 x 16 matrix; its product with ones marks the written positions, the

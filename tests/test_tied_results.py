@@ -1,0 +1,178 @@
+"""Tied results (`tied` on dataflow.kernel / core.program, spyre_ir/dialects/dataflow.py):
+a program result that is one of its inputs' buffers, written in place, and the simulator
+and the L2 interpreter passing that buffer itself on to the ops that read the result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_sim_engine import TO_UNITS, lower, random_args
+from xdsl.utils.exceptions import VerifyException
+
+from spyre_ir.dialects import core
+from spyre_ir.dialects import dataflow as D
+from spyre_ir.interp.dataflow import run_module
+from spyre_ir.sim.engine import simulate
+
+# exp in one program, then a matmul reading its result: the exp can run in place on %x
+CHAIN = """
+func.func @main(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %e = spyre.exp %x : tensor<64x64xf16> -> tensor<64x64xf16>
+  %y = spyre.matmul %e, %w : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  func.return %y : tensor<64x64xf16>
+}
+"""
+
+
+def _programs(module, kind=core.ProgramOp):
+    return [op for op in module.walk() if isinstance(op, kind)]
+
+
+def _tie(program, tied) -> None:
+    program.properties["tied"] = D.dense(tied)
+
+
+def test_a_tied_result_is_computed_in_the_inputs_buffer() -> None:
+    args = random_args(CHAIN, seed=3)
+    want = simulate(lower(CHAIN, TO_UNITS), args)
+    module = lower(CHAIN, TO_UNITS)
+    exp, matmul = _programs(module)
+    assert exp.sym_name.data != matmul.sym_name.data
+    _tie(exp, [0])
+    module.verify()
+    seen: dict[str, list] = {}
+    from spyre_ir.sim import engine
+
+    run = engine._Simulation._run_program
+
+    def spy(self, op, operands):
+        before = [np.array(a, copy=True) for a in operands]
+        results = run(self, op, operands)
+        seen[op.sym_name.data] = [list(operands), list(results), before]
+        return results
+
+    engine._Simulation._run_program = spy
+    try:
+        got = simulate(module, args)
+    finally:
+        engine._Simulation._run_program = run
+    np.testing.assert_array_equal(got.outputs[0], want.outputs[0])
+    # the same bytes move: tying saves a block, not traffic
+    assert got.report["lpddr_bytes"] == want.report["lpddr_bytes"]
+    exp_in, exp_out, exp_before = seen[exp.sym_name.data]
+    mm_in = seen[matmul.sym_name.data][0]
+    assert mm_in[0] is exp_out[0]  # the matmul reads the exp's buffer itself
+    # an entry argument is not a program's buffer: copied in once, never written
+    assert not np.shares_memory(exp_in[0], exp_out[0])
+    np.testing.assert_array_equal(exp_in[0], exp_before[0])
+
+
+SECOND = """
+func.func @main(%x: tensor<64x64xf16>, %w: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %y = spyre.matmul %x, %w : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  %s = spyre.softmax %y dim = -1 : tensor<64x64xf16> -> tensor<64x64xf16>
+  %z = spyre.matmul %s, %w : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  func.return %z : tensor<64x64xf16>
+}
+"""
+
+
+def test_a_program_result_is_updated_in_place_by_the_next_program() -> None:
+    """The softmax tied to the first matmul's result: it runs in that very buffer (no
+    copy), which the second matmul then reads; a replay does the same."""
+    args = random_args(SECOND, seed=4)
+    want = simulate(lower(SECOND, TO_UNITS), args).outputs[0]
+    module = lower(SECOND, TO_UNITS)
+    programs = _programs(module)
+    assert len(programs) == 3, [p.sym_name.data for p in programs]
+    _tie(programs[1], [0])
+    module.verify()
+    from spyre_ir.sim import engine
+
+    outs: list = []
+    run = engine._Simulation._run_program
+
+    def spy(self, op, operands):
+        results = run(self, op, operands)
+        outs.append(results[0])
+        return results
+
+    engine._Simulation._run_program = spy
+    try:
+        got = simulate(module, args).outputs[0]
+        again = simulate(module, args).outputs[0]  # a replay: the same, in place
+    finally:
+        engine._Simulation._run_program = run
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(again, want)
+    assert outs[1] is outs[0] and outs[4] is outs[3]  # one buffer: matmul's, then softmax's
+
+
+def test_the_l2_interpreter_runs_a_tied_kernel() -> None:
+    module = lower(CHAIN, "spyre-to-dataflow")
+    kernels = _programs(module, D.KernelOp)
+    args = random_args(CHAIN, seed=5)
+    want = run_module(lower(CHAIN, "spyre-to-dataflow"), args)
+    _tie(kernels[0], [0])
+    module.verify()
+    np.testing.assert_array_equal(run_module(module, args)[0], want[0])
+
+
+@pytest.mark.parametrize(
+    ("tied", "message"),
+    [
+        ([0, 0], "tied names 2 results, the program has 1"),
+        ([2], "result 0 is tied to input 2, which does not exist"),
+        ([1], None),  # %w has the type of the result too: allowed
+    ],
+)
+def test_the_verifier_checks_the_tie(tied, message) -> None:
+    module = lower(CHAIN, TO_UNITS)
+    exp, matmul = _programs(module)
+    _tie(matmul, tied)
+    if message is None:
+        module.verify()
+        return
+    with pytest.raises(VerifyException, match=message):
+        module.verify()
+
+
+def test_a_tied_input_read_afterwards_is_refused() -> None:
+    text = CHAIN.replace("spyre.matmul %e, %w", "spyre.matmul %e, %x")
+    module = lower(text, TO_UNITS)
+    exp, _ = _programs(module)
+    _tie(exp, [0])
+    with pytest.raises(VerifyException, match="reads its old value afterwards"):
+        module.verify()
+
+
+DECODE = """
+func.func @main(%cache: tensor<1x2x64x64xf16>, %pos: tensor<2xi64>, %x: tensor<1x2x2x64xf16>, %q: tensor<1x2x2x64xf16>) -> tensor<1x2x2x64xf16> {
+  %w = spyre.scatter %cache[%pos], %x dim = 2 : tensor<1x2x64x64xf16>, tensor<2xi64>, tensor<1x2x2x64xf16> -> tensor<1x2x64x64xf16>
+  %t = spyre.transpose %w perm = [0, 1, 3, 2] : tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  %s = spyre.matmul %q, %t : tensor<1x2x2x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x2x64xf16>
+  %p = spyre.softmax %s dim = -1 : tensor<1x2x2x64xf16> -> tensor<1x2x2x64xf16>
+  %o = spyre.matmul %p, %w : tensor<1x2x2x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x2x64xf16>
+  func.return %o : tensor<1x2x2x64xf16>
+}
+"""
+
+
+def test_an_in_place_scatter_gives_the_one_hot_results_for_fewer_bytes() -> None:
+    """spyre-lower-scatter's row store (a scatter into an unread argument, stored in
+    place between kernels, spyre_ir/sim/row_store.py) against its one-hot lowering:
+    the same bits, and the bytes of the written rows instead of the cache's images; a
+    negative position counts from the end, as in the one-hot form."""
+    args = random_args(DECODE, seed=6, index_bound=64)
+    args[1] = np.array([5, -3], dtype=args[1].dtype)
+    one_hot = lower(DECODE, "spyre-lower-scatter{in-place=false}," + TO_UNITS)
+    in_place = lower(DECODE, TO_UNITS)
+    assert any(getattr(op, "in_place", None) is not None for op in in_place.walk())
+    want, got = simulate(one_hot, args), simulate(in_place, args)
+    np.testing.assert_array_equal(got.outputs[0], want.outputs[0])
+    stores = [k for k in got.report["kernels"] if k["name"].startswith("store_rows")]
+    # hand-computed: the 2 x 2 new rows, one 128-byte stick each, read and written once
+    assert [k["lpddr_bytes"] for k in stores] == [2 * 4 * 128]
+    cache_image = 2 * 64 * 128
+    assert want.report["lpddr_bytes"] - got.report["lpddr_bytes"] > 2 * cache_image
+    assert got.report["simulated_us"] < want.report["simulated_us"]
