@@ -1,0 +1,127 @@
+"""The matmul kernel's prologue hook: an RMSNorm on the A rows (marked by
+spyre-fuse-norm-prologue) computed inside the kernel.
+
+Per M tile, before the N loop, a K loop over the tile's rows of the norm's input x sums
+their squares (each chunk's f32 mean, zero-padded past the row's end, then the sum of
+the means times tk / K: the mean square of the whole row), and gives each row its
+factor sqrt(mean square + eps). Each A tile is then x's tile, scaled as it arrives:
+cast to f32, divided by the row's factor, cast back, times the weight's K slice (loaded beside the
+A tile). The normalised activation never leaves LX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from spyre_ir import cost_model
+from spyre_ir.diagnostics import located_error
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.lowering.dataflow_to_units import CORELET
+from spyre_ir.passes.fuse_norm_prologue import match_rms_norm
+from spyre_ir.passes.tile_kernel import BodyBuilder
+
+
+def prologue_bytes(rows: int, tk: int, blocks: int) -> int:
+    """LX the prologue's tiles take beside the matmul's: per row block an f32 tile and
+    three f16 tiles of the A tile's shape and four f32 row statistics, the weight's K
+    slice and three scalars."""
+    return blocks * rows * (10 * tk + 16) + 2 * tk + 12
+
+
+F64 = Float64Type()
+
+
+def compute(b: BodyBuilder, kind: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue],
+            attrs: dict[str, Attribute] | None = None) -> None:  # fmt: skip
+    """A prologue tile op, on corelet 0: the ops of one chain pass their tiles along
+    one corelet's PE and SFP (spread over both, their waits could form a cycle with
+    the matmul's)."""
+    op = dataflow.ComputeOp(kind, inputs, outputs, attrs, False, ())
+    op.attributes[CORELET] = IntegerAttr(0, i64)
+    b.emit(op)
+
+
+class Prologue:
+    """The tiles and ops of one kernel's norm prologue (see the module docstring).
+
+    Each buffer has one writing unit (convert-dataflow-to-units): the load/store unit
+    loads `raw`; the vector unit (SFP) writes `wide` (the f32 tile, squared or divided
+    in place), `part`, `factor` and `cast`; the PE's elementwise ops write `total`,
+    `mean_sq` and `scaled` (the weight's product). The factor is sqrt(mean square +
+    eps), which the SFP divides by, instead of the PE multiplying by its rsqrt: the
+    f32 tile then never changes units."""
+
+    def __init__(self, chain: Sequence[Operation], b: BodyBuilder, memory: dict[SSAValue, SSAValue],
+                 rows: int, tk: int, blocks: int, k: int) -> None:  # fmt: skip
+        norm = match_rms_norm(chain[-1].results[0])
+        x = norm.x if norm is not None else None
+        if x is not None and isinstance(x.owner, spyre.RestickifyOp) and x.owner in chain:
+            x = x.owner.input  # its loads change the layout
+        if norm is None or not isinstance(norm.ops[0], spyre.CastOp) or x not in memory or \
+                (norm.weight is not None and norm.weight not in memory):  # fmt: skip
+            raise located_error(chain[-1], "spyre-tile: a matmul prologue must be an RMSNorm of a "
+                                           "group input (spyre-fuse-norm-prologue's chain)")  # fmt: skip
+        self.norm, self.tk, self.k = norm, tk, k
+        self.x_mem = memory[x]
+        self.w_mem = memory[norm.weight] if norm.weight is not None else None
+        f32, out = Float32Type(), spyre.element_of(norm.result)
+
+        def tiles(shape: list[int], element: Attribute) -> list[SSAValue]:
+            return [b.alloc(shape, element) for _ in range(blocks)]
+
+        self.raw = tiles([rows, tk], spyre.element_of(x))
+        self.wide = tiles([rows, tk], f32)
+        self.cast = tiles([rows, tk], out)
+        self.scaled = tiles([rows, tk], out) if norm.weight is not None else self.cast
+        self.part, self.total = tiles([rows, 1], f32), tiles([rows, 1], f32)
+        self.mean_sq, self.factor = tiles([rows, 1], f32), tiles([rows, 1], f32)
+        self.w_tile = b.alloc([tk], spyre.element_of(norm.weight)) if norm.weight else None
+        self.two, self.share, self.eps = (b.alloc([], f32) for _ in range(3))
+
+    def stats(self, lb: BodyBuilder, tops: Sequence[SSAValue]) -> None:
+        """Each row block's sqrt(mean square + eps), for the rows from `tops[j]`."""
+        eps = self.norm.eps.owner.value.value.data
+        for tile, value in ((self.two, 2.0), (self.share, self.tk / self.k), (self.eps, eps)):
+            compute(lb, "spyre.full", [], [tile], {"value": FloatAttr(value, F64)})
+        for total in self.total:
+            compute(lb, "spyre.full", [], [total], {"value": FloatAttr(0.0, F64)})
+        kk, kb = lb.loop(cost_model.ceil_div(self.k, self.tk))
+        k0 = kb.mul(kk, self.tk)
+        for top, raw in zip(tops, self.raw):
+            kb.emit(dataflow.LoadOp(self.x_mem, [top, k0], raw, pad=0.0))
+        mean = {"dims": DenseArrayBase.from_list(i64, [-1]), "keepdim": UnitAttr()}
+        for raw, wide, part, total in zip(self.raw, self.wide, self.part, self.total):
+            compute(kb, "spyre.cast", [raw], [wide])
+            compute(kb, "spyre.pow", [wide, self.two], [wide])
+            # A chunk's mean, zero-padded past the row's end: its sum / tk.
+            compute(kb, "spyre.mean", [wide], [part], mean)
+            compute(kb, "spyre.add", [total, part], [total])
+        for total, mean_sq, factor in zip(self.total, self.mean_sq, self.factor):
+            compute(lb, "spyre.mul", [total, self.share], [mean_sq])
+            compute(lb, "spyre.add", [mean_sq, self.eps], [mean_sq])
+            compute(lb, "spyre.sqrt", [mean_sq], [factor])
+
+    def load_weight(self, kb: BodyBuilder, k0: SSAValue) -> None:
+        if self.w_mem is not None and self.w_tile is not None:
+            kb.emit(dataflow.LoadOp(self.w_mem, [k0], self.w_tile, pad=0.0))
+
+    def scale(self, kb: BodyBuilder, j: int, a_tile: SSAValue) -> SSAValue:
+        """Row block j's A tile (x's rows, loaded in `a_tile`) normalised; returns its tile."""
+        wide = self.wide[j]
+        compute(kb, "spyre.cast", [a_tile], [wide])
+        compute(kb, "spyre.div", [wide, self.factor[j]], [wide])
+        compute(kb, "spyre.cast", [wide], [self.cast[j]])
+        if self.w_tile is not None:
+            compute(kb, "spyre.mul", [self.w_tile, self.cast[j]], [self.scaled[j]])
+        return self.scaled[j]
