@@ -394,6 +394,8 @@ class Fuser:
         folded = {t for op in ops for t in folded_operands(op, self.mask_layout)}
         if self.prologues:  # taken in by the matmul reading them (`unplaced_prologue`)
             folded |= norm_prologue.mark_layout_changes(list(ops))
+            block = ops[0].parent if ops else None
+            ops = list(block.ops) if block is not None else ops
         taken: set[Operation] = set()
         for i, op in enumerate(ops):
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:

@@ -251,14 +251,33 @@ def is_prologue(op: Operation) -> bool:
 
 
 def mark_layout_changes(ops: list[Operation]) -> set[Operation]:
-    """The marked ops among `ops`, with the restickifies read only by them (x's layout
-    changed for the rows, which the kernel's loads do: marked too)."""
+    """The marked ops among `ops`, with the restickifies they read (x's layout changed
+    for the rows, which the kernel's loads do: marked too, or a copy if others read
+    it). The block's op order may change: read it again after."""
     marked = {op for op in ops if is_prologue(op)}
     for op in ops:
-        if isinstance(op, spyre.RestickifyOp) and op.result.uses and \
-                all(u.operation in marked for u in op.result.uses):  # fmt: skip
-            op.attributes[PROLOGUE] = UnitAttr()
-            marked.add(op)
+        if not isinstance(op, spyre.RestickifyOp):
+            continue
+        readers = [u for u in op.result.uses if u.operation in marked]
+        if not readers:
+            continue
+        if len(readers) < len(list(op.result.uses)):
+            # Read by others too (a residual add of the same rows; spyre-stickify made
+            # one restickify for both): the chain reads a copy of its own.
+            copy = op.clone()
+            Rewriter.insert_op(copy, InsertPoint.after(op))
+            for use in readers:
+                use.operation.operands[use.index] = copy.result
+            # The original moves to its first other reader, where a group may take it
+            # in as it did before the chain read it (the residual add's epilogue).
+            block = op.parent
+            assert block is not None
+            first = min((u.operation for u in op.result.uses), key=block.get_operation_index)
+            op.detach()
+            Rewriter.insert_op(op, InsertPoint.before(first))
+            op = copy
+        op.attributes[PROLOGUE] = UnitAttr()
+        marked.add(op)
     return marked
 
 

@@ -448,6 +448,8 @@ class MatmulEmitter:
         for h in range(t.halves):
             if sk > 1:
                 fb.emit(dataflow.RingAllreduceOp(self.block_accs[j][h], "add", sk))
+            if self.prologue is not None:
+                self.prologue.scale_rows(fb, j, self.block_accs[j][h])
             fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
         if load_inputs and ep.inputs:
             ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))

@@ -4,9 +4,11 @@ spyre-fuse-norm-prologue) computed inside the kernel.
 Per M tile, before the N loop, a K loop over the tile's rows of the norm's input x sums
 their squares (each chunk's f32 mean, zero-padded past the row's end, then the sum of
 the means times tk / K: the mean square of the whole row), and gives each row its
-factor sqrt(mean square + eps). Each A tile is then x's tile, scaled as it arrives:
-cast to f32, divided by the row's factor, cast back, times the weight's K slice (loaded beside the
-A tile). The normalised activation never leaves LX.
+factor rsqrt(mean square + eps). Each A tile is then x's tile times the weight's K
+slice (loaded beside it), and since a row factor commutes with the matmul, the f32
+accumulator of each output tile is multiplied by its rows' factors before the cast.
+(L1 rounds x times the factor to f16 before the weight; here x times the weight is: the
+two differ by f16 rounding.) The normalised activation is never written.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from spyre_ir.passes.tile_kernel import BodyBuilder
 
 def prologue_bytes(rows: int, tk: int, blocks: int) -> int:
     """LX the prologue's tiles take beside the matmul's: per row block an f32 tile and
-    three f16 tiles of the A tile's shape and four f32 row statistics, the weight's K
+    two f16 tiles of the A tile's shape and four f32 row statistics, the weight's K
     slice and three scalars."""
-    return blocks * rows * (10 * tk + 16) + 2 * tk + 12
+    return blocks * rows * (8 * tk + 16) + 2 * tk + 12
 
 
 F64 = Float64Type()
@@ -56,11 +58,9 @@ class Prologue:
     """The tiles and ops of one kernel's norm prologue (see the module docstring).
 
     Each buffer has one writing unit (convert-dataflow-to-units): the load/store unit
-    loads `raw`; the vector unit (SFP) writes `wide` (the f32 tile, squared or divided
-    in place), `part`, `factor` and `cast`; the PE's elementwise ops write `total`,
-    `mean_sq` and `scaled` (the weight's product). The factor is sqrt(mean square +
-    eps), which the SFP divides by, instead of the PE multiplying by its rsqrt: the
-    f32 tile then never changes units."""
+    loads `raw`; the vector unit (SFP) writes `wide` (the f32 tile, squared in place),
+    `part` and `factor`; the PE's elementwise ops write `total`, `mean_sq` and `scaled`
+    (x times the weight)."""
 
     def __init__(self, chain: Sequence[Operation], b: BodyBuilder, memory: dict[SSAValue, SSAValue],
                  rows: int, tk: int, blocks: int, k: int) -> None:  # fmt: skip
@@ -82,15 +82,14 @@ class Prologue:
 
         self.raw = tiles([rows, tk], spyre.element_of(x))
         self.wide = tiles([rows, tk], f32)
-        self.cast = tiles([rows, tk], out)
-        self.scaled = tiles([rows, tk], out) if norm.weight is not None else self.cast
+        self.scaled = tiles([rows, tk], out) if norm.weight is not None else []
         self.part, self.total = tiles([rows, 1], f32), tiles([rows, 1], f32)
         self.mean_sq, self.factor = tiles([rows, 1], f32), tiles([rows, 1], f32)
         self.w_tile = b.alloc([tk], spyre.element_of(norm.weight)) if norm.weight else None
         self.two, self.share, self.eps = (b.alloc([], f32) for _ in range(3))
 
     def stats(self, lb: BodyBuilder, tops: Sequence[SSAValue]) -> None:
-        """Each row block's sqrt(mean square + eps), for the rows from `tops[j]`."""
+        """Each row block's rsqrt(mean square + eps), for the rows from `tops[j]`."""
         eps = self.norm.eps.owner.value.value.data
         for tile, value in ((self.two, 2.0), (self.share, self.tk / self.k), (self.eps, eps)):
             compute(lb, "spyre.full", [], [tile], {"value": FloatAttr(value, F64)})
@@ -110,18 +109,20 @@ class Prologue:
         for total, mean_sq, factor in zip(self.total, self.mean_sq, self.factor):
             compute(lb, "spyre.mul", [total, self.share], [mean_sq])
             compute(lb, "spyre.add", [mean_sq, self.eps], [mean_sq])
-            compute(lb, "spyre.sqrt", [mean_sq], [factor])
+            compute(lb, "spyre.rsqrt", [mean_sq], [factor])
 
     def load_weight(self, kb: BodyBuilder, k0: SSAValue) -> None:
         if self.w_mem is not None and self.w_tile is not None:
             kb.emit(dataflow.LoadOp(self.w_mem, [k0], self.w_tile, pad=0.0))
 
     def scale(self, kb: BodyBuilder, j: int, a_tile: SSAValue) -> SSAValue:
-        """Row block j's A tile (x's rows, loaded in `a_tile`) normalised; returns its tile."""
-        wide = self.wide[j]
-        compute(kb, "spyre.cast", [a_tile], [wide])
-        compute(kb, "spyre.div", [wide, self.factor[j]], [wide])
-        compute(kb, "spyre.cast", [wide], [self.cast[j]])
-        if self.w_tile is not None:
-            compute(kb, "spyre.mul", [self.w_tile, self.cast[j]], [self.scaled[j]])
+        """Row block j's A tile: x's rows (loaded in `a_tile`) times the weight."""
+        if self.w_tile is None:
+            return a_tile
+        compute(kb, "spyre.mul", [self.w_tile, a_tile], [self.scaled[j]])
         return self.scaled[j]
+
+    def scale_rows(self, fb: BodyBuilder, j: int, acc: SSAValue) -> None:
+        """Row block j's f32 accumulator times each row's rsqrt(mean square + eps): the
+        row factor commutes with the matmul, so it is applied once per output tile."""
+        fb.compute_named("spyre.mul", [acc, self.factor[j]], [acc])

@@ -5,8 +5,9 @@
 
 // Llama's RMSNorm on [b, s, d] read only by projections through their flattening
 // reshape: the chain moves onto the 2-D rows, its ops marked spyre.prologue, and each
-// matmul kernel computes it: the row statistics in a K loop over x, then every A tile
-// scaled as it is loaded. The normalised activation is never stored. Switched off, the
+// matmul kernel computes it: the row statistics in a K loop over x, every A tile times
+// the weight's slice as it is loaded, and each output tile's f32 accumulator times its
+// rows' rsqrt factors. The normalised activation is never stored. Switched off, the
 // norm is a kernel of its own writing it, which the matmuls read back.
 
 // CHECK-LABEL: func.func @rms_norm_q_k
@@ -34,9 +35,11 @@
 // KERNELS:           dataflow.compute "spyre.cast"
 // KERNELS:           dataflow.compute "spyre.pow"
 // KERNELS:           dataflow.compute "spyre.mean"
-// KERNELS:         dataflow.compute "spyre.sqrt"
-// KERNELS:         dataflow.compute "spyre.div"
+// KERNELS:         dataflow.compute "spyre.rsqrt"
+// KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}xf16>, !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf16>)
 // KERNELS:         dataflow.compute "spyre.matmul"
+// KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>, !dataflow.lx<{{[0-9]+}}x1xf32>)
+// KERNELS-NOT:     dataflow.store {{.*}} !dataflow.lx<{{.*}}xf32>
 // KERNELS:       dataflow.kernel @matmul_1 cores({{[0-9]+}}) (%{{.*}}, %w, %wk)
 // KERNELS:         dataflow.compute "spyre.mean"
 // KERNELS:         dataflow.compute "spyre.matmul"
