@@ -3,7 +3,7 @@ spyre-fuse-norm-prologue) computed inside the kernel.
 
 Per M tile, before the N loop, a K loop over the tile's rows of the norm's input x sums
 their squares (each chunk's f32 mean, zero-padded past the row's end, then the sum of
-the means times tk / K: the mean square of the whole row), and gives each row its
+the means times cs / K, cs the chunk's columns: the mean square of the whole row), and gives each row its
 factor rsqrt(mean square + eps). Each A tile is then x's tile times the weight's K
 slice (loaded beside it), and since a row factor commutes with the matmul, the f32
 accumulator of each output tile is multiplied by its rows' factors before the cast.
@@ -33,12 +33,20 @@ from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.fuse_norm_prologue import match_rms_norm
 from spyre_ir.passes.tile_kernel import BodyBuilder
 
+STATS_COLUMNS = 128
+"""Columns of x the statistics' loop reads at a time: its tiles take LX that the
+matmul's tiles would otherwise have, and the loop runs once per M tile."""
+
+
+def stats_columns(tk: int) -> int:
+    return min(tk, STATS_COLUMNS)
+
 
 def prologue_bytes(rows: int, tk: int, blocks: int) -> int:
-    """LX the prologue's tiles take beside the matmul's: per row block an f32 tile and
-    two f16 tiles of the A tile's shape and four f32 row statistics, the weight's K
-    slice and three scalars."""
-    return blocks * rows * (8 * tk + 16) + 2 * tk + 12
+    """LX the prologue's tiles take beside the matmul's: per row block an f16 tile of
+    the A tile's shape (x times the weight), an f16 and an f32 chunk of the statistics'
+    loop and four f32 row statistics; the weight's K slice and three scalars."""
+    return blocks * rows * (2 * tk + 6 * stats_columns(tk) + 16) + 2 * tk + 12
 
 
 F64 = Float64Type()
@@ -73,6 +81,7 @@ class Prologue:
             raise located_error(chain[-1], "spyre-tile: a matmul prologue must be an RMSNorm of a "
                                            "group input (spyre-fuse-norm-prologue's chain)")  # fmt: skip
         self.norm, self.tk, self.k = norm, tk, k
+        self.cs = stats_columns(tk)
         self.x_mem = memory[x]
         self.w_mem = memory[norm.weight] if norm.weight is not None else None
         f32, out = Float32Type(), spyre.element_of(norm.result)
@@ -80,8 +89,8 @@ class Prologue:
         def tiles(shape: list[int], element: Attribute) -> list[SSAValue]:
             return [b.alloc(shape, element) for _ in range(blocks)]
 
-        self.raw = tiles([rows, tk], spyre.element_of(x))
-        self.wide = tiles([rows, tk], f32)
+        self.raw = tiles([rows, self.cs], spyre.element_of(x))
+        self.wide = tiles([rows, self.cs], f32)
         self.scaled = tiles([rows, tk], out) if norm.weight is not None else []
         self.part, self.total = tiles([rows, 1], f32), tiles([rows, 1], f32)
         self.mean_sq, self.factor = tiles([rows, 1], f32), tiles([rows, 1], f32)
@@ -91,19 +100,19 @@ class Prologue:
     def stats(self, lb: BodyBuilder, tops: Sequence[SSAValue]) -> None:
         """Each row block's rsqrt(mean square + eps), for the rows from `tops[j]`."""
         eps = self.norm.eps.owner.value.value.data
-        for tile, value in ((self.two, 2.0), (self.share, self.tk / self.k), (self.eps, eps)):
+        for tile, value in ((self.two, 2.0), (self.share, self.cs / self.k), (self.eps, eps)):
             compute(lb, "spyre.full", [], [tile], {"value": FloatAttr(value, F64)})
         for total in self.total:
             compute(lb, "spyre.full", [], [total], {"value": FloatAttr(0.0, F64)})
-        kk, kb = lb.loop(cost_model.ceil_div(self.k, self.tk))
-        k0 = kb.mul(kk, self.tk)
+        kk, kb = lb.loop(cost_model.ceil_div(self.k, self.cs))
+        k0 = kb.mul(kk, self.cs)
         for top, raw in zip(tops, self.raw):
             kb.emit(dataflow.LoadOp(self.x_mem, [top, k0], raw, pad=0.0))
         mean = {"dims": DenseArrayBase.from_list(i64, [-1]), "keepdim": UnitAttr()}
         for raw, wide, part, total in zip(self.raw, self.wide, self.part, self.total):
             compute(kb, "spyre.cast", [raw], [wide])
             compute(kb, "spyre.pow", [wide, self.two], [wide])
-            # A chunk's mean, zero-padded past the row's end: its sum / tk.
+            # A chunk's mean, zero-padded past the row's end: its sum / cs.
             compute(kb, "spyre.mean", [wide], [part], mean)
             compute(kb, "spyre.add", [total, part], [total])
         for total, mean_sq, factor in zip(self.total, self.mean_sq, self.factor):
