@@ -236,7 +236,7 @@ class MatmulEmitter:
         )
         blocks, rows = t.row_blocks, t.rows_per_block
         self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
-                                 matmul_dims(mm)[3]) if parts.prologue else None  # fmt: skip
+                                 matmul_dims(mm)[3], sn) if parts.prologue else None  # fmt: skip
         self.lhs_mem = self.prologue.x_mem if self.prologue else self.memory_of(mm.lhs)
         # Per half, the B operand it streams: a pair's second half reads the second's.
         self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
@@ -292,7 +292,8 @@ class MatmulEmitter:
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
         if self.prologue is not None:
-            self.prologue.stats(lb, [self.block_top(lb, j) for j in range(t.row_blocks)])
+            tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
+            self.prologue.stats(lb, tops, self.cn, t.split[2])
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:

@@ -46,7 +46,7 @@ def prologue_bytes(rows: int, tk: int, blocks: int) -> int:
     """LX the prologue's tiles take beside the matmul's: per row block an f16 tile of
     the A tile's shape (x times the weight), an f16 and an f32 chunk of the statistics'
     loop and four f32 row statistics; the weight's K slice and three scalars."""
-    return blocks * rows * (2 * tk + 6 * stats_columns(tk) + 16) + 2 * tk + 12
+    return blocks * rows * (2 * tk + 6 * stats_columns(tk) + 20) + 2 * tk + 12
 
 
 F64 = Float64Type()
@@ -71,7 +71,7 @@ class Prologue:
     (x times the weight)."""
 
     def __init__(self, chain: Sequence[Operation], b: BodyBuilder, memory: dict[SSAValue, SSAValue],
-                 rows: int, tk: int, blocks: int, k: int) -> None:  # fmt: skip
+                 rows: int, tk: int, blocks: int, k: int, share: int = 1) -> None:  # fmt: skip
         norm = match_rms_norm(chain[-1].results[0])
         x = norm.x if norm is not None else None
         if x is not None and isinstance(x.owner, spyre.RestickifyOp) and x.owner in chain:
@@ -82,6 +82,10 @@ class Prologue:
                                            "group input (spyre-fuse-norm-prologue's chain)")  # fmt: skip
         self.norm, self.tk, self.k = norm, tk, k
         self.cs = stats_columns(tk)
+        # The `share` cores of an N group read the same rows: each computes the factors
+        # of 1 / share of them, and the ring all-gathers them.
+        self.share_n = share if share > 1 and rows % share == 0 else 1
+        mine = rows // self.share_n
         self.x_mem = memory[x]
         self.w_mem = memory[norm.weight] if norm.weight is not None else None
         f32, out = Float32Type(), spyre.element_of(norm.result)
@@ -89,16 +93,21 @@ class Prologue:
         def tiles(shape: list[int], element: Attribute) -> list[SSAValue]:
             return [b.alloc(shape, element) for _ in range(blocks)]
 
-        self.raw = tiles([rows, self.cs], spyre.element_of(x))
-        self.wide = tiles([rows, self.cs], f32)
+        self.raw = tiles([mine, self.cs], spyre.element_of(x))
+        self.wide = tiles([mine, self.cs], f32)
         self.scaled = tiles([rows, tk], out) if norm.weight is not None else []
-        self.part, self.total = tiles([rows, 1], f32), tiles([rows, 1], f32)
-        self.mean_sq, self.factor = tiles([rows, 1], f32), tiles([rows, 1], f32)
+        self.part, self.total = tiles([mine, 1], f32), tiles([mine, 1], f32)
+        self.mean_sq, self.factor = tiles([mine, 1], f32), tiles([rows, 1], f32)
+        self.own = tiles([mine, 1], f32) if self.share_n > 1 else self.factor
         self.w_tile = b.alloc([tk], spyre.element_of(norm.weight)) if norm.weight else None
         self.two, self.share, self.eps = (b.alloc([], f32) for _ in range(3))
 
-    def stats(self, lb: BodyBuilder, tops: Sequence[SSAValue]) -> None:
-        """Each row block's rsqrt(mean square + eps), for the rows from `tops[j]`."""
+    def stats(self, lb: BodyBuilder, tops: Sequence[SSAValue], cn: SSAValue, stride: int) -> None:
+        """Each row block's rsqrt(mean square + eps), for the rows from `tops[j]`; `cn`
+        is the core's place in its N group, whose cores are `stride` apart."""
+        mine = self.raw[0].type.get_shape()[0]
+        if self.share_n > 1:
+            tops = [lb.add(top, lb.mul(cn, mine)) for top in tops]
         eps = self.norm.eps.owner.value.value.data
         for tile, value in ((self.two, 2.0), (self.share, self.cs / self.k), (self.eps, eps)):
             compute(lb, "spyre.full", [], [tile], {"value": FloatAttr(value, F64)})
@@ -115,10 +124,13 @@ class Prologue:
             # A chunk's mean, zero-padded past the row's end: its sum / cs.
             compute(kb, "spyre.mean", [wide], [part], mean)
             compute(kb, "spyre.add", [total, part], [total])
-        for total, mean_sq, factor in zip(self.total, self.mean_sq, self.factor):
+        for total, mean_sq, own in zip(self.total, self.mean_sq, self.own):
             compute(lb, "spyre.mul", [total, self.share], [mean_sq])
             compute(lb, "spyre.add", [mean_sq, self.eps], [mean_sq])
-            compute(lb, "spyre.rsqrt", [mean_sq], [factor])
+            compute(lb, "spyre.rsqrt", [mean_sq], [own])
+        if self.share_n > 1:
+            for own, factor in zip(self.own, self.factor):
+                lb.emit(dataflow.RingAllgatherOp(own, factor, self.share_n, stride))
 
     def load_weight(self, kb: BodyBuilder, k0: SSAValue) -> None:
         if self.w_mem is not None and self.w_tile is not None:
