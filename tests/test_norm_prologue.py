@@ -61,11 +61,17 @@ def inputs_of(module) -> list[np.ndarray]:
 # An f16 result after f16 rounding of the scaled A (where L1 rounds the normalised x).
 TOL = 2e-2
 CASES = {
-    "one-k-step": dict(rows=67, d=200, n=130),
-    "k-loop": dict(rows=130, d=1000, n=96, lx_bytes=256 * 1024),
-    "no-weight": dict(rows=40, d=320, n=64, weight=False),
-    "one-reader": dict(rows=64, d=256, n=192, readers=1),
+    "one-k-step": {"rows": 67, "d": 200, "n": 130},
+    "k-loop": {"rows": 130, "d": 1000, "n": 96, "lx_bytes": 256 * 1024},
+    "no-weight": {"rows": 72, "d": 320, "n": 64, "weight": False},
+    "one-reader": {"rows": 64, "d": 256, "n": 192, "readers": 1},
 }
+
+
+def test_few_rows_keep_their_norm_kernel() -> None:
+    """Below MIN_ROWS (decode) the norm stays a kernel of its own."""
+    module = norm_matmuls(rows=4, d=256, n=128)
+    assert len(lowered_matches(module, inputs_of(module), TOL)) == 2
 
 
 @pytest.mark.parametrize("fused", [True, False], ids=["fused", "off"])

@@ -17,9 +17,10 @@ the normalised activation to LPDDR5 and every projection reads it back. This pas
 rewrites the chain onto the matmuls' 2-D rows (`reshape(%x)`), one copy per A value,
 and marks its ops `spyre.prologue`: spyre-fuse then puts them in the matmul's group
 (a second group reading the same A gets a copy of its own), and spyre-tile computes
-them there: first the row statistics (a K loop over the A rows summing the squares),
-then each A tile scaled as it is loaded (passes/tile_prologue.py). No normalised
-activation is written.
+them there: the row statistics (a K loop over the A rows), each A tile times the
+weight as it is loaded, and the row factors applied to the f32 accumulator
+(passes/tile_prologue.py). No normalised activation is written. A norm of fewer than
+`MIN_ROWS` rows (decode) is left alone.
 
 An L1 -> L1 pass on plain tensors (before spyre-stickify). Option `fuse-norm-prologue`
 (default true; spyre-fuse's option of the same name): false leaves the IR unchanged, and
@@ -37,6 +38,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import spyre
+
+MIN_ROWS = 64
+"""Rows a norm needs for the prologue: with fewer (decode: one row per sequence) its own
+kernel costs less than the weight's product on every A tile of every N tile and the
+statistics on cores that cannot share them (bench/layer.py --fusion: decode b1 and b4
+against a 512-token cache ran 1.0 % and 1.5 % slower with the prologue)."""
 
 PROLOGUE = "spyre.prologue"
 """Unit attribute on the ops of a norm chain that a matmul's kernel computes."""
@@ -208,7 +215,10 @@ def rebuild_on_rows(norm: RmsNorm, at: Operation) -> SSAValue:
 def fold_norm(norm: RmsNorm) -> bool:
     """Rewrite the readers of `norm` onto one chain on the rows; whether it was done."""
     readers = matmul_readers(norm.result)
-    if readers is None:
+    rows = 1
+    for d in spyre.shape_of(norm.x)[:-1]:
+        rows *= d
+    if readers is None or rows < MIN_ROWS:
         return False
     # Before the chain's last op, which every input of the chain precedes.
     rows_result = rebuild_on_rows(norm, norm.ops[-1])
