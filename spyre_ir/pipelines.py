@@ -50,6 +50,7 @@ UNFUSED: dict[str, object] = {
     "schedule_chains": False,
     "fuse_mask_layout": False,
     "fuse_relayout_pairs": False,
+    "fuse_norm_prologue": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -101,6 +102,10 @@ class _Pipeline(ModulePass):
     fuse_mask_layout: bool = True
     """spyre-fuse's switch for reading an attention mask through its restickify in the
     attention kernel (false: the restickify is a kernel of its own)."""
+    fuse_norm_prologue: bool = True
+    """spyre-fuse-norm-prologue's and spyre-fuse's switch for an RMSNorm computed in the
+    matmul kernels reading it, as a prologue on their A tiles (false: a kernel of its
+    own writing the normalised activation)."""
     schedule_chains: bool = True
     """spyre-schedule-chains' switch (false: spyre-fuse sees the ops in torch's order, so
     a chain split by unrelated ops runs in several kernels)."""

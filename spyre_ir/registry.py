@@ -170,6 +170,12 @@ def _compute_in_f16() -> type[ModulePass]:
     return SpyreComputeInF16
 
 
+def _fuse_norm_prologue() -> type[ModulePass]:
+    from spyre_ir.passes.fuse_norm_prologue import SpyreFuseNormPrologue
+
+    return SpyreFuseNormPrologue
+
+
 def _sink_matmul_reshapes() -> type[ModulePass]:
     from spyre_ir.passes.sink_matmul_reshapes import SpyreSinkMatmulReshapes
 
@@ -233,6 +239,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
     "spyre-sink-matmul-reshapes": _sink_matmul_reshapes,
+    "spyre-fuse-norm-prologue": _fuse_norm_prologue,
     "spyre-fuse-attention": _fuse_attention,
     "spyre-lower-scatter": _lower_scatter,
     "spyre-schedule-chains": _schedule_chains,

@@ -52,6 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
+from spyre_ir.passes import fuse_norm_prologue as norm_prologue
 from spyre_ir.passes import row_model
 from spyre_ir.passes.tile_copy import is_copy_op
 
@@ -239,6 +240,9 @@ class Fuser:
     mask_layout: bool = True
     """An attention group reads its mask through the mask's restickify (see
     `operand_restickifies`)."""
+    prologues: bool = True
+    """A matmul group takes in the norm chain marked as its A's prologue (see
+    passes/fuse_norm_prologue.py)."""
     placed: set[Operation] = field(default_factory=set)
     """Folded operand ops already in a group (a restickify several matmuls read)."""
 
@@ -255,6 +259,17 @@ class Fuser:
             new.append(f)
         self.placed.update(new)
         return new
+
+    def unplaced_prologue(self, op: Operation) -> list[Operation]:
+        """The marked norm chain computing matmul `op`'s A, for its group: a copy of its
+        own when another group took the chain already."""
+        if not self.prologues or not isinstance(op, spyre.MatmulOp):
+            return []
+        chain = norm_prologue.prologue_chain(op.lhs)
+        if chain and chain[-1] in self.placed:
+            chain = norm_prologue.copy_chain_for(chain, op)
+        self.placed.update(chain)
+        return chain
 
     @staticmethod
     def copy_for_later_readers(fold: Operation, op: Operation) -> Operation:
@@ -343,7 +358,8 @@ class Fuser:
                 return False
         matmuls = [o for o in ops if isinstance(o, spyre.MatmulOp)]
         folded = [f for mm in matmuls for f in folded_operands(mm)]
-        epilogue = [o for o in ops if o not in matmuls and o not in folded]
+        epilogue = [o for o in ops if o not in matmuls and o not in folded
+                    and not norm_prologue.is_prologue(o)]  # fmt: skip
         p = candidate.row_dims
         if all(
             row_model.shape(o)[:p] == row_model.shape(anchor.results[0])[:p] for o in outputs
@@ -355,7 +371,8 @@ class Fuser:
     def start(self, op: Operation) -> Candidate:
         rank = len(row_model.shape(op.results[0]))
         if isinstance(op, spyre.MatmulOp):
-            return Candidate("matmul", [*self.unplaced_folds(op), op], max(rank - 1, 0))
+            ops = [*self.unplaced_prologue(op), *self.unplaced_folds(op), op]
+            return Candidate("matmul", ops, max(rank - 1, 0))
         if isinstance(op, spyre.GatherOp):
             return Candidate("gather", [op], len(row_model.shape(op.indices)))
         if isinstance(op, spyre.AttentionOp):  # one kernel of its own (tile_attention)
@@ -375,6 +392,10 @@ class Fuser:
         groups: list[Candidate] = []
         current: Candidate | None = None
         folded = {t for op in ops for t in folded_operands(op, self.mask_layout)}
+        if self.prologues:  # taken in by the matmul reading them (`unplaced_prologue`)
+            folded |= norm_prologue.mark_layout_changes(list(ops))
+            block = ops[0].parent if ops else None
+            ops = list(block.ops) if block is not None else ops
         taken: set[Operation] = set()
         for i, op in enumerate(ops):
             if isinstance(op, func.ReturnOp) or is_scalar_constant(op) or op in folded:
@@ -615,6 +636,9 @@ class SpyreFuse(ModulePass):
     fuse_relayout_pairs: bool = True
     """false: a rows group takes a restickify only if it fits alone, not with the
     transpose reading it (`Fuser.try_extend_pair`)."""
+    fuse_norm_prologue: bool = True
+    """false: the norm chains spyre-fuse-norm-prologue marked run as rows kernels of
+    their own instead of in the matmul kernels reading them."""
     fuse_mask_layout: bool = True
     """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
     t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
@@ -633,7 +657,8 @@ class SpyreFuse(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
                       self.fuse_matmul_pairs, self.trim_epilogues,
-                      self.fuse_relayout_pairs, self.fuse_mask_layout)  # fmt: skip
+                      self.fuse_relayout_pairs, self.fuse_mask_layout,
+                      self.fuse_norm_prologue)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -11,7 +11,7 @@ verifies it on each kernel built."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
@@ -23,6 +23,7 @@ from spyre_ir.hardware import card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
+from spyre_ir.passes.fuse_norm_prologue import is_prologue
 from spyre_ir.passes.matmul_tiling import (
     MatmulShape,
     MatmulTiling,
@@ -39,6 +40,7 @@ from spyre_ir.passes.tile_kernel import (
     split_index,
     transposed_load,
 )
+from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes
 
 
 @dataclass
@@ -56,6 +58,8 @@ class MatmulGroup:
     """Operand -> the input of the restickify producing it: its loads read those bytes."""
     epilogue: list[Operation]
     outputs: list[SSAValue]
+    prologue: list[Operation] = field(default_factory=list)
+    """The norm chain computing A from a group input (spyre-fuse-norm-prologue)."""
     """The group's yielded values."""
 
     @staticmethod
@@ -78,10 +82,15 @@ class MatmulGroup:
                   if v.owner in ops and swaps_last_two(v.owner)}  # fmt: skip
         resticked = {v: v.owner.input for v in operands
                      if v.owner in ops and isinstance(v.owner, spyre.RestickifyOp)}  # fmt: skip
+        # The chain, and the scalar constants only it reads (copied into the group).
+        prologue = [op for op in ops if is_prologue(op) or (
+            isinstance(op, spyre.FullOp) and op.results[0].uses
+            and all(is_prologue(u.operation) for u in op.results[0].uses))]  # fmt: skip
         epilogue = [op for op in ops if op is not mm and op is not second
-                    and op not in folded.values()
+                    and op not in folded.values() and op not in prologue
                     and not any(r in resticked for r in op.results)]  # fmt: skip
-        return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values))
+        return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values),
+                           prologue)  # fmt: skip
 
     @property
     def results(self) -> list[SSAValue]:
@@ -94,7 +103,7 @@ class MatmulGroup:
         elem = elem_bytes(mm.lhs)
         lhs_rank, rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         rank = len(spyre.shape_of(mm.result))
-        stackable = (not self.epilogue and rank == 2 and lhs_rank == 2
+        stackable = (not self.epilogue and not self.prologue and rank == 2 and lhs_rank == 2
                      and self.outputs == [mm.result] and self.second is None)  # fmt: skip
         # A pair plans as one matmul of both Bs side by side: each output tile of the
         # plan is half the first's columns and half the second's, and the epilogue's
@@ -130,6 +139,9 @@ def tile_matmul_group(
     split = tuple(plan.split_mnk)
     try:
         tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes)
+        if parts.prologue:  # the prologue's tiles take their share of LX first
+            room = lx_bytes - prologue_bytes(tiling.rows_per_block, tiling.tk, tiling.row_blocks)
+            tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, room)
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     if parts.second is not None and tiling.halves == 1:
@@ -222,7 +234,10 @@ class MatmulEmitter:
             b.rem(b.div(core, sk), sn),
             b.div(core, sk * sn),
         )
-        self.lhs_mem = self.memory_of(mm.lhs)
+        blocks, rows = t.row_blocks, t.rows_per_block
+        self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                 matmul_dims(mm)[3], sn) if parts.prologue else None  # fmt: skip
+        self.lhs_mem = self.prologue.x_mem if self.prologue else self.memory_of(mm.lhs)
         # Per half, the B operand it streams: a pair's second half reads the second's.
         self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
                        for h in range(t.halves)]  # fmt: skip
@@ -230,7 +245,6 @@ class MatmulEmitter:
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
-        blocks, rows = t.row_blocks, t.rows_per_block
         self.a_bufs = [b.alloc([1] * (self.lhs_rank - 2) + [rows, t.tk], lhs_el)
                        for _ in range(blocks)]  # fmt: skip
         # The two corelets each take half of the tile's columns: their own B tile, f32
@@ -277,6 +291,9 @@ class MatmulEmitter:
         n = len(self.batch_index)
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
+        if self.prologue is not None:
+            tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
+            self.prologue.stats(lb, tops, self.cn, t.split[2])
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
@@ -295,10 +312,11 @@ class MatmulEmitter:
         k0 = lb.mul(self.ck, self.t.tk)
         self.load_a(lb, k0)
         self.gather_a(lb)
+        a_tile = self.a_in(lb, 0)
         _, nb, n_half = self.n_loop(lb)
         self.load_b(nb, k0, n_half)
         self.zero_accumulators(nb)
-        self.multiply(nb, self.a_bufs[0])
+        self.multiply(nb, a_tile)
         self.finish(nb, 0, n_half, load_inputs=True)
 
     def emit_split_k(self, lb: BodyBuilder) -> None:
@@ -311,7 +329,7 @@ class MatmulEmitter:
         self.gather_a(lb)
         a_rows = self.shell.body.alloc([sk, t.rows_per_core, t.tk],
                                        spyre.element_of(self.parts.mm.lhs))  # fmt: skip
-        lb.compute_named("spyre.reshape", [self.a_bufs[0]], [a_rows])
+        lb.compute_named("spyre.reshape", [self.a_in(lb, 0)], [a_rows])
         nj, nb, n_half = self.n_loop(lb)
         self.load_b(nb, k0, n_half)
         self.zero_accumulators(nb)
@@ -339,7 +357,7 @@ class MatmulEmitter:
         _, nb, n_half = self.n_loop(lb)
         self.zero_accumulators(nb)
         _, kb = self.k_loop(nb, n_half)
-        self.multiply(kb, self.a_bufs[0])
+        self.multiply(kb, self.a_in(kb, 0))
         self.finish(nb, 0, n_half, load_inputs=True)
 
     def emit_row_blocked(self, lb: BodyBuilder) -> None:
@@ -350,17 +368,18 @@ class MatmulEmitter:
         _, nb, n_half = self.n_loop(lb)
         self.zero_accumulators(nb)
         kk, kb = self.k_loop(nb, n_half)
+        a_tiles = [self.a_in(kb, j) for j in range(t.row_blocks)]
         more = kb.emit(arith.CmpiOp(kk, kb.const(t.k_per - 1), "ult")).results[0]
         steps, last = kb.branch(more)
         for h in range(t.halves):
             for j in range(t.row_blocks):
-                steps.compute(mm, [self.a_bufs[j], self.b_bufs[h]], [self.block_accs[j][h]],
+                steps.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
                               accumulate=True)  # fmt: skip
         for j in range(t.row_blocks if self.epilogue.inputs else 0):
             self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
         for j in range(t.row_blocks):
             for h in range(t.halves):
-                last.compute(mm, [self.a_bufs[j], self.b_bufs[h]], [self.block_accs[j][h]],
+                last.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
                              accumulate=True)  # fmt: skip
             self.finish(last, j, n_half)
 
@@ -389,6 +408,13 @@ class MatmulEmitter:
             else:
                 kb.emit(transposed_load(self.lhs_mem, [*lhs_b, top, k0], self.a_bufs[j],
                                         mm.lhs in self.parts.folded))  # fmt: skip
+        if self.prologue is not None:
+            self.prologue.load_weight(kb, k0)
+
+    def a_in(self, kb: BodyBuilder, j: int) -> SSAValue:
+        """Row block j's A tile as the matmul reads it: scaled by the prologue, if any."""
+        a_tile = self.a_bufs[j]
+        return self.prologue.scale(kb, j, a_tile) if self.prologue is not None else a_tile
 
     def gather_a(self, kb: BodyBuilder) -> None:
         sm, sn, sk = self.t.split
@@ -423,6 +449,8 @@ class MatmulEmitter:
         for h in range(t.halves):
             if sk > 1:
                 fb.emit(dataflow.RingAllreduceOp(self.block_accs[j][h], "add", sk))
+            if self.prologue is not None:
+                self.prologue.scale_rows(fb, j, self.block_accs[j][h])
             fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
         if load_inputs and ep.inputs:
             ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))
