@@ -228,8 +228,14 @@ def plan_matmul(
     split: tuple[int, int, int] | None = None,
     lx_bytes: int | None = None,
     rhs_batched: bool = False,
+    paired: bool = False,
 ) -> MatmulPlan:
     """The (split, tile) with the lowest estimated time that fits LX.
+
+    `paired`: `n` is two matmuls' columns side by side (spyre-fuse's pairs, SwiGLU's gate
+    and up), and each output tile is half the first's and half the second's, one
+    corelet each: a tile is at least two sticks wide, so that each half is whole sticks
+    (a half-stick half would load every B row in half sticks).
 
     Rows of all batches form the M side; K is split only with a ring all-reduce of the
     partial f32 tiles. Each core streams its B tiles from LPDDR5; the cores that split N
@@ -242,7 +248,7 @@ def plan_matmul(
     rows = batch * m
     capacity = lx_bytes or config.lx_bytes
     for sm, sn, sk in [split] if split else _splits(cores):
-        if sm > rows or sn > ceil_div(n, 64) or sk > ceil_div(k, 64):
+        if sm > rows or sn > ceil_div(n, 128 if paired else 64) or sk > ceil_div(k, 64):
             continue
         # A tile's rows never span two batches (spyre-tile walks batch x m tiles).
         mc = ceil_div(rows, sm) if batch == 1 else min(m, ceil_div(rows, sm))
@@ -252,7 +258,9 @@ def plan_matmul(
             if tm > max(config.pe_rows, 2 * mc) or tm % sk or tm < min(mc, config.pe_rows):
                 continue
             for tn in column_tiles(nc):
-                if tn > max(64, 2 * nc):
+                if tn > max(64, 2 * nc) and not (paired and tn == 2 * TILE_COLS[0]):
+                    continue
+                if paired and tn < 2 * TILE_COLS[0]:
                     continue
                 for tk in TILE_COLS:
                     if tk > max(64, 2 * kc):

@@ -12,7 +12,7 @@ from xdsl.dialects import scf
 from spyre_ir import cost_model as cm
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.dialects import dataflow
-from spyre_ir.hardware import UNCALIBRATED_CONFIG
+from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG
 from spyre_ir.passes.matmul_tiling import MatmulShape, MatmulVariant, plan_tiling
 from spyre_ir.passes.tile_matmul import check_streamed_loads_lead
 
@@ -80,3 +80,19 @@ def test_k_loop_loads_open_its_body() -> None:
     k_loop.body.block.insert_op_before(compute, k_loop.body.block.first_op)
     with pytest.raises(DiagnosticError, match="does not open its loop body"):
         check_streamed_loads_lead(kernel, streamed)
+
+
+@pytest.mark.parametrize("n", [128, 1408, 14336])
+def test_pair_halves_are_whole_sticks(n: int) -> None:
+    """A pair (gate and up side by side) gives each corelet one matmul's half of a tile:
+    the plan's tiles are at least two sticks wide, so no half loads B in half sticks
+    (the demo's decode gate/up pair, 1 x 512 x 1408 on the default card, was planned
+    with 64-column tiles, 32 columns a half, and ran slower than two matmuls)."""
+    config = DEFAULT_CONFIG
+    stick = config.elements_per_stick("f16")
+    plan = cm.plan_matmul(1, 1, 2 * n, 512, 2, config, config.cores, paired=True)
+    assert plan.tn % (2 * stick) == 0
+    split = (plan.split_m, plan.split_n, plan.split_k)
+    t = plan_tiling(MatmulShape(1, 1, 2 * n, 512, 2, paired=True), config, config.cores,
+                    split, config.lx_bytes)  # fmt: skip
+    assert t.halves == 2 and t.th % stick == 0

@@ -46,6 +46,9 @@ class MatmulShape:
     its only output."""
     a_shareable: bool = True
     """The A tile may be loaded in slices and all-gathered (a 2-D, untransposed A)."""
+    paired: bool = False
+    """`n` is a pair's two matmuls side by side (each tile half of each, one corelet
+    per half: see `cost_model.plan_matmul`)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     s = shape
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
-                                s.rhs_batched)  # fmt: skip
+                                s.rhs_batched, s.paired)  # fmt: skip
     tiling = MatmulTiling(
         shape, split, mp.tm, mp.tn, mp.tk, cost_model.corelets_sharing(mp.tn, config),
         mp.row_blocks, mp.shares_a and s.a_shareable,

@@ -182,6 +182,7 @@ def plan_group(
                 cores,
                 split=forced,
                 rhs_batched=len(spyre.shape_of(mm.rhs)) > 2,
+                paired=pairs > 1,
             )
         except ValueError as e:
             raise located_error(group, f"group @{group.sym_name.data}: {e}") from None

@@ -15,6 +15,11 @@ Identical `spyre.reshape`s of one value (torch flattens the normalised activatio
 per projection), and identical `spyre.restickify`s, become one first, so the
 projections read the same A, which spyre-fuse's pairs need.
 
+A broadcast comes right before the first op that reads it, not after the op computing
+its operand: spyre-fuse then puts it in its reader's group, which reads the small
+operand, instead of a kernel of its own writing the broadcast to LPDDR5 (decode's new K
+and V row, broadcast over the cache for the index_put's select).
+
 Rank-0 constants and other ops without tensor operands move to the top; the block's
 terminator stays last. Values do not change; only the order of ops does.
 
@@ -59,18 +64,31 @@ def chain_order(block: Block) -> list[Operation]:
 
     A leaf (an op with no operand computed in the block: a cast or restickify of an
     argument, a constant) is no node of the schedule: it comes right before the first
-    op that reads it, so that it neither opens the block nor splits a chain."""
+    op that reads it, so that it neither opens the block nor splits a chain. Nor is a
+    broadcast (`deferred`): its readers wait for what it reads, and it comes right
+    before the first of them."""
     ops = list(block.ops)
     if ops and ops[-1].has_trait(IsTerminator):
         ops.pop()
     index = {op: i for i, op in enumerate(ops)}
     producers = {op: {o.owner for o in op.operands if o.owner in index} for op in ops}
     leaves = {op for op in ops if not producers[op]}
-    waiting = {op: len(producers[op] - leaves) for op in ops}
+    deferred = {op for op in ops if isinstance(op, spyre.BroadcastToOp) and op not in leaves}
+    after: dict[Operation, set[Operation]] = {}
+
+    def waits_for(op: Operation) -> set[Operation]:
+        """The scheduled ops `op` waits for: its producers, through deferred ones."""
+        if op not in after:
+            after[op] = set().union(*({p} if p not in deferred else waits_for(p)
+                                      for p in producers[op]))  # fmt: skip
+        return after[op]
+
+    waiting = {op: len(waits_for(op) - leaves) for op in ops}
     users: dict[Operation, list[Operation]] = {op: [] for op in ops}
     for op in ops:
-        for p in producers[op]:
-            users[p].append(op)
+        if op not in deferred:
+            for p in waits_for(op):
+                users[p].append(op)
     position: dict[Operation, int] = {}
     ready: list[tuple[int, int, Operation]] = []
     order: list[Operation] = []
@@ -80,18 +98,25 @@ def chain_order(block: Block) -> list[Operation]:
         order.append(op)
 
     def push(op: Operation) -> None:
-        latest = max((position[p] for p in producers[op] if p in position), default=-1)
+        latest = max((position[p] for p in waits_for(op) if p in position), default=-1)
         heapq.heappush(ready, (-latest, index[op], op))
 
     for op in ops:
-        if op not in leaves and waiting[op] == 0:
+        if op not in leaves and op not in deferred and waiting[op] == 0:
             push(op)
 
+    def bring(op: Operation) -> None:
+        """The leaves and deferred ops `op` reads, in program order, placed now."""
+        for p in sorted((producers[op] & (leaves | deferred)) - position.keys(),
+                        key=index.__getitem__):  # fmt: skip
+            if p in deferred:
+                bring(p)
+            place(p)
+            if p in leaves:
+                pull_siblings(p)
+
     def run(op: Operation) -> None:
-        for leaf in sorted(producers[op] & leaves - position.keys(), key=index.__getitem__):
-            if leaf not in position:
-                place(leaf)
-                pull_siblings(leaf)
+        bring(op)
         place(op)
         for user in users[op]:
             waiting[user] -= 1
@@ -111,7 +136,8 @@ def chain_order(block: Block) -> list[Operation]:
         _, _, op = heapq.heappop(ready)
         if op not in position:  # else taken early as a sibling
             run(op)
-    # Leaves nothing reads (a result returned as it is), at the end in program order.
+    # Leaves and broadcasts nothing reads (a result returned as it is), at the end in
+    # program order.
     for op in ops:
         if op not in position:
             place(op)

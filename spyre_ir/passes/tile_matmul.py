@@ -111,8 +111,9 @@ class MatmulGroup:
         epilogue = self.epilogue_bytes_per_elem()
         if self.second:
             n, epilogue = 2 * n, -(-epilogue // 2)
-        return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2,
-                           stackable, lhs_rank == 2 and mm.lhs not in self.folded)  # fmt: skip
+        return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2, stackable,
+                           lhs_rank == 2 and mm.lhs not in self.folded,
+                           self.second is not None)  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
         """LX bytes per output element of the epilogue's tiles, two slots each (the
