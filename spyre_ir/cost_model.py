@@ -260,7 +260,8 @@ def plan_matmul(
             for tn in column_tiles(nc):
                 if tn > max(64, 2 * nc) and not (paired and tn == 2 * TILE_COLS[0]):
                     continue
-                if paired and tn < 2 * TILE_COLS[0]:
+                if paired and (tn < 2 * TILE_COLS[0] or tn % (2 * TILE_COLS[0])):
+                    # a pair's halves (one a corelet) are whole sticks
                     continue
                 for tk in TILE_COLS:
                     if tk > max(64, 2 * kc):
