@@ -50,6 +50,13 @@ CASES = {
         "run", "ktir_extract_slice_wrong_result_shape.mlir:14:3: error: KTIR interpreter: 'tensor.extract_slice': a slice of shape [1, 32] does not make tensor<1xf16>"),
     "ktir_grid_of_wrong_kind.mlir": (
         "run", "ktir_grid_of_wrong_kind.mlir:13:1: error: the kernel's grid is f16, not an array of integers"),
+    # Session 8: an out-view of strides [64, 1] on a 4x32 tensor (an IndexError in the
+    # KTIR interpreter's store under --check): the lowering's located strides error.
+    "ktir_out_view_strides_past_tensor.mlir": (
+        "run", "ktir_out_view_strides_past_tensor.mlir:4:3: error: 'ktdp.construct_memory_view': strides [64, 1] are not the row-major strides [32, 1] of its pointer's tensor [4, 32]"),
+    # Its in-view with a negative leading stride (numpy wrapped the negative addresses).
+    "ktir_in_view_negative_stride.mlir": (
+        "run", "ktir_in_view_negative_stride.mlir:3:3: error: 'ktdp.construct_memory_view': strides [-32, 1] are not the row-major strides [32, 1] of its pointer's tensor [4, 32]"),
 }  # fmt: skip
 
 
