@@ -57,6 +57,10 @@ CASES = {
     # Its in-view with a negative leading stride (numpy wrapped the negative addresses).
     "ktir_in_view_negative_stride.mlir": (
         "run", "ktir_in_view_negative_stride.mlir:3:3: error: 'ktdp.construct_memory_view': strides [-32, 1] are not the row-major strides [32, 1] of its pointer's tensor [4, 32]"),
+    # An out-view at its pointer minus 32: the lowering stored outside the pointer (exit 0),
+    # the interpreter's store went past the end of another pointer's buffer.
+    "ktir_view_before_its_pointer.mlir": (
+        "run", "ktir_view_before_its_pointer.mlir:6:3: error: 'ktdp.construct_memory_view': the view at offset -32 starts before its pointer's tensor [3, 32]"),
 }  # fmt: skip
 
 
