@@ -4,9 +4,10 @@ kernels of our own (tests/ktir/)."""
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from spyre_ir.diagnostics import parse_file
-from spyre_ir.interp.ktir import run_kernel
+from spyre_ir.interp.ktir import KtirError, run_kernel
 from spyre_ir.registry import make_context
 
 KERNELS = Path(__file__).parent / "ktir"
@@ -67,3 +68,26 @@ def test_distributed_view_over_two_pointers():
     arrays = {0: a0, 1: a1, 2: np.zeros((32, 128), np.float16)}
     out = run_kernel(kernel("distributed_two_pointers.mlir"), arrays, {3: 128})
     np.testing.assert_array_equal(out[2], np.concatenate([a0, a1], axis=1))
+
+
+def _kernel_text(tmp_path, text: str):
+    path = tmp_path / "k.mlir"
+    path.write_text(text)
+    module = parse_file(make_context(), str(path))
+    return next(op for op in module.walk() if op.name == "func.func")
+
+
+def test_view_strides_past_the_pointer_are_a_located_error(tmp_path):
+    # An out-view of strides [64, 1] over a 4x32 buffer (an IndexError in the store before).
+    regression = Path(__file__).parent / "fuzz/regressions/ktir_out_view_strides_past_tensor.mlir"
+    fn = _kernel_text(tmp_path, regression.read_text())
+    buffers = {0: f16(128), 1: np.zeros(128, np.float16)}
+    with pytest.raises(KtirError, match="'ktdp.store' writes past the end") as raised:
+        run_kernel(fn, buffers, {})
+    assert raised.value.op.name == "ktdp.store"
+    # A negative leading stride reads before the buffer (numpy wrapped it around before).
+    text = regression.read_text().replace("strides: [64, 1]", "strides: [32, 1]")
+    text = text.replace("strides: [32, 1]", "strides: [-32, 1]", 1)
+    fn = _kernel_text(tmp_path, text)
+    with pytest.raises(KtirError, match="'ktdp.load' reads before the start"):
+        run_kernel(fn, buffers, {})

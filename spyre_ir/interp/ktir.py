@@ -385,6 +385,8 @@ class Interpreter:
         safe = np.where(ok, tile.address, 0)
         if np.any(ok & (safe >= memory.size)):
             raise KtirError(f"'{op.name}' reads past the end of its pointer argument", op)
+        if np.any(ok & (safe < 0)):
+            raise KtirError(f"'{op.name}' reads before the start of its pointer argument", op)
         return np.where(ok, memory[np.minimum(safe, memory.size - 1)], 0).astype(memory.dtype)
 
     def load(self, op: ktdp.LoadOp) -> list[object]:
@@ -394,15 +396,19 @@ class Interpreter:
         tile: Tile = self.get(op.access_tile)
         data = np.asarray(self.get(op.data_tile))
         for part in tile.parts:  # a distributed view of several pointers: each its own
-            self._store_into(part, data)
+            self._store_into(part, data, op)
         if not tile.parts:
-            self._store_into(tile, data)
+            self._store_into(tile, data, op)
         return []
 
-    def _store_into(self, tile: Tile, data: np.ndarray) -> None:
+    def _store_into(self, tile: Tile, data: np.ndarray, op: Operation) -> None:
         memory = self.buffers[tile.view.buffer]
         ok = tile.valid & self.active(tile.address.ndim - 1)
         address, data, ok = np.broadcast_arrays(tile.address, data, ok)
+        if np.any(ok & (address >= memory.size)):
+            raise KtirError(f"'{op.name}' writes past the end of its pointer argument", op)
+        if np.any(ok & (address < 0)):
+            raise KtirError(f"'{op.name}' writes before the start of its pointer argument", op)
         memory[address[ok]] = data[ok].astype(memory.dtype)
 
     # ------------------------------------------------------------ control flow

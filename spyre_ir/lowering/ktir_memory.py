@@ -97,6 +97,12 @@ def memory_view(lw: KernelLowering, op: ktdp.ConstructMemoryViewOp) -> View:
     for stride in want:
         origin.append(rest // stride)
         rest %= stride
+    if offset < 0:  # before its pointer (origin -1 and on; it wrote outside it before)
+        raise LoweringError(
+            f"'{op.name}': the view at offset {offset} starts before its pointer's tensor "
+            f"{list(whole)}",
+            op,
+        )
     if any(o + n > w for o, n, w in zip(origin, sizes, whole)):
         raise LoweringError(
             f"'{op.name}': the view at offset {offset} does not fit its pointer's tensor "

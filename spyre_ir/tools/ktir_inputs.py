@@ -229,7 +229,6 @@ def _scalar_in_range(name: str, kind: object, value: float) -> float:
 
 def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int:
     from spyre_ir.interp.ktir import KtirError, run_kernel
-    from spyre_ir.pipelines import KtirToDataflow, KtirToUnits
 
     if args.level == "tensor":
         raise R.RunError("a KTIR kernel runs at --level dataflow or sim, not tensor")
@@ -283,13 +282,18 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
             # On the simulator, f16 is the card's DLFloat16: the reference rounds as it.
             reference = run_kernel(original, arrays, scalars, card_halves=args.level != "dataflow")
         except KtirError as error:
-            raise DiagnosticError([_diag(error, args.file)]) from None
+            # A kernel the lowering refuses at an op before the interpreter's failing one
+            # gets the lowering's located error (the one a run without --check gives),
+            # not the interpreter's later symptom of it.
+            failed = _diag(error, args.file)
+            refused = lowering_refusal(pipeline_of(args, named), module, args.file)
+            if refused and _place(refused[0]) < _place(failed):
+                raise DiagnosticError(refused) from None
+            raise DiagnosticError([failed]) from None
 
     start = time.perf_counter()
-    pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
-    options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
     try:
-        lower(pipeline(**options), module, args.file)
+        lower(pipeline_of(args, named), module, args.file)
     except DiagnosticError as error:
         raise DiagnosticError([*error.diagnostics, *_grid_note(fn, args.file)]) from None
     lowering_seconds = time.perf_counter() - start
@@ -367,6 +371,39 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     if args.report == "json" and outcome.report is not None:
         sys.stdout.write(json.dumps(outcome.report, indent=2, default=R._json_default) + "\n")
     return status
+
+
+def pipeline_of(args: argparse.Namespace, named: str):
+    """The KTIR pipeline of `--level` with the run's options."""
+    from spyre_ir.pipelines import KtirToDataflow, KtirToUnits
+
+    pipeline = KtirToDataflow if args.level == "dataflow" else KtirToUnits
+    options = {"scalars": named} | ({"lx_bytes": args.lx_bytes} if args.lx_bytes else {})
+    return pipeline(**options)
+
+
+def _place(diagnostic) -> tuple[int, int]:
+    """Where a diagnostic is in the file (an unlocated one after everything)."""
+    line = diagnostic.line or 1 << 62
+    return (line, diagnostic.column)
+
+
+def lowering_refusal(pipeline, module: ModuleOp, path: str) -> list:
+    """The located diagnostics of the KTIR pipeline refusing (a copy of) `module`, or
+    [] when it lowers it or fails in any other way (the caller's error stands)."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from spyre_ir.diagnostics import failure_diagnostics
+    from spyre_ir.registry import make_context
+
+    copy = module.clone()
+    try:
+        pipeline.apply(make_context(), copy)
+    except (DiagnosticError, DiagnosticException) as error:
+        return failure_diagnostics(error, copy, path)
+    except Exception:  # noqa: BLE001 - any other failure leaves the interpreter's error
+        return []
+    return []
 
 
 def lower(pipeline, module: ModuleOp, path: str) -> None:

@@ -58,6 +58,17 @@ CASES = {
     # KTIR interpreter and the lowering each read one (half the elements differed).
     "ktir_view_sizes_not_its_type.mlir": (
         "run", "ktir_view_sizes_not_its_type.mlir:30:3: error: 'ktdp.construct_memory_view' sizes [1, 64] do not match the result type memref<64x64xf16>"),
+    # Session 8: an out-view of strides [64, 1] on a 4x32 tensor (an IndexError in the
+    # KTIR interpreter's store under --check): the lowering's located strides error.
+    "ktir_out_view_strides_past_tensor.mlir": (
+        "run", "ktir_out_view_strides_past_tensor.mlir:4:3: error: 'ktdp.construct_memory_view': strides [64, 1] are not the row-major strides [32, 1] of its pointer's tensor [4, 32]"),
+    # Its in-view with a negative leading stride (numpy wrapped the negative addresses).
+    "ktir_in_view_negative_stride.mlir": (
+        "run", "ktir_in_view_negative_stride.mlir:3:3: error: 'ktdp.construct_memory_view': strides [-32, 1] are not the row-major strides [32, 1] of its pointer's tensor [4, 32]"),
+    # An out-view at its pointer minus 32: the lowering stored outside the pointer (exit 0),
+    # the interpreter's store went past the end of another pointer's buffer.
+    "ktir_view_before_its_pointer.mlir": (
+        "run", "ktir_view_before_its_pointer.mlir:6:3: error: 'ktdp.construct_memory_view': the view at offset -32 starts before its pointer's tensor [3, 32]"),
 }  # fmt: skip
 
 
