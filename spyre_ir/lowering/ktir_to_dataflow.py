@@ -57,6 +57,7 @@ from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.hardware import unit_for
+from spyre_ir.interp.ktir import KtirError
 from spyre_ir.interp.ktir_ops import dtype_of
 from spyre_ir.lowering import ktir_lx, ktir_memory, ktir_positions
 from spyre_ir.lowering.ktir_address import (
@@ -189,6 +190,8 @@ class KernelLowering:
                 self.lower_op(op)
             except LoweringError:
                 raise
+            except KtirError as error:  # an index expression the shared evaluator refuses
+                raise LoweringError(str(error), error.op or op) from None
             except (
                 ValueError,
                 KeyError,
@@ -661,7 +664,7 @@ class ConvertKtirToDataflow(ModulePass):
                     fn, ktdp.grid_of(fn, LoweringError)
                 )  # pointer + per-tile offset: see there
                 lowered = lower_kernel(fn, values)
-            except LoweringError as error:
+            except (LoweringError, KtirError) as error:
                 raise located_error(error.op or fn, str(error)) from None
             fn.parent_block().insert_op_before(lowered, fn)  # type: ignore[union-attr]
             fn.detach()

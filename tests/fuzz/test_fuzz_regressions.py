@@ -21,7 +21,7 @@ CASES = {
     "ktir_dynamic_view.mlir": (
         "run", "ktir_dynamic_view.mlir:21:3: error: 'ktdp.construct_memory_view' with dynamic sizes"),
     "ktir_affine_constant_past_64_bits.mlir": (
-        "run", "error: KTIR interpreter: affine constant -4722366482869645213695 does not fit in 64 bits"),
+        "run", "ktir_affine_constant_past_64_bits.mlir:7:3: error: affine constant -4722366482869645213695 does not fit in 64 bits"),
     # A KTIR kernel through spyre-to-dataflow (an AssertionError in spyre-fuse before).
     "ktir_through_spyre_to_dataflow.mlir": (
         "opt", ":5:3: error: spyre-fuse: 'ktdp.get_compute_tile_id' does not compute tensors"),
@@ -85,4 +85,15 @@ def test_found_mutant_is_a_clear_error(name, capsys):
     out, err = capsys.readouterr()
     assert code == 1
     assert message in err, err
+    assert spyre_fuzz.problems(code, out, err) == []
+
+
+def test_affine_constant_past_64_bits_is_located_without_check(capsys):
+    """Without --check the KTIR lowering meets the constant first: the shared affine
+    evaluator's error is the lowering's located error, not an internal error."""
+    path = str(HERE / "ktir_affine_constant_past_64_bits.mlir")
+    code = spyre_run.main([path])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "ktir_affine_constant_past_64_bits.mlir:7:3: error: affine constant" in err, err
     assert spyre_fuzz.problems(code, out, err) == []
