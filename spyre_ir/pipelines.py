@@ -106,6 +106,9 @@ class _Pipeline(ModulePass):
     """spyre-fuse-norm-prologue's and spyre-fuse's switch for an RMSNorm computed in the
     matmul kernels reading it, as a prologue on their A tiles (false: a kernel of its
     own writing the normalised activation)."""
+    a_resident: bool = False
+    """spyre-tile's switch for A_RESIDENT matmul tilings (off by default: see
+    docs/passes.md)."""
     schedule_chains: bool = True
     """spyre-schedule-chains' switch (false: spyre-fuse sees the ops in torch's order, so
     a chain split by unrelated ops runs in several kernels)."""

@@ -27,6 +27,9 @@ class MatmulVariant(enum.Enum):
     ROW_BLOCKED = "row-blocked"
     """K_LOOP whose last K step computes, finishes and stores the tile in row blocks,
     so stores stream to LPDDR5 while the PE arrays compute the other blocks."""
+    A_RESIDENT = "a-resident"
+    """K_LOOP whose A tiles stay in LX: a fill loop loads the M tile's whole A row
+    block (a slot per K step) once, then the N loop's K loops stream only B tiles."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class MatmulTiling:
     row_blocks: int
     shares_a: bool
     """The cores of an N group each load 1 / split_n of the A tile and all-gather it."""
+    a_resident: bool = False
+    """The A row block of an M tile stays in LX over its N tiles (A_RESIDENT)."""
 
     @property
     def cores(self) -> int:
@@ -111,21 +116,26 @@ class MatmulTiling:
         if self.k_per == 1:
             stacked = self.split[2] > 1 and self.shape.stackable
             return MatmulVariant.SPLIT_K if stacked else MatmulVariant.PLAIN
+        if self.a_resident:
+            return MatmulVariant.A_RESIDENT
         return MatmulVariant.ROW_BLOCKED if self.row_blocks > 1 else MatmulVariant.K_LOOP
 
 
 def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
-                split: tuple[int, int, int], lx_bytes: int) -> MatmulTiling:  # fmt: skip
+                split: tuple[int, int, int], lx_bytes: int,
+                a_resident: bool = False) -> MatmulTiling:  # fmt: skip
     """The cost model's tiles for `shape` on `split` within `lx_bytes`; raises
-    ValueError when none fits."""
+    ValueError when none fits. `a_resident`: A_RESIDENT tilings are weighed too
+    (spyre-tile's `a-resident` option, off by default)."""
     s = shape
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
-                                s.rhs_batched, s.paired)  # fmt: skip
+                                s.rhs_batched, s.paired, a_resident)  # fmt: skip
     tiling = MatmulTiling(
         shape, split, mp.tm, mp.tn, mp.tk, cost_model.corelets_sharing(mp.tn, config),
-        mp.row_blocks, mp.shares_a and s.a_shareable,
+        mp.row_blocks, mp.shares_a and s.a_shareable, mp.a_resident,
     )  # fmt: skip
     # Row blocks pay off only in a K loop's last step (the planner's `row_blocks`).
     assert tiling.row_blocks == 1 or tiling.k_per > 1, tiling
+    assert not tiling.a_resident or (tiling.row_blocks == 1 and tiling.k_per > 1), tiling
     return tiling

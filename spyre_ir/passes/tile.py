@@ -38,6 +38,10 @@ class SpyreTile(ModulePass):
     name = "spyre-tile"
 
     lx_bytes: int = DEFAULT_CONFIG.lx_bytes
+    a_resident: bool = False
+    """Let a matmul keep its M tile's A row block in LX over its N tiles (A_RESIDENT).
+    Off: where the cost model picks it (8B prefill gate/up) the simulator measures it
+    slower (docs/passes.md)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lx_bytes = min(self.lx_bytes, card_of(op).lx_bytes)
@@ -53,13 +57,14 @@ class SpyreTile(ModulePass):
                     part.plan = plan_group(part, plan.cores.data)
                     tile_group(part, part.plan, lx_bytes)
                 continue
-            tile_group(group, plan, lx_bytes)
+            tile_group(group, plan, lx_bytes, self.a_resident)
 
 
-def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: int) -> None:
+def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: int,
+               a_resident: bool = False) -> None:  # fmt: skip
     """Replace one planned group by its kernel."""
     if isinstance(plan, dataflow.MatmulPlanAttr):
-        kernel = tile_matmul_group(group, plan, lx_bytes)
+        kernel = tile_matmul_group(group, plan, lx_bytes, a_resident)
     elif isinstance(plan, dataflow.AttentionPlanAttr):
         kernel = tile_attention_group(group, plan, lx_bytes)
     elif isinstance(plan, dataflow.CopyPlanAttr):

@@ -131,15 +131,21 @@ class MatmulGroup:
 
 
 def tile_matmul_group(
-    group: dataflow.GroupOp, plan: dataflow.MatmulPlanAttr, lx_bytes: int
+    group: dataflow.GroupOp,
+    plan: dataflow.MatmulPlanAttr,
+    lx_bytes: int,
+    a_resident: bool = False,
 ) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
-    tile before the store."""
+    tile before the store. `a_resident` lets the plan keep A row blocks in LX
+    (A_RESIDENT), except under a norm prologue (which scales the streamed A tiles)."""
     parts = MatmulGroup.of(group)
     split = tuple(plan.split_mnk)
+    resident = a_resident and not parts.prologue
     try:
-        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes)
+        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes,
+                             resident)  # fmt: skip
         if parts.prologue:  # the prologue's tiles take their share of LX first
             room = lx_bytes - prologue_bytes(tiling.rows_per_block, tiling.tk, tiling.row_blocks)
             tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, room)
@@ -246,8 +252,18 @@ class MatmulEmitter:
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
-        self.a_bufs = [b.alloc([1] * (self.lhs_rank - 2) + [rows, t.tk], lhs_el)
-                       for _ in range(blocks)]  # fmt: skip
+        a_tile = [1] * (self.lhs_rank - 2) + [rows, t.tk]
+        resident = t.variant is MatmulVariant.A_RESIDENT
+        # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
+        # Its slots are views of the one copy ([1, k_per, ..]): for
+        # convert-dataflow-to-units it is one buffer written once per M tile and read
+        # in the N loop (waited for once per M tile), not a multi-buffer whose slots
+        # rotate with the loop that reads them.
+        self.a_block = None
+        if resident:
+            whole = b.alloc([1, t.k_per, *a_tile], lhs_el)
+            self.a_block = b.emit(dataflow.SlotOp(whole, b.const(0))).results[0]
+        self.a_bufs = [] if resident else [b.alloc(a_tile, lhs_el) for _ in range(blocks)]
         # The two corelets each take half of the tile's columns: their own B tile, f32
         # accumulator, epilogue and store, sharing the A tile.
         self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
@@ -275,6 +291,7 @@ class MatmulEmitter:
         prefetches: B tiles, and A tiles in a K loop. (PLAIN's A tile is loaded once
         per M tile, after the `remui` of its address, which is not side-effect free
         for xDSL: that load is not prefetched.)"""
+        # (A_RESIDENT's A tiles are loaded at the M loop's level, into the block.)
         in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
         a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
         return {*a_tiles, *self.b_bufs}
@@ -384,6 +401,25 @@ class MatmulEmitter:
                              accumulate=True)  # fmt: skip
             self.finish(last, j, n_half)
 
+    def emit_a_resident(self, lb: BodyBuilder) -> None:
+        """A fill loop loads this M tile's A tile of every K step into its slot of the
+        resident block (and completes it over the ring when shared); then each N tile's
+        K loop streams only B tiles, reading A from the block."""
+        t = self.t
+        assert self.a_block is not None and self.prologue is None
+        for step in range(t.k_per):  # unrolled: the block is written at the M loop's level
+            k0 = lb.add(lb.mul(self.ck, t.k_per * t.tk), step * t.tk)
+            slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
+            self.load_a(lb, k0, slot)
+            self.gather_a(lb, [slot])
+        _, nb, n_half = self.n_loop(lb)
+        self.zero_accumulators(nb)
+        kk, kb = nb.loop(t.k_per)
+        k0 = kb.add(kb.mul(self.ck, t.k_per * t.tk), kb.mul(kk, t.tk))
+        self.load_b(kb, k0, n_half)
+        self.multiply(kb, kb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
+        self.finish(nb, 0, n_half, load_inputs=True)
+
     # --- the steps the variants share -------------------------------------------------
 
     def block_top(self, kb: BodyBuilder, j: int) -> SSAValue:
@@ -395,7 +431,8 @@ class MatmulEmitter:
         top = self.block_top(fb, j)
         return [[*self.batch_index, top, n_half[h]] for h in range(self.t.halves)]
 
-    def load_a(self, kb: BodyBuilder, k0: SSAValue) -> None:
+    def load_a(self, kb: BodyBuilder, k0: SSAValue, into: SSAValue | None = None) -> None:
+        """The A tile (its row blocks) at column k0 into the A tiles, or `into`."""
         mm, t = self.parts.mm, self.t
         lhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.a_batch, spyre.shape_of(mm.lhs))]
         for j in range(t.row_blocks):
@@ -407,19 +444,21 @@ class MatmulEmitter:
                 kb.emit(dataflow.LoadOp(self.lhs_mem, [kb.add(top, kb.mul(self.cn, rows)), k0],
                                         self.a_parts[j], pad=0.0))  # fmt: skip
             else:
-                kb.emit(transposed_load(self.lhs_mem, [*lhs_b, top, k0], self.a_bufs[j],
+                dest = self.a_bufs[j] if into is None else into
+                kb.emit(transposed_load(self.lhs_mem, [*lhs_b, top, k0], dest,
                                         mm.lhs in self.parts.folded))  # fmt: skip
         if self.prologue is not None:
             self.prologue.load_weight(kb, k0)
 
     def a_in(self, kb: BodyBuilder, j: int) -> SSAValue:
-        """Row block j's A tile as the matmul reads it: scaled by the prologue, if any."""
+        """Row block j's A tile as the matmul reads it: scaled by the prologue, if any
+        (never with A_RESIDENT, which is not planned for a group with a prologue)."""
         a_tile = self.a_bufs[j]
         return self.prologue.scale(kb, j, a_tile) if self.prologue is not None else a_tile
 
-    def gather_a(self, kb: BodyBuilder) -> None:
+    def gather_a(self, kb: BodyBuilder, into: Sequence[SSAValue] | None = None) -> None:
         sm, sn, sk = self.t.split
-        for part, full in zip(self.a_parts, self.a_bufs):
+        for part, full in zip(self.a_parts, self.a_bufs if into is None else into):
             kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
 
     def load_b(self, kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
@@ -483,6 +522,7 @@ VARIANTS: dict[MatmulVariant, Callable[[MatmulEmitter, BodyBuilder], None]] = {
     MatmulVariant.SPLIT_K: MatmulEmitter.emit_split_k,
     MatmulVariant.K_LOOP: MatmulEmitter.emit_k_loop,
     MatmulVariant.ROW_BLOCKED: MatmulEmitter.emit_row_blocked,
+    MatmulVariant.A_RESIDENT: MatmulEmitter.emit_a_resident,
 }
 
 
