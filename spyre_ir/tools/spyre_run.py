@@ -420,7 +420,7 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
 
     check_input_bytes(fn)
     rng = np.random.default_rng(seed)
-    bounds = _index_bounds(fn)
+    bounds, scales = _index_bounds(fn), _weight_scales(fn)
     inputs = []
     for index, t in enumerate(_tensor_types(fn)):
         shape, name = tuple(t.get_shape()), element_type_name(t.element_type)
@@ -430,8 +430,38 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
             value = rng.integers(0, bounds[index], size=shape)
         else:
             value = rng.standard_normal(shape, dtype=np.float32)
+            if index in scales:
+                value *= np.float32(scales[index])
         inputs.append(to_storage(value, name))
     return inputs
+
+
+def _weight_scales(fn: func.FuncOp) -> dict[int, float]:
+    """Per float argument that is the right operand of an L1 `spyre.matmul` (directly or
+    through `spyre.transpose`): 1/sqrt(K), K the contracted size (the smallest over its
+    uses), so that its random values are a weight initialised as a layer's (LeCun normal)
+    and the matmul's outputs keep the variance of its inputs. Standard normal weights
+    grow each product by sqrt(K): the two matmuls before a softmax then give scores of
+    hundreds, where the softmax is an argmax and a rounding of a score (a DLFloat16
+    place is 2 at 1024) changes the result wholesale - a check of rounding noise, not of
+    the program."""
+    from spyre_ir.dialects.spyre import MatmulOp, TransposeOp, shape_of
+
+    scales: dict[int, float] = {}
+    for index, arg in enumerate(fn.body.block.args):
+        values, contracted = [arg], []
+        while values:
+            value = values.pop()
+            for use in value.uses:
+                op = use.operation
+                if isinstance(op, TransposeOp):
+                    values.append(op.result)
+                elif isinstance(op, MatmulOp) and use.index == 1:
+                    rhs = shape_of(op.rhs)
+                    contracted.append(rhs[-2] if len(rhs) > 1 else rhs[0])
+        if contracted and min(contracted) > 0:
+            scales[index] = 1 / math.sqrt(min(contracted))
+    return scales
 
 
 def input_byte_limit() -> int:
