@@ -33,7 +33,11 @@ simulator one more line gives the simulated time, the roofline and the bottlenec
 Inputs come from `--inputs`, one .npy file per argument in order, whose shape and dtype
 must match the signature exactly (bf16 arguments take float32 arrays). Without
 `--inputs`, random inputs are drawn from `--seed` (default 0): floats are standard
-normal (rounded to the element type), i1 is a fair coin, and integer arguments are
+normal (rounded to the element type) except the right operand of an L1 `spyre.matmul`
+(directly or through a transpose), a weight, which is normal with variance 1/K (K the
+contracted size, a layer's LeCun-normal initialisation: a matmul keeps its input's
+scale, and an attention block's softmax scores stay of order 1 instead of hundreds,
+where DLFloat16 rounding alone would decide the argmax), i1 is a fair coin, and integer arguments are
 uniform in [0, 16) -- they are usually indices -- narrowed to [0, rows) when the
 argument indexes a gather table with fewer rows (at L2 and L3: the smallest table that
 any gather reads).
@@ -247,7 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", metavar="FILE", help="the .mlir file to run (L1, L2 or L3)")
     parser.add_argument("--entry", default="main", help="function to run (default: main)")
     parser.add_argument(
-        "--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)"
+        "--seed",
+        type=_seed,
+        default=0,
+        help="seed of the random inputs (default: 0), drawn when --inputs is not given: "
+        "floats standard normal, but N(0, 1/K) for the right operand of an L1 matmul (a "
+        "weight, K the contracted size); i1 a fair coin; integers uniform in [0, 16), "
+        "or [0, rows) for the indices of a smaller gather table",
     )
     parser.add_argument(
         "--inputs", metavar="A.npy,B.npy", help="comma-separated .npy files, one per argument"
