@@ -91,17 +91,21 @@ def test_weights_are_drawn_at_one_over_sqrt_k():
     assert "N(0, 1/K)" in " ".join(build_parser().format_help().split())
 
 
-@pytest.fixture(scope="module")
-def attention_l2() -> str:
+def _lowered(text: str, pipeline: str) -> str:
     from spyre_ir.diagnostics import parse_and_verify
     from spyre_ir.pipelines import build_passes
     from spyre_ir.registry import make_context
     from spyre_ir.runtime.backend import print_ir
 
-    module = parse_and_verify(make_context(), ATTENTION.read_text(), str(ATTENTION))
-    for p in build_passes("spyre-to-dataflow"):
+    module = parse_and_verify(make_context(), text, str(ATTENTION))
+    for p in build_passes(pipeline):
         p.apply(make_context(), module)
     return print_ir(module)
+
+
+@pytest.fixture(scope="module")
+def attention_l2() -> str:
+    return _lowered(ATTENTION.read_text(), "spyre-to-dataflow")
 
 
 # A lowering bug, as a change to one op of the lowered program: the causal mask off by
@@ -144,3 +148,41 @@ def test_attention_block_weights_are_scaled():
     assert abs(float(norm_w.astype(np.float32).std()) - 1) < 0.15
     for weight, k in ((wq, 256), (wk, 256), (wv, 256), (wo, 64)):
         assert abs(float(weight.astype(np.float32).std()) * math.sqrt(k) - 1) < 0.1
+
+
+@pytest.fixture(scope="module")
+def attention_l3() -> str:
+    return _lowered(ATTENTION.read_text(), "spyre-to-units")
+
+
+def test_an_l2_check_rounds_the_reference_as_the_card(attention_l2, tmp_path, capsys):
+    """An L2 file's --check on the card runs the L2 interpreter in DLFloat16: the
+    simulator matches it bit for bit, even with standard normal weights (scores in the
+    hundreds), where IEEE fp16 against DLFloat16 differs by tens."""
+    path = tmp_path / "attention.l2.mlir"
+    path.write_text(attention_l2)
+    for seed in ("0", "1"):
+        assert main([str(path), "--check", "--seed", seed]) == 0
+        out = capsys.readouterr().out
+        assert "check: ok (max abs error 0 against the L2 interpreter in DLFloat16" in out
+    # --level dataflow of the L1 source compares IEEE fp16 with IEEE fp16.
+    assert main([str(ATTENTION), "--check", "--level", "dataflow"]) == 0
+    assert "against the L1 interpreter, 1 result" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bug", [None, *PERTURBATIONS])
+def test_a_perturbed_l3_op_fails_check_against_l2(bug, attention_l2, attention_l3, tmp_path,
+                                                  capsys):  # fmt: skip
+    text = attention_l3
+    if bug is not None:
+        old, new = PERTURBATIONS[bug]
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    (tmp_path / "a.l2.mlir").write_text(attention_l2)
+    (tmp_path / "a.l3.mlir").write_text(text)
+    status = main([str(tmp_path / "a.l3.mlir"), "--reference", str(tmp_path / "a.l2.mlir")])
+    out = capsys.readouterr().out
+    if bug is None:
+        assert status == 0 and "check: ok (max abs error 0 " in out, out
+    else:
+        assert status == 1 and "check: MISMATCH in result 0: " in out, out
