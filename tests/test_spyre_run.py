@@ -386,7 +386,10 @@ def test_check_passes_on_the_dlfloat16_outliers(model_files, capsys):
 
 
 def test_check_on_l1_and_l2_inputs(levels, capsys):
-    for name, reference in (("l1", "the L1 interpreter"), ("l2", "the L2 interpreter")):
+    for name, reference in (
+        ("l1", "the L1 interpreter"),
+        ("l2", "the L2 interpreter in DLFloat16"),
+    ):
         assert main([str(levels[name]), "--check"]) == 0
         last = capsys.readouterr().out.splitlines()[-1]
         assert last.startswith("check: ok (max abs error ")

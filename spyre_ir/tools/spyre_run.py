@@ -33,7 +33,11 @@ simulator one more line gives the simulated time, the roofline and the bottlenec
 Inputs come from `--inputs`, one .npy file per argument in order, whose shape and dtype
 must match the signature exactly (bf16 arguments take float32 arrays). Without
 `--inputs`, random inputs are drawn from `--seed` (default 0): floats are standard
-normal (rounded to the element type), i1 is a fair coin, and integer arguments are
+normal (rounded to the element type) except the right operand of an L1 `spyre.matmul`
+(directly or through a transpose), a weight, which is normal with variance 1/K (K the
+contracted size, a layer's LeCun-normal initialisation: a matmul keeps its input's
+scale, and an attention block's softmax scores stay of order 1 instead of hundreds,
+where DLFloat16 rounding alone would decide the argmax), i1 is a fair coin, and integer arguments are
 uniform in [0, 16) -- they are usually indices -- narrowed to [0, rows) when the
 argument indexes a gather table with fewer rows (at L2 and L3: the smallest table that
 any gather reads).
@@ -61,6 +65,10 @@ result K: ...` line per differing result (how many elements differ, the largest 
 the worst element) and exits 1. The reference is the interpreter of the input's own
 level: the L1 interpreter for an L1 file, the L2 interpreter for an L2 file (so an
 L2 check tests the L2 -> L3 lowering and the simulator, not the L2 program itself). An
+L2 reference of a run on the card holds 16-bit floats as DLFloat16 at each tile op, as
+the card does (`halves="dlfloat16"`, bit for bit with the simulator; KTIR's check
+rounds its reference the same way), so its check is exact in practice; the L1
+interpreter computes IEEE fp16, hence the f16 tolerance above. An
 L3 file has no reference above it, and a run at the input's own level would compare
 the reference with itself: both exit 2 with an explanation. `--reference REF.mlir`
 (implies `--check`) names the reference instead: an L1 or L2 file whose `@ENTRY` has
@@ -151,6 +159,8 @@ class RunOptions:
     check_races: bool = False
     # Kernel (program) name -> the contents its outputs start with (untouched memory).
     output_contents: dict[str, list[np.ndarray]] | None = None
+    # How the L2 interpreter holds f16: "ieee" (as L1) or "dlfloat16" (as the card).
+    halves: str = "ieee"
 
 
 Runner = Callable[[ModuleOp, list[np.ndarray], str, RunOptions], Outcome]
@@ -177,6 +187,7 @@ def _run_dataflow(
                 args,
                 entry,
                 check_races=opts.check_races,
+                halves=opts.halves,
                 output_contents=opts.output_contents,
             )
         )
@@ -247,7 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", metavar="FILE", help="the .mlir file to run (L1, L2 or L3)")
     parser.add_argument("--entry", default="main", help="function to run (default: main)")
     parser.add_argument(
-        "--seed", type=_seed, default=0, help="seed of the random inputs (default: 0)"
+        "--seed",
+        type=_seed,
+        default=0,
+        help="seed of the random inputs (default: 0), drawn when --inputs is not given: "
+        "floats standard normal, but N(0, 1/K) for the right operand of an L1 matmul (a "
+        "weight, K the contracted size); i1 a fair coin; integers uniform in [0, 16), "
+        "or [0, rows) for the indices of a smaller gather table",
     )
     parser.add_argument(
         "--inputs", metavar="A.npy,B.npy", help="comma-separated .npy files, one per argument"
@@ -420,7 +437,7 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
 
     check_input_bytes(fn)
     rng = np.random.default_rng(seed)
-    bounds = _index_bounds(fn)
+    bounds, scales = _index_bounds(fn), _weight_scales(fn)
     inputs = []
     for index, t in enumerate(_tensor_types(fn)):
         shape, name = tuple(t.get_shape()), element_type_name(t.element_type)
@@ -430,8 +447,38 @@ def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
             value = rng.integers(0, bounds[index], size=shape)
         else:
             value = rng.standard_normal(shape, dtype=np.float32)
+            if index in scales:
+                value *= np.float32(scales[index])
         inputs.append(to_storage(value, name))
     return inputs
+
+
+def _weight_scales(fn: func.FuncOp) -> dict[int, float]:
+    """Per float argument that is the right operand of an L1 `spyre.matmul` (directly or
+    through `spyre.transpose`): 1/sqrt(K), K the contracted size (the smallest over its
+    uses), so that its random values are a weight initialised as a layer's (LeCun normal)
+    and the matmul's outputs keep the variance of its inputs. Standard normal weights
+    grow each product by sqrt(K): the two matmuls before a softmax then give scores of
+    hundreds, where the softmax is an argmax and a rounding of a score (a DLFloat16
+    place is 2 at 1024) changes the result wholesale - a check of rounding noise, not of
+    the program."""
+    from spyre_ir.dialects.spyre import MatmulOp, TransposeOp, shape_of
+
+    scales: dict[int, float] = {}
+    for index, arg in enumerate(fn.body.block.args):
+        values, contracted = [arg], []
+        while values:
+            value = values.pop()
+            for use in value.uses:
+                op = use.operation
+                if isinstance(op, TransposeOp):
+                    values.append(op.result)
+                elif isinstance(op, MatmulOp) and use.index == 1:
+                    rhs = shape_of(op.rhs)
+                    contracted.append(rhs[-2] if len(rhs) > 1 else rhs[0])
+        if contracted and min(contracted) > 0:
+            scales[index] = 1 / math.sqrt(min(contracted))
+    return scales
 
 
 def input_byte_limit() -> int:
@@ -921,8 +968,12 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     if reference is not None:
         ref_runner = LEVELS["tensor" if reference.level == 1 else "dataflow"][0]
-        want = ref_runner(reference.module, inputs, args.entry, RunOptions()).outputs
-        lines = check(fn, outcome.outputs, want, reference.label)
+        # An L2 reference of a run on the card rounds 16-bit floats as the card does.
+        card = reference.level == 2 and runner is _run_sim
+        ref_options = RunOptions(halves="dlfloat16" if card else "ieee")
+        want = ref_runner(reference.module, inputs, args.entry, ref_options).outputs
+        label = reference.label + (" in DLFloat16" if card else "")
+        lines = check(fn, outcome.outputs, want, label)
         for line in lines:
             print(line, file=out)
         status = 1 if "MISMATCH" in lines[0] else 0
