@@ -109,6 +109,8 @@ def chain_order(block: Block) -> list[Operation]:
         """The leaves and deferred ops `op` reads, in program order, placed now."""
         for p in sorted((producers[op] & (leaves | deferred)) - position.keys(),
                         key=index.__getitem__):  # fmt: skip
+            if p in position:  # placed meanwhile, as a sibling or by a deferred op
+                continue
             if p in deferred:
                 bring(p)
             place(p)

@@ -97,3 +97,22 @@ def test_affine_constant_past_64_bits_is_located_without_check(capsys):
     assert code == 1
     assert "ktir_affine_constant_past_64_bits.mlir:7:3: error: affine constant" in err, err
     assert spyre_fuzz.problems(code, out, err) == []
+
+
+# Mutants that crashed a pass on valid input: each must now compile (exit 0).
+COMPILES = {
+    # spyre-schedule-chains placed a leaf twice (once by a deferred broadcast or a
+    # sibling matmul, once by its reader): "a cycle among a block's ops" (seed 1, 1303).
+    "schedule_chains_op_placed_twice.mlir": "spyre-to-dataflow",
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPILES))
+def test_found_mutant_now_compiles(name, capsys):
+    try:
+        code = spyre_opt.main([str(HERE / name), "-p", COMPILES[name]])
+    except SystemExit as done:
+        code = done.code
+    out, err = capsys.readouterr()
+    assert code in (0, None), err
+    assert spyre_fuzz.problems(0, out, err) == []
