@@ -304,3 +304,31 @@ def test_attention_reads_the_caches_once_in_a_decode_step(card, tmp_path) -> Non
     assert one_hot["lpddr_bytes"] - reports[256]["lpddr_bytes"] > 2 * 2 * image, (
         one_hot["lpddr_bytes"], reports[256]["lpddr_bytes"])  # fmt: skip
     torch._dynamo.reset()
+
+
+def _put_as_is(cache: torch.Tensor, pos: torch.Tensor, x: torch.Tensor) -> None:
+    cache[:, :, pos] = x
+
+
+def _launches(fn, positions):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="spyre")
+    cache = torch.zeros(1, HEADS, 16, DIM, dtype=torch.float16)
+    want = cache.clone()
+    gen = torch.Generator().manual_seed(3)
+    with telemetry.recording() as rec:
+        for p in positions:
+            x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+            compiled(cache, torch.tensor([p]), x)
+            fn(want, torch.tensor([p]), x)
+    assert np.array_equal(cache.numpy(), as_on_the_card(want.numpy()))
+    return [[k["name"] for k in launch.report["kernels"]] for launch in rec.launches]
+
+
+def test_the_position_wrap_is_left_to_the_row_store(card) -> None:
+    """The frontend's wrap of index_copy_'s positions (i < 0 ? i + S : i) is left to the
+    row store, which wraps a position itself: each launch is the row store alone, no
+    kernel for the wrap. A negative position (slice assignment) still counts from the end."""
+    assert _launches(_write_as_is, (3, 9)) == [["store_rows_0"]] * 2
+    names = _launches(_put_as_is, (-3, 4))
+    assert all(launch[-1] == "store_rows_0" for launch in names), names

@@ -176,3 +176,30 @@ def test_an_in_place_scatter_gives_the_one_hot_results_for_fewer_bytes() -> None
     cache_image = 2 * 64 * 128
     assert want.report["lpddr_bytes"] - got.report["lpddr_bytes"] > 2 * cache_image
     assert got.report["simulated_us"] < want.report["simulated_us"]
+
+
+def test_a_row_store_is_in_the_trace_where_it_ran() -> None:
+    """The row store is a slice of the card's track among the programs, in the order
+    the report lists them, and its own process with the LS unit's LPDDR5 write busy."""
+    args = random_args(DECODE, seed=6, index_bound=64)
+    result = simulate(lower(DECODE, TO_UNITS), args, trace=True)
+    events = result.trace["traceEvents"]
+    card = [e for e in events if e["ph"] == "X" and e["pid"] == 0]
+    kernels = result.report["kernels"]
+    assert [e["args"]["name"] for e in card] == [k["name"] for k in kernels]
+    (store,) = [e for e in card if e["cat"] == "row_store"]
+    # the rows are an input: stored first, then the attention program reads the cache
+    assert store["name"] == "store_rows_0" and card.index(store) == 0 and len(card) > 1
+    # the launches follow one another on the card's track
+    for before, after in zip(card, card[1:]):
+        assert after["ts"] == pytest.approx(before["ts"] + before["dur"])
+    (kernel,) = [k for k in kernels if k["name"] == "store_rows_0"]
+    assert store["dur"] == pytest.approx(kernel["simulated_us"])
+    names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    pid = next(p for p, n in names.items() if n.startswith("store_rows_0"))
+    (write,) = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+    threads = {e["tid"]: e["args"]["name"] for e in events
+               if e["name"] == "thread_name" and e["pid"] == pid}  # fmt: skip
+    assert threads[write["tid"]] == "ls lpddr write"
+    assert (write["ts"], write["dur"]) == (store["ts"], store["dur"])
+    assert write["args"]["lpddr_bytes"] == kernel["lpddr_bytes"] == 2 * 4 * 128

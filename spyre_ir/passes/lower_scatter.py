@@ -22,7 +22,8 @@ slices into the argument's own buffer at the runtime positions (the simulator's 
 the runtime's row store), so the cache is neither read nor written whole for it and
 the ops after it read the argument's buffer. A scatter whose dest is another op's
 result, or an argument read elsewhere too (its old value still needed), keeps the
-one-hot form.
+one-hot form. A row store wraps a negative position itself, so the frontend's wrap of
+its positions (`select(i < 0, i + S, i)`, a small kernel of its own) is dropped.
 
 Integer and boolean tensors do not go through the PE array (it multiplies floats): their
 `moved` is a select of the sources by `hit^T` and a sum over the n positions (SFP and PE
@@ -163,6 +164,36 @@ def stores_in_place(op: spyre.ScatterOp | spyre.ScatterAddOp) -> bool:
     )
 
 
+def _is_full(value: SSAValue, number: int) -> bool:
+    owner = value.owner
+    return isinstance(owner, spyre.FullOp) and owner.value.value.data == number
+
+
+def _drop_wrap(op: spyre.ScatterOp) -> None:
+    """Index the row store with the raw positions when its indices are only their wrap
+    `select(i < 0, i + S, i)` (S = dest's size along the dim, as the frontend writes
+    it): the row store wraps a negative position itself, so the wrap's little kernel
+    would only add a launch. The wrap's ops go once nothing else reads them."""
+    wrap = op.indices.owner
+    if not isinstance(wrap, spyre.SelectOp) or wrap.result.uses.get_length() != 1:
+        return
+    raw, negative, shifted = wrap.false_value, wrap.cond.owner, wrap.true_value.owner
+    size = spyre.shape_of(op.dest)[op.axis]
+    if not (
+        isinstance(negative, spyre.LtOp)
+        and isinstance(shifted, spyre.AddOp)
+        and negative.lhs == raw
+        and shifted.lhs == raw
+        and _is_full(negative.rhs, 0)
+        and _is_full(shifted.rhs, size)
+    ):
+        return
+    op.operands[1] = raw
+    for dead in (wrap, negative, shifted, negative.rhs.owner, shifted.rhs.owner):
+        if not any(result.uses for result in dead.results):
+            Rewriter.erase_op(dead)
+
+
 @dataclass(frozen=True)
 class SpyreLowerScatter(ModulePass):
     """Rewrite each spyre.scatter / spyre.scatter_add as one-hot selects and matmuls
@@ -179,6 +210,7 @@ class SpyreLowerScatter(ModulePass):
         for scatter in [o for o in op.walk() if isinstance(o, scatters)]:
             if self.in_place and stores_in_place(scatter):
                 scatter.properties["in_place"] = UnitAttr()
+                _drop_wrap(scatter)
                 continue
             ops = lower(scatter)
             Rewriter.insert_op(ops, InsertPoint.before(scatter))

@@ -192,9 +192,14 @@ def simulate(
     sim.interp.output_contents = dict(output_contents or {})
     with _blas_threads(blas_threads):
         outputs = run_entry(sim.interp, args, entry)
-    report = run_report([p.stats for p in sim.programs] + sim.row_stores, config)
-    events = trace_events(sim.programs, config) if trace else None
+    report = run_report([_stats_of(launch) for launch in sim.launches], config)
+    events = trace_events(sim.launches, config) if trace else None
     return SimResult(outputs, report, events)
+
+
+def _stats_of(launch) -> dict:
+    """A launch's report: a program's stats, or a row store's report itself."""
+    return launch if isinstance(launch, dict) else launch.stats
 
 
 class _Simulation:
@@ -217,12 +222,14 @@ class _Simulation:
         self.numerics = numerics
         self.programs: list[_Program] = []
         self.row_stores: list[dict] = []  # the reports of in-place scatters (row_store.py)
+        self.launches: list = []  # programs and row-store reports, in the order they ran
 
     def _run_program(self, op: Operation, operands: list) -> list:
         assert isinstance(op, core.ProgramOp)
         program = _Program(self, op)
         results = program.run(operands)
         self.programs.append(program)
+        self.launches.append(program)
         for value, result in zip(results, op.results):
             self.interp.check_result(value, op, result, "simulator")
         return results
@@ -236,6 +243,7 @@ class _Simulation:
         except InterpreterError as error:
             raise SimulationError(f"{op_label(op)}: {error}") from None
         self.row_stores.append(stats)
+        self.launches.append(stats)
         return [written]
 
     @staticmethod

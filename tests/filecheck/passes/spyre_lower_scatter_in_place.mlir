@@ -74,3 +74,41 @@ func.func @index_add(%x: tensor<16x64xf16>, %pos: tensor<3xi64>, %v: tensor<3x64
   %r = spyre.scatter_add %x[%pos], %v dim = 0 : tensor<16x64xf16>, tensor<3xi64>, tensor<3x64xf16> -> tensor<16x64xf16>
   func.return %r : tensor<16x64xf16>
 }
+
+// -----
+
+// Positions wrapped as the frontend writes them (select(i < 0, i + 16, i)): the row
+// store wraps a negative position itself, so it is given the raw positions and the wrap
+// (a kernel of its own at L3) goes; the rows are the argument %x, so no kernel is left.
+// CHECK-LABEL: func.func @wrapped
+// CHECK-NOT:     spyre.lt
+// CHECK-NOT:     spyre.select
+// CHECK:         %w = spyre.scatter %cache[%pos], %x dim = 2 {in_place}
+// UNITS-LABEL: func.func @wrapped
+// UNITS-NOT:     core.program
+// UNITS:         %w = spyre.scatter %cache[%pos], %x dim = 2 {in_place}
+func.func @wrapped(%cache: tensor<1x2x16x64xf16>, %pos: tensor<1xi64>, %x: tensor<1x2x1x64xf16>) -> tensor<1x2x16x64xf16> {
+  %zero = spyre.full {value = 0 : i64} : tensor<i64>
+  %neg = spyre.lt %pos, %zero : tensor<1xi64>, tensor<i64> -> tensor<1xi1>
+  %size = spyre.full {value = 16 : i64} : tensor<i64>
+  %up = spyre.add %pos, %size : tensor<1xi64>, tensor<i64> -> tensor<1xi64>
+  %i = spyre.select %neg, %up, %pos : tensor<1xi1>, tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %w = spyre.scatter %cache[%i], %x dim = 2 : tensor<1x2x16x64xf16>, tensor<1xi64>, tensor<1x2x1x64xf16> -> tensor<1x2x16x64xf16>
+  func.return %w : tensor<1x2x16x64xf16>
+}
+
+// -----
+
+// A wrap by another size than dest's is not the frontend's: kept.
+// CHECK-LABEL: func.func @other_wrap
+// CHECK:         spyre.select
+// CHECK:         spyre.scatter %cache[%i], %x dim = 2 {in_place}
+func.func @other_wrap(%cache: tensor<1x2x16x64xf16>, %pos: tensor<1xi64>, %x: tensor<1x2x1x64xf16>) -> tensor<1x2x16x64xf16> {
+  %zero = spyre.full {value = 0 : i64} : tensor<i64>
+  %neg = spyre.lt %pos, %zero : tensor<1xi64>, tensor<i64> -> tensor<1xi1>
+  %size = spyre.full {value = 8 : i64} : tensor<i64>
+  %up = spyre.add %pos, %size : tensor<1xi64>, tensor<i64> -> tensor<1xi64>
+  %i = spyre.select %neg, %up, %pos : tensor<1xi1>, tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+  %w = spyre.scatter %cache[%i], %x dim = 2 : tensor<1x2x16x64xf16>, tensor<1xi64>, tensor<1x2x1x64xf16> -> tensor<1x2x16x64xf16>
+  func.return %w : tensor<1x2x16x64xf16>
+}
