@@ -299,9 +299,10 @@ def test_attention_reads_the_caches_once_in_a_decode_step(card, tmp_path) -> Non
     out, caches, one_hot = _decode_bytes(256)
     assert torch.equal(out, results[256][0])
     assert all(torch.equal(a, b) for a, b in zip(caches, results[256][1]))
-    # the select read the old cache and wrote the new one, and its inputs: > 2 images more
+    # the select read each old cache and wrote the new one: two images more per cache
+    # (its broadcast row computed in its kernel since spyre-schedule-chains defers it)
     image = HEADS * 256 * D64 * 2
-    assert one_hot["lpddr_bytes"] - reports[256]["lpddr_bytes"] > 2 * 2 * image, (
+    assert one_hot["lpddr_bytes"] - reports[256]["lpddr_bytes"] >= 2 * 2 * image, (
         one_hot["lpddr_bytes"], reports[256]["lpddr_bytes"])  # fmt: skip
     torch._dynamo.reset()
 
