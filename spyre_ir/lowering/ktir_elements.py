@@ -87,7 +87,7 @@ def load_elements(lw: KernelLowering, tile: IndirectElements, element: Attribute
     position: SSAValue | None = None
     stride = 1
     for d in range(len(table.shape) - 1, -1, -1):
-        coordinate = _index_tile(lw, tile.index_boxes[d], i32)
+        coordinate = index_tile(lw, tile.index_boxes[d])
         if stride != 1:
             scale = lw.math.constant_buffer(stride, i32)  # one element, broadcast
             scaled = lw.alloc(tile.shape, i32)
@@ -106,8 +106,9 @@ def load_elements(lw: KernelLowering, tile: IndirectElements, element: Attribute
     return Buf(picked, tile.shape)
 
 
-def _index_tile(lw: KernelLowering, box: Box, i32: Attribute) -> SSAValue:
-    """An index view's (i32) box loaded into LX."""
+def index_tile(lw: KernelLowering, box: Box) -> SSAValue:
+    """An index view's box loaded into LX (a padded view's one element per stick
+    reshaped to the box): the element gathers' and the row gathers' indices."""
     stored = box.view.memory.type.element_type  # type: ignore[attr-defined]
     values = lw.alloc(box.shape, stored)
     if box.view.padded:

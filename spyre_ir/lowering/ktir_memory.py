@@ -17,7 +17,12 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
-from spyre_ir.lowering.ktir_elements import IndirectElements, element_tile, load_elements
+from spyre_ir.lowering.ktir_elements import (
+    IndirectElements,
+    element_tile,
+    index_tile,
+    load_elements,
+)
 from spyre_ir.lowering.ktir_values import (
     Box,
     Buf,
@@ -375,14 +380,7 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     if isinstance(tile, IndirectRows):
         ib = tile.index_box
         index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]
-        indices = lw.alloc(ib.shape, index_element)
-        if ib.view.padded:
-            sticks = lw.alloc((*ib.shape, 1), index_element)
-            lw.emit(D.LoadOp(ib.view.memory, [*ib.offsets, lw.index_constant(0).value], sticks))
-            lw.emit(D.ComputeOp("spyre.reshape", [sticks], [indices]))
-        else:
-            lw.emit(D.LoadOp(ib.view.memory, ib.offsets, indices))
-        indices = table_rows(lw, indices, ib.shape, index_element, tile.table)
+        indices = table_rows(lw, index_tile(lw, ib), ib.shape, index_element, tile.table)
         rows_shape = (*ib.shape, *tile.table.shape[1:])
         rows = lw.alloc(rows_shape, element)
         lw.emit(D.GatherOp(tile.table.memory, indices, rows))
