@@ -203,3 +203,16 @@ def test_a_row_store_is_in_the_trace_where_it_ran() -> None:
     assert threads[write["tid"]] == "ls lpddr write"
     assert (write["ts"], write["dur"]) == (store["ts"], store["dur"])
     assert write["args"]["lpddr_bytes"] == kernel["lpddr_bytes"] == 2 * 4 * 128
+
+
+@pytest.mark.parametrize("position", [64, -65])
+def test_a_row_store_position_out_of_range_is_a_located_error(position) -> None:
+    """A position past dest's size along the dim (either end) stops the row store with
+    the scatter's location and the L1 interpreter's message, as the one-hot form would."""
+    from spyre_ir.sim.engine import SimulationError
+
+    args = random_args(DECODE, seed=6, index_bound=64)
+    args[1] = np.array([5, position], dtype=args[1].dtype)
+    in_place = lower(DECODE, TO_UNITS)
+    with pytest.raises(SimulationError, match=rf"spyre.scatter.*index {position} is out of range"):
+        simulate(in_place, args)

@@ -392,11 +392,11 @@ def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarra
 def _scatter(op: S.ScatterOp, dest: np.ndarray, indices: np.ndarray,
              source: np.ndarray) -> np.ndarray:  # fmt: skip
     out = dest.copy()
-    out[_scatter_positions(op.axis, dest, indices)] = source
+    out[scatter_positions(op.axis, dest, indices)] = source
     return out
 
 
-def _scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray) -> tuple:
+def scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray) -> tuple:
     """The index tuple that puts a scatter's sources at `indices` along `dim` (negative
     indices counted from the end), checked against the size of `dim`."""
     size = dest.shape[dim]
@@ -412,7 +412,7 @@ def _scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray) -> tuple
 def _scatter_add(op: S.ScatterAddOp, dest: np.ndarray, indices: np.ndarray,
                  source: np.ndarray) -> np.ndarray:  # fmt: skip
     """Sums in f32 for 16-bit floats, rounded once (as the card's one-hot matmul)."""
-    where = _scatter_positions(op.axis, dest, indices)
+    where = scatter_positions(op.axis, dest, indices)
     name = _elt(op.result)
     out = _compute(dest, name).copy()
     np.add.at(out, where, _compute(source, name))

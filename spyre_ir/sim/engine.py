@@ -221,7 +221,6 @@ class _Simulation:
         self.tracing = trace
         self.numerics = numerics
         self.programs: list[_Program] = []
-        self.row_stores: list[dict] = []  # the reports of in-place scatters (row_store.py)
         self.launches: list = []  # programs and row-store reports, in the order they ran
 
     def _run_program(self, op: Operation, operands: list) -> list:
@@ -239,10 +238,10 @@ class _Simulation:
         if op.in_place is None:  # a one-hot scatter left at L1: as the interpreter runs it
             return self.interp.run_tensor_op(op, operands)
         try:
-            written, stats = store_rows(op, operands, self.config, len(self.row_stores))
+            stores = sum(isinstance(launch, dict) for launch in self.launches)
+            written, stats = store_rows(op, operands, self.config, stores)
         except InterpreterError as error:
             raise SimulationError(f"{op_label(op)}: {error}") from None
-        self.row_stores.append(stats)
         self.launches.append(stats)
         return [written]
 

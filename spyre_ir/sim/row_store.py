@@ -21,7 +21,7 @@ from spyre_ir import cost_model as cm
 from spyre_ir.dialects import core, spyre
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig
-from spyre_ir.interp.tensor import InterpreterError
+from spyre_ir.interp.tensor import scatter_positions
 from spyre_ir.sim.report import tensor_bytes
 from spyre_ir.sim.scheduler import RESOURCES
 
@@ -30,16 +30,8 @@ def store_rows(op: spyre.ScatterOp, operands: list, config: SpyreConfig, index: 
                ) -> tuple[np.ndarray, dict]:  # fmt: skip
     """The written buffer and the report of one row store."""
     dest, indices, source = operands
-    dim = op.axis
-    size = dest.shape[dim]
-    positions = np.asarray(indices, dtype=np.int64).reshape(-1)
-    bad = (positions < -size) | (positions >= size)
-    if bad.any():
-        raise InterpreterError(
-            f"index {positions[bad][0]} is out of range for dim {dim} of size {size}"
-        )
-    written = np.array(dest, copy=True)
-    written[(slice(None),) * dim + (positions % size,)] = source
+    written = np.array(dest, copy=True)  # the L1 scatter's positions, checked and wrapped
+    written[scatter_positions(op.axis, written, np.asarray(indices))] = source
     moved = tensor_bytes(D.DdrType.of_tensor(op.source.type), config)
     seconds = cm.device_copy_s(moved, config)
     us = seconds * 1e6
