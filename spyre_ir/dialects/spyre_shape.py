@@ -288,8 +288,8 @@ class ScatterOp(SpyreOp):
 
     def verify_semantics(self) -> None:
         self.verify_scatter()
-        if self.in_place is not None:
-            self._verify_in_place()
+        if self.in_place is not None and (refusal := self.in_place_refusal()) is not None:
+            raise VerifyException(f"'{self.name}': {refusal}")
 
     def verify_scatter(self) -> None:
         idx = element_of(self.indices)
@@ -309,20 +309,20 @@ class ScatterOp(SpyreOp):
         self.expect_element(self.result, element_of(self.dest), "result")
         self.expect_shape(dest)
 
-    def _verify_in_place(self) -> None:
-        """The tied result's rules: dest's type exactly, dest a function argument (an
-        input buffer) that nothing else reads (its old value is overwritten)."""
+    def in_place_refusal(self) -> str | None:
+        """Why this scatter's result cannot be `dest`'s own buffer, or None: the tied
+        result's rules (dest's type exactly; dest a function argument, an input buffer,
+        that nothing else reads, as its old value is overwritten). The verifier of
+        `in_place` and spyre-lower-scatter's choice both ask it."""
         if self.result.type != self.dest.type:
-            raise VerifyException(f"'{self.name}': an in-place result has dest's type "
-                                  f"{self.dest.type}, not {self.result.type}")  # fmt: skip
+            return f"an in-place result has dest's type {self.dest.type}, not {self.result.type}"
         owner = self.dest.owner.parent_op() if isinstance(self.dest, BlockArgument) else None
         if owner is None or owner.name != "func.func":
-            raise VerifyException(f"'{self.name}': in place into a function argument only")
+            return "in place into a function argument only"
         others = [u.operation.name for u in self.dest.uses if u.operation is not self]
         if others:
-            raise VerifyException(
-                f"'{self.name}': in place into an argument that {others[0]} also reads"
-            )
+            return f"in place into an argument that {others[0]} also reads"
+        return None
 
 
 @irdl_op_definition

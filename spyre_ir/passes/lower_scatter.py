@@ -37,9 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, UnitAttr
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -151,16 +150,13 @@ def _one_hot_select(emit, hit: SSAValue, source: SSAValue, shape: tuple[int, ...
 
 def stores_in_place(op: spyre.ScatterOp | spyre.ScatterAddOp) -> bool:
     """Whether `op` can be a row store into its dest's own buffer: a plain scatter, not
-    along the last dim (the stick dim: its slices are whole sticks), whose dest is an
-    argument of the function, read by nothing else, of the result's type."""
-    dest = op.dest
+    along the last dim (the stick dim: its slices are whole sticks), that keeps the
+    in-place rules (`ScatterOp.in_place_refusal`: dest an otherwise unread argument of
+    the function, of the result's type)."""
     return (
         isinstance(op, spyre.ScatterOp)
-        and op.axis < len(spyre.shape_of(dest)) - 1  # whole sticks: not along the last dim
-        and isinstance(dest, BlockArgument)
-        and isinstance(dest.owner.parent_op(), func.FuncOp)
-        and all(use.operation is op for use in dest.uses)
-        and dest.type == op.result.type
+        and op.axis < len(spyre.shape_of(op.dest)) - 1  # whole sticks: not the last dim
+        and op.in_place_refusal() is None
     )
 
 
