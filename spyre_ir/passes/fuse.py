@@ -255,7 +255,7 @@ class Fuser:
             if f in self.placed:
                 if paired:
                     continue
-                f = self.copy_for_later_readers(f, op)
+                (f,) = self.copy_for_later_readers([f], op)
             new.append(f)
         self.placed.update(new)
         return new
@@ -267,24 +267,32 @@ class Fuser:
             return []
         chain = norm_prologue.prologue_chain(op.lhs)
         if chain and chain[-1] in self.placed:
-            chain = norm_prologue.copy_chain_for(chain, op)
+            chain = self.copy_for_later_readers(chain, op)
         self.placed.update(chain)
         return chain
 
     @staticmethod
-    def copy_for_later_readers(fold: Operation, op: Operation) -> Operation:
-        """A copy of `fold` before `op`, read by `op` and every later reader of `fold`
-        (a matmul after `op` may pair with it and share the copy)."""
-        copy = fold.clone()
-        Rewriter.insert_op(copy, InsertPoint.before(op))
+    def copy_for_later_readers(chain: list[Operation], op: Operation) -> list[Operation]:
+        """A copy of `chain` (a folded operand, or a prologue's ops in program order)
+        before `op`, whose last result `op` and every later reader of it read (a matmul
+        after `op` may pair with it and share the copy)."""
+        remap: dict[SSAValue, SSAValue] = {}
+        copies = []
+        for original in chain:
+            copy = original.clone()
+            copy.operands = [remap.get(o, o) for o in original.operands]
+            remap.update(zip(original.results, copy.results))
+            copies.append(copy)
+        Rewriter.insert_op(copies, InsertPoint.before(op))
         block = op.parent
         assert block is not None
         at = block.get_operation_index(op)
-        for use in list(fold.results[0].uses):
+        result = chain[-1].results[0]
+        for use in list(result.uses):
             user = use.operation
             if user.parent is block and block.get_operation_index(user) >= at:
-                user.operands[use.index] = copy.results[0]
-        return copy
+                user.operands[use.index] = remap[result]
+        return copies
 
     def row_state(self, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                   p: int) -> RowState | None:  # fmt: skip

@@ -29,6 +29,7 @@ the norm in a kernel of its own.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -66,6 +67,11 @@ class RmsNorm:
     @property
     def result(self) -> SSAValue:
         return self.ops[-1].results[0]
+
+    @property
+    def rows(self) -> int:
+        """The rows the norm normalises (x's dims but the last, flattened)."""
+        return math.prod(spyre.shape_of(self.x)[:-1])
 
 
 def _scalar(value: SSAValue, want: float | None = None) -> bool:
@@ -183,10 +189,7 @@ def _rows_type(value: SSAValue, rows: int) -> TensorType:
 def rebuild_on_rows(norm: RmsNorm, at: Operation) -> SSAValue:
     """The chain on the 2-D rows of its input, inserted before `at`, its ops marked
     `spyre.prologue`; returns its result."""
-    shape = spyre.shape_of(norm.x)
-    rows = 1
-    for s in shape[:-1]:
-        rows *= s
+    shape, rows = spyre.shape_of(norm.x), norm.rows
     new: list[Operation] = []
     x = norm.x
     if len(shape) != 2:
@@ -215,10 +218,7 @@ def rebuild_on_rows(norm: RmsNorm, at: Operation) -> SSAValue:
 def fold_norm(norm: RmsNorm) -> bool:
     """Rewrite the readers of `norm` onto one chain on the rows; whether it was done."""
     readers = matmul_readers(norm.result)
-    rows = 1
-    for d in spyre.shape_of(norm.x)[:-1]:
-        rows *= d
-    if readers is None or rows < MIN_ROWS:
+    if readers is None or norm.rows < MIN_ROWS:
         return False
     # Before the chain's last op, which every input of the chain precedes.
     rows_result = rebuild_on_rows(norm, norm.ops[-1])
@@ -302,25 +302,3 @@ def prologue_chain(value: SSAValue) -> list[Operation]:
             work.extend(owner.operands)
     block = found[0].parent if found else None
     return sorted(found, key=lambda o: block.get_operation_index(o)) if block else []
-
-
-def copy_chain_for(chain: list[Operation], reader: Operation) -> list[Operation]:
-    """A copy of `chain` before `reader`, read by `reader` and every later reader of the
-    chain's result (a matmul pairing with `reader` shares it)."""
-    remap: dict[SSAValue, SSAValue] = {}
-    copies = []
-    for op in chain:
-        copy = op.clone(value_mapper=dict(remap))
-        copy.operands = [remap.get(o, o) for o in op.operands]
-        remap.update(zip(op.results, copy.results))
-        copies.append(copy)
-    Rewriter.insert_op(copies, InsertPoint.before(reader))
-    block = reader.parent
-    assert block is not None
-    at = block.get_operation_index(reader)
-    result = chain[-1].results[0]
-    for use in list(result.uses):
-        user = use.operation
-        if user.parent is block and block.get_operation_index(user) >= at:
-            user.operands[use.index] = remap[result]
-    return copies
