@@ -58,9 +58,9 @@ class MatmulGroup:
     """Operand -> the input of the restickify producing it: its loads read those bytes."""
     epilogue: list[Operation]
     outputs: list[SSAValue]
+    """The group's yielded values."""
     prologue: list[Operation] = field(default_factory=list)
     """The norm chain computing A from a group input (spyre-fuse-norm-prologue)."""
-    """The group's yielded values."""
 
     @staticmethod
     def of(group: dataflow.GroupOp) -> MatmulGroup:
