@@ -252,10 +252,41 @@ def plan_matmul(
     completes it (when the tile's rows divide); with one K step per output tile the A
     tile is loaded once per M tile. Every core writes its C tiles; with split-K each
     core of a K group stores its tm / split_k rows of the reduced tile."""
+    problem = _MatmulProblem(batch, m, elem, config, epilogue_bytes_per_elem, rhs_batched,
+                             lx_bytes or config.lx_bytes)  # fmt: skip
+    capacity = problem.capacity
     best: MatmulPlan | None = None
     best_rank: tuple[float, float, int] | None = None
-    rows = batch * m
-    capacity = lx_bytes or config.lx_bytes
+    for candidate in _candidates(problem, n, k, cores, split, paired, a_resident):
+        plan = _estimate(problem, *candidate)
+        if plan is not None and (best_rank is None or plan.rank < best_rank):
+            best, best_rank = plan, plan.rank
+    if best is None:
+        raise ValueError(f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX")
+    return best
+
+
+@dataclass(frozen=True)
+class _MatmulProblem:
+    """What `plan_matmul` tiles, read by every candidate's estimate."""
+
+    batch: int
+    m: int
+    elem: int
+    config: SpyreConfig
+    epilogue_bytes_per_elem: int
+    rhs_batched: bool
+    capacity: int
+
+    @property
+    def rows(self) -> int:
+        return self.batch * self.m
+
+
+def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
+                split: tuple[int, int, int] | None, paired: bool, a_resident: bool):  # fmt: skip
+    """Each (split, per-core extents, tile, resident) `plan_matmul` weighs, in its order."""
+    config, rows, batch, m = p.config, p.rows, p.batch, p.m
     for sm, sn, sk in [split] if split else _splits(cores):
         if sm > rows or sn > ceil_div(n, 128 if paired else 64) or sk > ceil_div(k, 64):
             continue
@@ -276,123 +307,121 @@ def plan_matmul(
                     if tk > max(64, 2 * kc):
                         continue
                     for resident in (False, True) if a_resident else (False,):
-                        lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem, sk)
-                        if resident:  # the A row block in place of two A tiles
-                            lx += (ceil_div(kc, tk) - 2) * tm * tk * elem
-                        if lx > capacity:
-                            continue
-                        m_tiles = (
-                            ceil_div(mc, tm)
-                            if batch == 1
-                            else ceil_div(batch * ceil_div(m, tm), sm)
-                        )
-                        n_tiles = ceil_div(nc, tn)
-                        k_tiles = ceil_div(kc, tk)
-                        if resident and (k_tiles == 1 or n_tiles == 1):
-                            continue  # PLAIN loads A once per M tile; one N tile, too
-                        steps = m_tiles * n_tiles * k_tiles
-                        flops = 2 * steps * tm * tn * tk
-                        share = sn > 1 and tm % sn == 0
-                        # One K step per output tile: the A tile is the same for every N
-                        # tile of an M tile, so it is loaded once per M tile (spyre-tile).
-                        a_loads = m_tiles if k_tiles == 1 else steps
-                        if resident:  # A_RESIDENT: each K step's A tile once per M tile
-                            a_loads = m_tiles * k_tiles
-                        a_bytes = a_loads * tm * tk * elem / (sn if share else 1)
-                        b_bytes = steps * tk * tn * elem
-                        # With split-K each core of a K group stores tm / sk rows of a tile.
-                        c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
-                        used = sm * sn * sk
-                        # The N cohort sharing an A tile: sn cores sk apart (K innermost).
-                        gather = (ring_allgather_seconds(tm * tk * elem, sn, config, sk)
-                                  if share else 0.0)  # fmt: skip
-                        reduce = ring_allreduce_seconds(tm * tn * 4, sk, config)
-                        # Its reduction holds the LS unit: never hidden behind other tiles.
-                        reduction = (
-                            allreduce_reduction_cycles(tm * tn * 4, sk, config) / config.clock_hz
-                        )
-                        tiles = m_tiles * n_tiles
-                        # An output tile's all-reduce overlaps the next tile of its M tile
-                        # (the accumulator alternates between two slots); the last does not.
-                        hidden = tiles - m_tiles if n_tiles > 1 else 0
-                        # Split-K with one K step: spyre-tile computes the tile stacked as
-                        # [sk, tm / sk, tn], so the PE rows hold tm / sk rows at a time.
-                        pe_rows = tm // sk if k_tiles == 1 and sk > 1 else tm
-                        blocks = tail_row_blocks(rows, tm, sn if share else 1, k_tiles, tiles,
-                                                 sk, config) if batch == 1 else 1  # fmt: skip
-                        last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
-                        # The card multicasts a tile several cores load at once: the sm
-                        # cores of an N column share each B tile (of one batch), the sn
-                        # cores of an M row each A tile they do not split and gather.
-                        b_cohort = (max(1, sm // batch) if rhs_batched else sm
-                                    ) if config.lpddr_multicast else 1  # fmt: skip
-                        a_cohort = sn if config.lpddr_multicast and not share else 1
-                        ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
-                                            used * c_bytes, max(a_bytes + b_bytes, c_bytes),
-                                            config)  # fmt: skip
-                        # Two slots keep two steps' loads in flight: step k + 2's load starts
-                        # once step k's matmul has freed its slot, so two steps take at least
-                        # a matmul, the LPDDR5 latency and a step's transfer (short streams
-                        # of small tiles are latency-bound, not bandwidth-bound).
-                        step_bytes = (a_bytes / a_loads if k_tiles > 1 and not resident else 0
-                                      ) + tk * tn * elem  # fmt: skip
-                        transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
-                                                 config)  # fmt: skip
-                        pe = pe_seconds(flops, pe_rows, tn, config)
-                        if blocks > 1 and corelets_sharing(tn, config) == 1:
-                            pe /= config.corelets_per_core  # the row blocks take turns
-                        # A step's matmul at the kernel's PE rate (with row blocks taking
-                        # turns, both corelets share every step, as in `pe`).
-                        step = config.lpddr_latency_s + transfer + pe / steps
-                        ddr = max(ddr, steps * step / 2)
-                        if k_tiles == 1 and n_tiles > 1:
-                            # Two B slots: tile j + 2's load waits for tile j's matmul and
-                            # all-reduce, so two tiles take at least one tile's B load
-                            # plus that chain.
-                            b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
-                            ddr = max(ddr, tiles * (b_tile + last_step + reduce + reduction) / 2)
-                        if blocks > 1:
-                            # Two slots: step k + 2's last B tile (a corelet's) is loaded
-                            # once step k's matmul is done, which waited for that tile of
-                            # step k to land: two steps take at least that chain.
-                            b_last = ddr_seconds(
-                                used * tk * tn * elem / b_cohort / corelets_sharing(tn, config),
-                                config,
-                            )
-                            chain = b_last + config.lpddr_latency_s + pe / steps
-                            ddr = max(ddr, steps * chain / 2)
-                            # One output tile per core: its stores follow the PE arrays' work
-                            # but for the last step's later blocks.
-                            c_store = used * c_bytes / config.sustained_write_bandwidth
-                            ddr = max(ddr, pe - last_step + last_step / blocks + c_store)
-                        ring = a_loads * gather + hidden * reduce
-                        fill = 0.0
-                        if resident:
-                            # Each M tile's A row block lands (and is gathered) before its
-                            # first matmul: nothing overlaps the fill.
-                            block = a_bytes / m_tiles
-                            fill = m_tiles * (
-                                config.lpddr_latency_s
-                                + lpddr_seconds(used * block / a_cohort, 0.0, block, config)
-                                + k_tiles * gather
-                            )
-                            ring = hidden * reduce
-                        plan = MatmulPlan(
-                            sm, sn, sk, tm, tn, tk,
-                            pe,
-                            ddr,
-                            ring,
-                            last_step / blocks + (tiles - hidden) * reduce + tiles * reduction
-                            + fill,
-                            blocks,
-                            resident,
-                        )  # fmt: skip
-                        rank = plan.rank
-                        if best_rank is None or rank < best_rank:
-                            best, best_rank = plan, rank
-    if best is None:
-        raise ValueError(f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX")
-    return best
+                        yield (sm, sn, sk), (mc, nc, kc), (tm, tn, tk), resident
+
+
+def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int, int, int],
+              tile: tuple[int, int, int], resident: bool) -> MatmulPlan | None:  # fmt: skip
+    """One candidate's plan with its estimated times, or None when it does not fit LX
+    (or is an A_RESIDENT tiling with nothing to keep)."""
+    (sm, sn, sk), (mc, nc, kc), (tm, tn, tk) = split, extents, tile
+    batch, m, rows, elem, config = p.batch, p.m, p.rows, p.elem, p.config
+    epilogue_bytes_per_elem, rhs_batched = p.epilogue_bytes_per_elem, p.rhs_batched
+    lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem, sk)
+    if resident:  # the A row block in place of two A tiles
+        lx += (ceil_div(kc, tk) - 2) * tm * tk * elem
+    if lx > p.capacity:
+        return None
+    m_tiles = ceil_div(mc, tm) if batch == 1 else ceil_div(batch * ceil_div(m, tm), sm)
+    n_tiles = ceil_div(nc, tn)
+    k_tiles = ceil_div(kc, tk)
+    if resident and (k_tiles == 1 or n_tiles == 1):
+        return None  # PLAIN loads A once per M tile; one N tile, too
+    steps = m_tiles * n_tiles * k_tiles
+    flops = 2 * steps * tm * tn * tk
+    share = sn > 1 and tm % sn == 0
+    # One K step per output tile: the A tile is the same for every N
+    # tile of an M tile, so it is loaded once per M tile (spyre-tile).
+    a_loads = m_tiles if k_tiles == 1 else steps
+    if resident:  # A_RESIDENT: each K step's A tile once per M tile
+        a_loads = m_tiles * k_tiles
+    a_bytes = a_loads * tm * tk * elem / (sn if share else 1)
+    b_bytes = steps * tk * tn * elem
+    # With split-K each core of a K group stores tm / sk rows of a tile.
+    c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
+    used = sm * sn * sk
+    # The N cohort sharing an A tile: sn cores sk apart (K innermost).
+    gather = (ring_allgather_seconds(tm * tk * elem, sn, config, sk)
+              if share else 0.0)  # fmt: skip
+    reduce = ring_allreduce_seconds(tm * tn * 4, sk, config)
+    # Its reduction holds the LS unit: never hidden behind other tiles.
+    reduction = allreduce_reduction_cycles(tm * tn * 4, sk, config) / config.clock_hz
+    tiles = m_tiles * n_tiles
+    # An output tile's all-reduce overlaps the next tile of its M tile
+    # (the accumulator alternates between two slots); the last does not.
+    hidden = tiles - m_tiles if n_tiles > 1 else 0
+    # Split-K with one K step: spyre-tile computes the tile stacked as
+    # [sk, tm / sk, tn], so the PE rows hold tm / sk rows at a time.
+    pe_rows = tm // sk if k_tiles == 1 and sk > 1 else tm
+    blocks = tail_row_blocks(rows, tm, sn if share else 1, k_tiles, tiles,
+                             sk, config) if batch == 1 else 1  # fmt: skip
+    last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
+    # The card multicasts a tile several cores load at once: the sm
+    # cores of an N column share each B tile (of one batch), the sn
+    # cores of an M row each A tile they do not split and gather.
+    b_cohort = (max(1, sm // batch) if rhs_batched else sm
+                ) if config.lpddr_multicast else 1  # fmt: skip
+    a_cohort = sn if config.lpddr_multicast and not share else 1
+    ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
+                        used * c_bytes, max(a_bytes + b_bytes, c_bytes),
+                        config)  # fmt: skip
+    # Two slots keep two steps' loads in flight: step k + 2's load starts
+    # once step k's matmul has freed its slot, so two steps take at least
+    # a matmul, the LPDDR5 latency and a step's transfer (short streams
+    # of small tiles are latency-bound, not bandwidth-bound).
+    step_bytes = (a_bytes / a_loads if k_tiles > 1 and not resident else 0
+                  ) + tk * tn * elem  # fmt: skip
+    transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
+                             config)  # fmt: skip
+    pe = pe_seconds(flops, pe_rows, tn, config)
+    if blocks > 1 and corelets_sharing(tn, config) == 1:
+        pe /= config.corelets_per_core  # the row blocks take turns
+    # A step's matmul at the kernel's PE rate (with row blocks taking
+    # turns, both corelets share every step, as in `pe`).
+    step = config.lpddr_latency_s + transfer + pe / steps
+    ddr = max(ddr, steps * step / 2)
+    if k_tiles == 1 and n_tiles > 1:
+        # Two B slots: tile j + 2's load waits for tile j's matmul and
+        # all-reduce, so two tiles take at least one tile's B load
+        # plus that chain.
+        b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
+        ddr = max(ddr, tiles * (b_tile + last_step + reduce + reduction) / 2)
+    if blocks > 1:
+        # Two slots: step k + 2's last B tile (a corelet's) is loaded
+        # once step k's matmul is done, which waited for that tile of
+        # step k to land: two steps take at least that chain.
+        b_last = ddr_seconds(
+            used * tk * tn * elem / b_cohort / corelets_sharing(tn, config),
+            config,
+        )
+        chain = b_last + config.lpddr_latency_s + pe / steps
+        ddr = max(ddr, steps * chain / 2)
+        # One output tile per core: its stores follow the PE arrays' work
+        # but for the last step's later blocks.
+        c_store = used * c_bytes / config.sustained_write_bandwidth
+        ddr = max(ddr, pe - last_step + last_step / blocks + c_store)
+    ring = a_loads * gather + hidden * reduce
+    fill = 0.0
+    if resident:
+        # Each M tile's A row block lands (and is gathered) before its
+        # first matmul: nothing overlaps the fill.
+        block = a_bytes / m_tiles
+        fill = m_tiles * (
+            config.lpddr_latency_s
+            + lpddr_seconds(used * block / a_cohort, 0.0, block, config)
+            + k_tiles * gather
+        )
+        ring = hidden * reduce
+    return MatmulPlan(
+        sm, sn, sk, tm, tn, tk,
+        pe,
+        ddr,
+        ring,
+        last_step / blocks + (tiles - hidden) * reduce + tiles * reduction
+        + fill,
+        blocks,
+        resident,
+    )  # fmt: skip
 
 
 PIPELINE_DEPTH = 4
