@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, TensorType
 
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.dialects import ktdp
@@ -209,10 +209,6 @@ def _scalar_in_range(name: str, kind: object, value: float) -> float:
     """`value` for scalar argument `name` of type `kind`: an integer type takes a whole
     number its width holds (index: 64 bits) and --scalars carries exactly; a RunError
     otherwise. Float arguments take any value (inf and nan included)."""
-    import math
-
-    from xdsl.dialects.builtin import IndexType, IntegerType
-
     if not isinstance(kind, IndexType | IntegerType):
         return value
     if not math.isfinite(value) or value != int(value):
@@ -263,9 +259,10 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         # The views at constant addresses get pointers.
         bind_absolute_addresses(fn, args.address_unit or "element")
         # A kernel storing nothing: its inter-tile results are stored to be compared.
-        observed = observe_deliveries(fn, ktdp.grid_of(fn, LoweringError))
+        tiles = ktdp.grid_of(fn, LoweringError)
+        observed = observe_deliveries(fn, tiles)
         original = fn.clone()  # the reference runs the kernel's own pointer arithmetic
-        rebase_tile_offsets(fn, ktdp.grid_of(fn, LoweringError))
+        rebase_tile_offsets(fn, tiles)
         pointers = kernel_pointers(fn)
     except LoweringError as error:
         from spyre_ir.diagnostics import Diagnostic, op_location
