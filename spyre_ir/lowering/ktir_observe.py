@@ -44,6 +44,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.dialects import ktdp_syntax as syntax
 from spyre_ir.dialects.ktdp_types import AccessTileType, SpyreMemoryKind, SpyreMemorySpaceAttr
+from spyre_ir.layout import contiguous_strides
 from spyre_ir.lowering.ktir_local import linear_tile_id
 
 PREFIX = "delivered"
@@ -92,7 +93,7 @@ def _store_slab(value: SSAValue, pointer: SSAValue, tile: SSAValue, before: func
     value's shape, stored whole."""
     assert isinstance(value.type, TensorType)
     shape = list(value.type.get_shape())
-    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    strides = list(contiguous_strides(shape))
     length = arith.ConstantOp(IntegerAttr(math.prod(shape), IndexType()))
     scaled = arith.MuliOp(tile, length.result)
     at = arith.AddiOp(pointer, scaled.result)
