@@ -39,7 +39,11 @@ COST_CLASSES: dict[str, tuple[Unit, str]] = {
     # the load/store unit
     "rearrange": ("ls", "ls_rearrange_cycles: one stick written per cycle"),
     "row-gather": ("ls", "ls.gather: a row of the table per index (sim/lpddr.gather_cycles)"),
-    "one-hot-matmul": ("ls", "the selects and matmuls spyre-lower-scatter rewrites it to"),
+    "one-hot-matmul": (
+        "ls",
+        "the selects and matmuls spyre-lower-scatter rewrites it to; "
+        "a scatter it leaves in place: sim/row_store.py (device_copy_s)",
+    ),
 }
 """Cost class -> (the unit whose ops it times, the formula: a function of cost_model
 unless said otherwise)."""
