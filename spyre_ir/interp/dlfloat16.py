@@ -103,17 +103,44 @@ def _special_bits(bits: np.ndarray) -> np.ndarray:
     return np.where(magnitude > _INF_BITS, np.uint32(0x7FC00000), out).astype(np.uint32)
 
 
-def encode(x: np.ndarray) -> np.ndarray:
-    """The DLFloat16 codes (uint16) of float values, rounded and saturated."""
-    rounded = round_to_dlf16(x)
-    bits = rounded.reshape(-1).view(np.uint32)
+def encode(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The DLFloat16 codes (uint16) of float values, rounded and saturated; into `out`
+    (a uint16 array of x's shape) when given. fp16 input is one table lookup of its
+    bits; other floats are rounded in chunks, so the scratch stays a chunk's size."""
+    x = np.asarray(x)
+    if out is None:
+        out = np.empty(x.shape, np.uint16)
+    elif out.shape != x.shape or out.dtype != np.uint16:
+        raise ValueError(f"encode into {out.dtype}{list(out.shape)} of {x.dtype}{list(x.shape)}")
+    flat_out = out.reshape(-1)  # a view for a contiguous `out` (the callers' case)
+    if x.dtype == np.float16:
+        bits = x.reshape(-1).view(np.uint16)
+        for start in range(0, bits.size, _CHUNK):
+            np.take(
+                F16_TO_CODE,
+                bits[start : start + _CHUNK],
+                out=flat_out[start : start + _CHUNK],
+                mode="wrap",
+            )
+    else:
+        values = x.reshape(-1)
+        for start in range(0, values.size, _CHUNK):
+            flat_out[start : start + _CHUNK] = _encode_chunk(values[start : start + _CHUNK])
+    if not np.shares_memory(flat_out, out) and out.size:
+        out[...] = flat_out.reshape(out.shape)
+    return out
+
+
+def _encode_chunk(x: np.ndarray) -> np.ndarray:
+    rounded = round_to_dlf16(np.array(x, dtype=np.float32), overwrite=True)
+    bits = rounded.view(np.uint32)
     magnitude = bits & _MAGNITUDE
     code = magnitude - np.uint32(_ZERO_EXPONENT)
     code >>= np.uint32(14)
     code[magnitude == 0] = 0
     code[magnitude > _INF_BITS] = NINF
     code |= (bits >> np.uint32(16)) & np.uint32(0x8000)
-    return code.astype(np.uint16).reshape(rounded.shape)
+    return code.astype(np.uint16)
 
 
 def _decode_table() -> np.ndarray:
@@ -129,9 +156,26 @@ def _decode_table() -> np.ndarray:
 _DECODED = _decode_table()
 
 
-def decode(codes: np.ndarray) -> np.ndarray:
-    """The float32 values of DLFloat16 codes (uint16); NINF decodes to NaN."""
-    return _DECODED.take(np.asarray(codes, dtype=np.uint16))
+def decode(codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The float32 values of DLFloat16 codes (uint16); NINF decodes to NaN. Into `out`
+    (a float32 array of the codes' shape) when given; looked up in chunks (numpy widens
+    lookup indices to 64 bits: whole, that scratch is 4x the codes)."""
+    return translate(_DECODED, codes, out)
+
+
+def translate(table: np.ndarray, codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """`table[codes]` for 16-bit `codes` and a 65536-entry `table`, in chunks, into
+    `out` (of the codes' shape and the table's dtype) when given."""
+    codes = np.asarray(codes, dtype=np.uint16)
+    if out is None:
+        out = np.empty(codes.shape, table.dtype)
+    flat_in, flat_out = codes.reshape(-1), out.reshape(-1)
+    for start in range(0, flat_in.size, _CHUNK):
+        part = slice(start, start + _CHUNK)
+        np.take(table, flat_in[part], out=flat_out[part], mode="wrap")
+    if not np.shares_memory(flat_out, out) and out.size:
+        out[...] = flat_out.reshape(out.shape)
+    return out
 
 
 def from_user(values: np.ndarray) -> np.ndarray:
@@ -155,3 +199,15 @@ def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
             return converted(np.asarray(values, dtype=np.float32), np.float16)
     return np.asarray(values).astype(dtype)
+
+
+_ALL = np.arange(1 << 16, dtype=np.uint32)
+F16_TO_CODE = encode(_ALL.astype(np.uint16).view(np.float16).astype(np.float32))
+"""The DLFloat16 code of each IEEE fp16 bit pattern (the h2d conversion of fp16)."""
+BF16_TO_CODE = encode((_ALL << np.uint32(16)).view(np.float32))
+"""The DLFloat16 code of each bf16 bit pattern."""
+CODE_TO_F16 = to_user(_DECODED, np.float16).view(np.uint16)
+"""The IEEE fp16 bits of each code's value (round to nearest even, +-inf past 65504)."""
+CODE_TO_BF16 = (to_user(_DECODED, "bf16").view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+"""The bf16 bits of each code's value (round to nearest even)."""
+del _ALL

@@ -167,6 +167,10 @@ class KernelMachine:
             if memory.writers is not None and initial is None and i not in tied:
                 self._check_written(memory)  # a tied result keeps what is not written
             results.append(memory.data)  # a view: the caller copies what it keeps
+        # The environment holds every memory of the run (the tensors): a driver that
+        # keeps this machine (the simulator's programs, in reference cycles) would keep
+        # them alive until the next full garbage collection.
+        self.values.clear()
         return results
 
     def _ddr(self, array: np.ndarray, arg: SSAValue, writable: bool, label: str,

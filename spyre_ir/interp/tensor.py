@@ -676,9 +676,11 @@ def check_value(
     return value
 
 
-def run_entry(interp: _Interpreter, args: Sequence[np.ndarray], entry: str) -> list[np.ndarray]:
+def run_entry(interp: _Interpreter, args: Sequence[np.ndarray], entry: str, *,
+              copy_results: bool = True) -> list[np.ndarray]:  # fmt: skip
     """Check `args` against `@entry`'s signature and run it with `interp` (the shared
-    driver of the L1 and L2 interpreters)."""
+    driver of the L1 and L2 interpreters). Results are new C-ordered arrays, or with
+    `copy_results=False` possibly views (of a kernel's padded output, or of `args`)."""
     fn = interp.lookup(entry)
     types = fn.function_type.inputs.data
     if len(args) != len(types):
@@ -693,7 +695,8 @@ def run_entry(interp: _Interpreter, args: Sequence[np.ndarray], entry: str) -> l
         warnings.simplefilter("ignore", RuntimeWarning)
         results = interp.call(entry, checked)
         outputs = fn.function_type.outputs.data
-        return [np.array(interp.give_result(r, t), order="C") for r, t in zip(results, outputs)]
+        given = [interp.give_result(r, t) for r, t in zip(results, outputs)]
+        return [np.array(r, order="C") for r in given] if copy_results else given
 
 
 def run_module(

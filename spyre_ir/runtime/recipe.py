@@ -52,7 +52,7 @@ from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.interp import dlfloat16
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
-from spyre_ir.runtime import telemetry
+from spyre_ir.runtime import images, telemetry
 from spyre_ir.runtime.allocator import DeviceBlock
 from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
@@ -151,6 +151,48 @@ class Slot:
         if self.element == "bf16":
             return _bf16_bits(dlfloat16.to_user(values, "bf16"))
         return self.to_device_elements(values)
+
+    def write_image(self, raw: np.ndarray, values: np.ndarray, pad: float) -> None:
+        """Write the slot's stick image of `values` (its shape: IEEE fp16, bf16 bits as
+        uint16, or any numeric values) into its device bytes `raw`, a few rows at a time
+        (no whole-tensor scratch; `stick_image`'s bytes, bit for bit)."""
+        values = np.asarray(values)
+        fill = self.to_device_elements(np.float32(pad))[()] if self.is_half else pad
+        images.write_image(raw.view(self.device_dtype), self.layout, values,
+                           self._encoder(values.dtype), self.device_dtype.type(fill))  # fmt: skip
+
+    def read_into(self, raw: np.ndarray, out: np.ndarray, rounded: bool = False) -> np.ndarray:
+        """Fill `out` (the slot's shape) from its device bytes `raw`, converted to
+        `out.dtype` a few rows at a time: float32 gets the DLFloat16 values (bf16 ones
+        rounded to bf16 where `rounded`, as a d2h gives them), float16 IEEE fp16
+        (`to_array_elements`), uint16 of a bf16 slot its bf16 bits."""
+        images.read_image(raw.view(self.device_dtype), self.layout,
+                          self._decoder(np.dtype(out.dtype), rounded), out)  # fmt: skip
+        return out
+
+    @property
+    def is_half(self) -> bool:
+        return self.element in ("f16", "bf16")
+
+    def _encoder(self, dtype: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+        if not self.is_half:
+            return lambda a: a.astype(self.device_dtype, copy=False)
+        if dtype == np.float16:
+            return lambda a: dlfloat16.translate(dlfloat16.F16_TO_CODE, a.view(np.uint16))
+        if dtype == np.uint16:  # a DeviceArray's bf16 bits
+            return lambda a: dlfloat16.translate(dlfloat16.BF16_TO_CODE, a)
+        return dlfloat16.encode
+
+    def _decoder(self, dtype: np.dtype, rounded: bool) -> Callable[[np.ndarray], np.ndarray]:
+        if not self.is_half:
+            return lambda a: a
+        if dtype == np.float16:
+            return lambda a: dlfloat16.translate(dlfloat16.CODE_TO_F16, a).view(np.float16)
+        if dtype == np.uint16:
+            return lambda a: dlfloat16.translate(dlfloat16.CODE_TO_BF16, a)
+        if rounded and self.element == "bf16":
+            return lambda a: dlfloat16.to_user(dlfloat16.decode(a), "bf16")
+        return dlfloat16.decode
 
     def stick_image(self, values: np.ndarray, pad: float) -> np.ndarray:
         """The slot's device bytes for `values` (its shape): padding slots hold `pad`."""
@@ -613,12 +655,11 @@ class PreparedRecipe:
         pad = step.pad if isinstance(step, Transfer) else self.input_pads.get(slot.name, 0.0)
 
         def run() -> float:
+            # straight from the source's elements into the slot's bytes, row by row
+            source = arg._elements() if isinstance(arg, DeviceArray) else arg
+            slot.write_image(self._view(launch, slot), source, pad)
             if isinstance(arg, DeviceArray):
-                values = arg.to_host()
-                values = _bf16_values(values) if values.dtype == np.uint16 else values
-                self._view(launch, slot)[:] = slot.stick_image(values, pad)
                 return cost_model.device_copy_s(slot.size, config)
-            self._view(launch, slot)[:] = slot.stick_image(arg, pad)
             return cost_model.host_transfer_s(slot.size, config)
 
         return run
@@ -636,7 +677,7 @@ class PreparedRecipe:
                 if store is not None:  # the rows, at their patched addresses in the image
                     store.write(self.card.memory, value)
                 else:
-                    self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
+                    slot.write_image(self._view(launch, slot), value, 0.0)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
                                                            time.perf_counter() - start))  # fmt: skip
             return result.report["simulated_us"] * 1e-6
@@ -647,11 +688,9 @@ class PreparedRecipe:
         """Input `slot`'s values as the simulator takes them; a kept image's are read once."""
         image = launch.bound.get(slot.name)
         if image is None:
-            return slot.read_image(self._view(launch, slot))
+            return slot.read_into(self._view(launch, slot), np.empty(slot.shape, slot.host_dtype))
         if image.values is None:
-            values = slot.read_image(self._view(launch, slot))
-            if not values.flags.owndata:  # a view of the card's memory: the image's own copy
-                values = values.copy()
+            values = slot.read_into(self._view(launch, slot), np.empty(slot.shape, slot.host_dtype))
             values.flags.writeable = False  # shared by every later launch
             image.values = values
         return image.values
@@ -662,6 +701,12 @@ class PreparedRecipe:
         store = launch.stores.get(slot.name)
 
         def run() -> float:
+            if store is None and index is None and not fetch.rows:  # all of it, in place
+                if isinstance(out, DeviceArray):
+                    slot.read_into(self._view(launch, slot), out._elements())
+                    return cost_model.device_copy_s(nbytes, config)
+                slot.read_into(self._view(launch, slot), out, rounded=True)
+                return cost_model.host_transfer_s(nbytes, config)
             values = (
                 slot.read_image(self._view(launch, slot))
                 if store is None
