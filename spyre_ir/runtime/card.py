@@ -149,6 +149,13 @@ class Card:
         joined by events first."""
         self.allocator.free(block)
 
+    def release(self, block: DeviceBlock) -> None:
+        """`free`, and give the block's host pages back (its bytes read as zeros): for a
+        block whose contents are dead, from a step on the stream (a launch's staging
+        slots once read), never from the host while work that reads it is pending."""
+        self.memory.discard(block.region, block.offset, block.size)
+        self.allocator.free(block)
+
     def empty_cache(self) -> int:
         return self.allocator.empty_cache()
 

@@ -308,7 +308,14 @@ class _Launch:
         since the stream then cancels the rest of the launch."""
         owned, self.owned = self.owned, set()
         for name in owned:
-            self.card.free(self.blocks[name])
+            self.card.release(self.blocks[name])
+
+    def release_one(self, name: str) -> None:
+        """Free one of the launch's own blocks now, its host pages too (an input's
+        staging slot once the compute has read it: nothing reads it again)."""
+        if name in self.owned:
+            self.owned.discard(name)
+            self.card.release(self.blocks[name])
 
     def guarded(self, run: Callable[[], float]) -> Callable[[], float]:
         def step() -> float:
@@ -667,9 +674,15 @@ class PreparedRecipe:
     def _compute(self, launch: _Launch, step: Compute):
         from spyre_ir.sim.engine import simulate
 
+        last = step is [s for s in self.steps if isinstance(s, Compute)][-1]
+
         def run() -> float:
             start = time.perf_counter()
-            arrays = [self._read_input(launch, slot) for slot in self.inputs]
+            arrays = []
+            for slot in self.inputs:
+                arrays.append(self._read_input(launch, slot))
+                if last:  # no later step reads the launch's own staging slots
+                    launch.release_one(slot.name)
             result = simulate(self.module, arrays, step.entry, self.card.config,
                               trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):

@@ -35,6 +35,7 @@ class Lpddr5:
         self.config = config
         self.capacity = config.lpddr_usable_bytes
         self._regions: dict[int, np.ndarray] = {}
+        self._backings: dict[int, mmap.mmap] = {}
 
     @property
     def mapped_bytes(self) -> int:
@@ -59,12 +60,23 @@ class Lpddr5:
             )
         backing = mmap.mmap(-1, nbytes, flags=_LAZY_FLAGS)
         self._regions[region] = np.frombuffer(backing, dtype=np.uint8)
+        self._backings[region] = backing
 
     def unmap_region(self, region: int) -> None:
         """Forget `region`; its host pages go back to the OS once no view of it is
         alive (a view keeps its mapping alive, so stale views stay safe to touch)."""
         if self._regions.pop(region, None) is None:
             raise ValueError(f"LPDDR5 region {region} is not mapped")
+        self._backings.pop(region, None)
+
+    def discard(self, region: int, offset: int, nbytes: int) -> None:
+        """Give the host pages lying wholly inside `nbytes` at `offset` back to the OS
+        (bytes nobody reads again: they read as zeros afterwards)."""
+        self.view(region, offset, nbytes)  # checks the range
+        page = mmap.PAGESIZE
+        start, end = -(-offset // page) * page, (offset + nbytes) // page * page
+        if end > start and hasattr(mmap, "MADV_DONTNEED"):
+            self._backings[region].madvise(mmap.MADV_DONTNEED, start, end - start)
 
     def view(self, region: int, offset: int, nbytes: int) -> np.ndarray:
         """A writable uint8 view of `nbytes` at `offset` in `region`."""
