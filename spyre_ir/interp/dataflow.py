@@ -79,7 +79,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import spyre as S
-from spyre_ir.interp.dlfloat16 import from_user, round_to_dlf16, to_user
+from spyre_ir.interp.dlfloat16 import decode, encode, from_user, round_to_dlf16, to_user
 from spyre_ir.interp.machine import KernelMachine
 from spyre_ir.interp.numerics import storage_dtype
 from spyre_ir.interp.tensor import (
@@ -149,10 +149,16 @@ class DataflowInterpreter(_Interpreter):
         card_format: bool = False,
         *,
         runners: Mapping[type[Operation], Callable[[Operation, list], list]] | None = None,
+        codes: bool = False,
     ) -> None:
         """`runners`: function-level ops (by exact class) that a driver runs itself
         (the simulator: `core.program`), each called with the op and its operand
-        values and returning its results; every other op runs as described above."""
+        values and returning its results; every other op runs as described above.
+        `codes` (with `card_format`): f16/bf16 tensors between kernels (DDR) are held as
+        the card's 16-bit DLFloat16 codes (uint16, `dlfloat16.encode`), as LPDDR5 holds
+        them, instead of float32 values: half the bytes; loads decode their boxes into
+        LX (float32 values, as before), stores encode, an L1 op between kernels decodes
+        its operands and encodes its result. Values are the same, bit for bit."""
         super().__init__(module)
         self.runners = dict(runners or {})
         if halves not in HALVES:
@@ -160,6 +166,7 @@ class DataflowInterpreter(_Interpreter):
         self.check_races = check_races
         self.half = HALVES[halves]
         self.card_format = card_format and self.half == "dlf16"
+        self.codes = codes and self.card_format
         self.tiles: dict[Operation, TileOp] = {}
         self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
         self.widened: dict[Operation, Operation] = {}
@@ -177,9 +184,9 @@ class DataflowInterpreter(_Interpreter):
 
     def storage(self, element: Attribute) -> np.dtype:
         """The numpy dtype of a tensor of `element` between kernels (DDR)."""
-        return (
-            np.dtype(np.float32) if self.held_name(element) == "dlf16" else storage_dtype(element)
-        )
+        if self.held_name(element) == "dlf16":
+            return np.dtype(np.uint16 if self.codes else np.float32)
+        return storage_dtype(element)
 
     def take_argument(self, value: object, t: Attribute, what: str) -> np.ndarray:
         if self.half == "f16" or not is_half(t):
@@ -212,9 +219,13 @@ class DataflowInterpreter(_Interpreter):
             wide = make_op(type(op), [wide_type(v.type) for v in op.operands],
                            [wide_type(r.type) for r in op.results], dict(op.properties))  # fmt: skip
             self.widened[op] = wide
+        if self.codes:  # the card's codes of half tensors -> their values
+            operands = [decode(x) if is_half(v.type) else x for x, v in zip(operands, op.operands)]
         result = apply_op(wide, operands)
         if is_half(op.results[0].type):
             result = round_to_dlf16(result)
+            if self.codes:
+                result = encode(result)
         self.check_result(result, op, op.results[0], "interpreter")
         return [result]
 

@@ -129,6 +129,12 @@ class DdrMemory:
         else:
             self.array = self.data = array
 
+    @property
+    def codes(self) -> bool:
+        """Whether the tensor is held as the card's DLFloat16 codes (uint16; see
+        `DataflowInterpreter`'s `codes`), not as float32 values."""
+        return self.name == "dlf16" and self.array.dtype == np.uint16
+
     @classmethod
     def in_place(cls, array: np.ndarray, name: str, label: str, cores: int | None) -> DdrMemory:
         """A writable memory whose tensor is `array` itself (a tied result: the input's

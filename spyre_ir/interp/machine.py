@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from spyre_ir.dialects import dataflow as D
+from spyre_ir.interp.dlfloat16 import decode, encode
 from spyre_ir.interp.halves import converted
 from spyre_ir.interp.index_arith import (
     CMPI,
@@ -342,11 +343,16 @@ class KernelMachine:
         dest: LxBuffer = operands[-1]
         static = self.interp.loads.get(op)
         if static is None:  # (perm, the pad value): xDSL's accessors are slow per move
-            static = (D.ints(op.perm), fill_value(op.pad_value, source.name))
+            fill = fill_value(op.pad_value, source.name)
+            code = encode(np.float32(fill))[()] if source.name == "dlf16" else fill
+            static = (D.ints(op.perm), fill, code)
             self.interp.loads[op] = static
-        perm, fill = static
+        perm, fill, code = static
         box = self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
-        tile = box.gather(source.data, fill)
+        if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
+            tile = decode(box.gather(source.data, code))
+        else:
+            tile = box.gather(source.data, fill)
         if perm:
             tile = tile.transpose([0] + [p + 1 for p in perm])
         dest.write(tile, fresh=True)  # a new array, or a view of DDR (then copied)
@@ -359,7 +365,9 @@ class KernelMachine:
             raise InterpreterError(f"stores into {dest.label}, which is read-only")
         box = self._box(operands[2:], source.shape, dest.shape)
         value = source.read()
-        if value.dtype != dest.array.dtype:  # f16 held in float32
+        if dest.codes:  # DLFloat16 values (float32 in LX) as the card's codes in DDR
+            value = encode(value)
+        elif value.dtype != dest.array.dtype:  # f16 held in float32
             value = converted(value, dest.array.dtype)
         if dest.writers is None:
             box.scatter(dest.array, value)
@@ -412,7 +420,8 @@ class KernelMachine:
                 f"core {core}: index {indices[bad].flat[0]} is out of range for a table "
                 f"of {rows} rows"
             )
-        dest.write(table.data[indices])
+        rows_of = table.data[indices]
+        dest.write(decode(rows_of) if table.codes else rows_of)
         return []
 
     def compute(self, op: D.ComputeBase, operands: list) -> list:

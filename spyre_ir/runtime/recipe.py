@@ -152,23 +152,37 @@ class Slot:
             return _bf16_bits(dlfloat16.to_user(values, "bf16"))
         return self.to_device_elements(values)
 
-    def write_image(self, raw: np.ndarray, values: np.ndarray, pad: float) -> None:
+    def write_image(self, raw: np.ndarray, values: np.ndarray, pad: float,
+                    codes: bool = False) -> None:  # fmt: skip
         """Write the slot's stick image of `values` (its shape: IEEE fp16, bf16 bits as
-        uint16, or any numeric values) into its device bytes `raw`, a few rows at a time
-        (no whole-tensor scratch; `stick_image`'s bytes, bit for bit)."""
+        uint16, or any numeric values; with `codes`, a half slot's DLFloat16 codes as the
+        simulator gives them) into its device bytes `raw`, a few rows at a time (no
+        whole-tensor scratch; `stick_image`'s bytes, bit for bit)."""
         values = np.asarray(values)
         fill = self.to_device_elements(np.float32(pad))[()] if self.is_half else pad
-        images.write_image(raw.view(self.device_dtype), self.layout, values,
-                           self._encoder(values.dtype), self.device_dtype.type(fill))  # fmt: skip
+        if codes and self.is_half and values.dtype != np.uint16:
+            raise LaunchError(f"slot @{self.name}: expected DLFloat16 codes, got {values.dtype}")
+        encoder = (lambda a: a) if codes and self.is_half else self._encoder(values.dtype)
+        images.write_image(raw.view(self.device_dtype), self.layout, values, encoder,
+                           self.device_dtype.type(fill))  # fmt: skip
 
-    def read_into(self, raw: np.ndarray, out: np.ndarray, rounded: bool = False) -> np.ndarray:
+    def read_into(self, raw: np.ndarray, out: np.ndarray, rounded: bool = False,
+                  codes: bool = False) -> np.ndarray:  # fmt: skip
         """Fill `out` (the slot's shape) from its device bytes `raw`, converted to
         `out.dtype` a few rows at a time: float32 gets the DLFloat16 values (bf16 ones
         rounded to bf16 where `rounded`, as a d2h gives them), float16 IEEE fp16
-        (`to_array_elements`), uint16 of a bf16 slot its bf16 bits."""
-        images.read_image(raw.view(self.device_dtype), self.layout,
-                          self._decoder(np.dtype(out.dtype), rounded), out)  # fmt: skip
+        (`to_array_elements`), uint16 of a bf16 slot its bf16 bits, or with `codes` the
+        DLFloat16 codes themselves (what the simulator takes with `codes`)."""
+        decoder = (
+            (lambda a: a) if codes and self.is_half else self._decoder(np.dtype(out.dtype), rounded)
+        )
+        images.read_image(raw.view(self.device_dtype), self.layout, decoder, out)
         return out
+
+    @property
+    def sim_dtype(self) -> np.dtype:
+        """How the launch hands the slot to the simulator: half slots as their codes."""
+        return np.dtype(np.uint16) if self.is_half else self.host_dtype
 
     @property
     def is_half(self) -> bool:
@@ -684,13 +698,14 @@ class PreparedRecipe:
                 if last:  # no later step reads the launch's own staging slots
                     launch.release_one(slot.name)
             result = simulate(self.module, arrays, step.entry, self.card.config,
-                              trace=telemetry.wants_trace(), blas_threads=1, card_format=True)  # fmt: skip
+                              trace=telemetry.wants_trace(), blas_threads=1, card_format=True,
+                              codes=True)  # fmt: skip
             for slot, value in zip(self.outputs, result.outputs):
                 store = launch.stores.get(slot.name)
                 if store is not None:  # the rows, at their patched addresses in the image
                     store.write(self.card.memory, value)
                 else:
-                    slot.write_image(self._view(launch, slot), value, 0.0)
+                    slot.write_image(self._view(launch, slot), value, 0.0, codes=True)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
                                                            time.perf_counter() - start))  # fmt: skip
             return result.report["simulated_us"] * 1e-6
@@ -701,9 +716,11 @@ class PreparedRecipe:
         """Input `slot`'s values as the simulator takes them; a kept image's are read once."""
         image = launch.bound.get(slot.name)
         if image is None:
-            return slot.read_into(self._view(launch, slot), np.empty(slot.shape, slot.host_dtype))
+            out = np.empty(slot.shape, slot.sim_dtype)
+            return slot.read_into(self._view(launch, slot), out, codes=True)
         if image.values is None:
-            values = slot.read_into(self._view(launch, slot), np.empty(slot.shape, slot.host_dtype))
+            out = np.empty(slot.shape, slot.sim_dtype)
+            values = slot.read_into(self._view(launch, slot), out, codes=True)
             values.flags.writeable = False  # shared by every later launch
             image.values = values
         return image.values

@@ -160,13 +160,16 @@ class RowStore:
         return row_offsets(self.slot.layout, self.slot.shape, self.index)
 
     def write(self, memory: Any, values: np.ndarray) -> None:
-        """Store `values` (the rows, simulator dtype) into the image: its bytes on the
-        card and, if kept, its decoded values (the next launch reads them unchanged)."""
+        """Store `values` (the rows as the simulator gives them: a half slot's DLFloat16
+        codes) into the image: its bytes on the card and, if kept, its values as the
+        simulator reads them (the next launch reads them unchanged)."""
         block = self.image.block
         device = memory.view(block.region, block.offset, self.slot.size).view(
             self.slot.device_dtype
         )
-        device[self.offsets()] = self.slot.to_device_elements(np.asarray(values))
+        values = np.asarray(values)
+        codes = values.dtype == self.slot.device_dtype  # codes, or a non-half slot's own
+        device[self.offsets()] = values if codes else self.slot.to_device_elements(values)
         kept = self.image.values
         if kept is not None:
             kept.flags.writeable = True  # the image's own copy (recipe._read_input)

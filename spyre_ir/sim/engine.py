@@ -165,6 +165,7 @@ def simulate(
     card_format: bool = False,
     numerics: bool = True,
     output_contents: dict[str, Sequence[np.ndarray]] | None = None,
+    codes: bool = False,
 ) -> SimResult:
     """Run `func.func @entry` of an L3 `module` on the simulated card.
 
@@ -184,11 +185,14 @@ def simulate(
     op that cannot run), naming the op. `numerics=False` times the program without
     computing its tiles or moving its data (timing never depends on tensor values):
     the report and trace are those of a full run, the outputs are not meaningful.
+    `codes` (with `card_format`): f16/bf16 tensors are taken, held between kernels and
+    given as the card's DLFloat16 codes (uint16), not float32 values (half the host
+    memory; see `spyre_ir.interp.dataflow.DataflowInterpreter`).
     `output_contents`: the contents a program's outputs start with (program name -> one
     array per output; see `spyre_ir.interp.dataflow.run_module`)."""
     if config is None:
         config = card_of(module)
-    sim = _Simulation(module, config, check_races, trace, card_format, numerics)
+    sim = _Simulation(module, config, check_races, trace, card_format, numerics, codes)
     sim.interp.output_contents = dict(output_contents or {})
     with _blas_threads(blas_threads):
         # the card's launch reads the results once, into its images: no copies of them
@@ -208,12 +212,12 @@ class _Simulation:
     with the card's numerics), which hands each `core.program` to a `_Program`."""
 
     def __init__(self, module: ModuleOp, config: SpyreConfig, check_races: bool, trace: bool,
-                 card_format: bool, numerics: bool) -> None:  # fmt: skip
+                 card_format: bool, numerics: bool, codes: bool = False) -> None:  # fmt: skip
         refuse = self._refuse_l2
         self.interp = DataflowInterpreter(
             module, check_races, "dlfloat16", card_format,
             runners={core.ProgramOp: self._run_program, D.KernelOp: refuse, D.GroupOp: refuse,
-                     spyre.ScatterOp: self._store_rows},
+                     spyre.ScatterOp: self._store_rows}, codes=codes,
         )  # fmt: skip
         shared = replay.shared_caches(module)
         if shared is not None:  # facts of ops that never change: kept between runs
