@@ -209,6 +209,8 @@ class BucketedGraph:
         shape = list(arg.shape)
         for d, e in pads.items():
             shape[d] = bucket.of(e)
+        if shape == list(arg.shape):  # the bucket fits it exactly: no padded copy
+            return arg
         known = self.padded_results.get(id(arg))
         fresh = known is not None and known[0]() is arg and known[1] == arg._version
         if fresh and list(known[2].shape) == shape and known[2].dtype == arg.dtype:
