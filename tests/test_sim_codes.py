@@ -1,0 +1,53 @@
+"""The simulator with `codes` (what a card launch uses: f16/bf16 tensors taken, held in
+DDR and given as the card's 16-bit DLFloat16 codes) computes what it computes on
+float32 DLFloat16 values (`card_format` alone), bit for bit, with half the host bytes
+per tensor; the same for a second run (a replay)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spyre_ir import pipelines, registry
+from spyre_ir.diagnostics import parse_and_verify
+from spyre_ir.interp import dlfloat16 as D
+from spyre_ir.sim.engine import simulate
+from tests.test_sim_engine import ELEMENTWISE, GATHER, MIXED, SOFTMAX
+
+BF16_SCALE = """
+func.func @main(%x: tensor<3x64xbf16>) -> tensor<3x64xbf16> {
+  %two = spyre.full {value = 2.0 : f64} : tensor<3x64xbf16>
+  %y = spyre.mul %x, %two : tensor<3x64xbf16>, tensor<3x64xbf16> -> tensor<3x64xbf16>
+  func.return %y : tensor<3x64xbf16>
+}
+"""
+
+
+def _arguments(module, rng: np.random.Generator) -> list[np.ndarray]:
+    fn = next(op for op in module.body.block.ops if getattr(op, "sym_name", None)
+              and op.sym_name.data == "main")  # fmt: skip
+    args = []
+    for t in fn.function_type.inputs.data:
+        shape = tuple(t.get_shape())
+        if "i64" in str(t.element_type):
+            args.append(rng.integers(0, shape[0] if len(shape) == 1 else 10, size=shape) % 1000)
+        else:  # values past fp16's range and below DLFloat16's too, a NaN
+            x = (rng.standard_normal(shape) * 3).astype(np.float32)
+            x.reshape(-1)[:3] = [1e10, 1e-12, np.nan][: x.size]
+            args.append(D.round_to_dlf16(x))
+    return args
+
+
+@pytest.mark.parametrize("text", [ELEMENTWISE, SOFTMAX, GATHER, MIXED, BF16_SCALE],
+                         ids=["elementwise", "softmax", "gather", "mixed", "bf16"])  # fmt: skip
+def test_codes_give_the_codes_of_the_float32_run(text: str) -> None:
+    module = pipelines.lower_to_units(parse_and_verify(registry.make_context(), text, "t.mlir"))
+    args = _arguments(module, np.random.default_rng(7))
+    values = simulate(module, args, card_format=True).outputs
+    coded = [D.encode(a) if a.dtype == np.float32 else a for a in args]
+    for _ in range(2):  # a first run, then its replay
+        result = simulate(module, coded, card_format=True, codes=True)
+        for got, want in zip(result.outputs, values, strict=True):
+            assert got.dtype == np.uint16 and got.shape == want.shape
+            np.testing.assert_array_equal(D.decode(got), want)  # NaN equal to NaN
+            np.testing.assert_array_equal(got, D.encode(want))
