@@ -27,13 +27,19 @@ stream:
    fails frees them itself, since the stream cancels the rest of the launch).
 
 Element types on the card: f16 and bf16 as DLFloat16 codes (uint16; `interp.dlfloat16`:
-an h2d converts fp16/bf16/f32 host data into it, with its rounding and saturation, and
-the simulator takes and gives float32 arrays of DLFloat16 values), f32 / i32 / i64 as
-themselves, i1 as one byte (bool). A d2h of f16 gives the DLFloat16 values exactly (in
+an h2d converts fp16/bf16/f32 host data into it, with its rounding and saturation; the
+compute hands the simulator the codes themselves, which it holds in DDR as they are and
+decodes into LX box by box: `simulate(codes=True)`), f32 / i32 / i64 as themselves, i1
+as one byte (bool). A d2h of f16 gives the DLFloat16 values exactly (in
 float32; the caller casts them to its dtype); one of bf16 rounds them to bf16 (to
 nearest even; on the host bf16 travels as float32 holding bf16 values, as in the
 interpreters). A `DeviceArray` (the eager device's row-major tensors) holds f16 as IEEE
 float16 and bf16 as its raw 16 bits: its restickify converts, both ways.
+
+Host memory: images are written and read in place a few rows at a time
+(`runtime/images.py`, 16-bit lookup tables for fp16/bf16 bits), so a transfer or a
+restickify makes no whole-tensor copy besides its destination; a launch's staging
+slots give their host pages back once read (`Card.release`).
 """
 
 from __future__ import annotations
@@ -70,7 +76,8 @@ __all__ = [
     "Transfer",
 ]
 
-# element type -> (numpy dtype on the card, numpy dtype the simulator takes and gives)
+# element type -> (numpy dtype on the card, numpy dtype of its values on the host: a d2h's,
+# and the simulator's without codes)
 _DTYPES = {
     "f16": (np.uint16, np.float32),
     "bf16": (np.uint16, np.float32),
