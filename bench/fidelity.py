@@ -18,7 +18,7 @@ kernel targets (issue 15): no slower than the faster of IBM's two times, and wit
 1.15x of the kernel's bound on the calibrated card. They are not part of the fidelity
 figures (not the same split); attention belongs to the fusion issue and is skipped.
 
-    python bench/fidelity.py [--json out.json] [--rows]
+    python bench/fidelity.py [--json out.json] [--rows] [--a-resident]
 """
 
 from __future__ import annotations
@@ -199,10 +199,11 @@ def kernel_cases() -> list[Case]:
     return out
 
 
-def simulate_case(case: Case, config: SpyreConfig) -> float:
-    """Simulated microseconds of `case` compiled for and timed on `config`."""
+def simulate_case(case: Case, config: SpyreConfig, **options: object) -> float:
+    """Simulated microseconds of `case` compiled for and timed on `config` (`options`:
+    pass options of the lowering, e.g. `a_resident=True`)."""
     module = parse_and_verify(registry.make_context(), case.mlir, case.label)
-    lower_to_units(module, case.cores, config.lx_bytes, config=config)
+    lower_to_units(module, case.cores, config.lx_bytes, config=config, **options)
     fn = next(op for op in module.walk() if op.name == "func.func")
     args = [np.zeros(t.get_shape(), np.float16) for t in fn.function_type.inputs.data]
     return simulate(module, args, config=config, numerics=False).report["simulated_us"]
@@ -240,7 +241,7 @@ def summary(rows: list[dict], card: str) -> dict:
     }
 
 
-def fidelity(case_list: list[Case]) -> list[dict]:
+def fidelity(case_list: list[Case], **options: object) -> list[dict]:
     best: dict[str, float] = {}
     for c in case_list:
         best[c.shape] = min(best.get(c.shape, math.inf), c.measured_us)
@@ -249,7 +250,7 @@ def fidelity(case_list: list[Case]) -> list[dict]:
         row = {"file": c.file, "row": c.label, "shape": c.shape, "measured_us": c.measured_us,
                "cliff": c.measured_us > CLIFF * best[c.shape]}  # fmt: skip
         for card, config in CARDS.items():
-            row[card] = simulate_case(c, config)
+            row[card] = simulate_case(c, config, **options)
         rows.append(row)
     return rows
 
@@ -302,7 +303,7 @@ def report(rows: list[dict]) -> dict:
     return out
 
 
-def kernel_targets(config: SpyreConfig) -> list[dict]:
+def kernel_targets(config: SpyreConfig, **options: object) -> list[dict]:
     """ibm_kernels.csv with our own split on the calibrated card, against the faster of
     IBM's two times and against the kernel's bound on the card."""
     print(f"\nkernel targets (our split, calibrated card): <= faster of IBM's two, <= "
@@ -310,7 +311,7 @@ def kernel_targets(config: SpyreConfig) -> list[dict]:
     print(f"{'kernel':36} {'ours us':>8} {'IBM best':>8} {'bound':>8} {'x bound':>7}")
     out = []
     for c in kernel_cases():
-        ours = simulate_case(c, config)
+        ours = simulate_case(c, config, **options)
         ibm = min(c.measured_us, c.sendnn_us or math.inf)
         bound = kernel_bound_seconds(c.flops, c.read_bytes, c.write_bytes, config) * 1e6
         ok = ours <= ibm and ours <= TARGETS["bound"] * bound
@@ -325,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--rows", action="store_true", help="print every row")
+    parser.add_argument("--a-resident", action="store_true",
+                        help="let spyre-tile weigh its opt-in A_RESIDENT variant")  # fmt: skip
     args = parser.parse_args(argv)
     start = time.perf_counter()
     case_list = cases()
@@ -332,11 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"fidelity.py: error: FITTED names no row: {', '.join(unknown)}", file=sys.stderr)
         return 1
-    rows = fidelity(case_list)
+    options = {"a_resident": True} if args.a_resident else {}
+    rows = fidelity(case_list, **options)
     if args.rows:
         print_rows(rows)
     figures = report(rows)
-    kernels = kernel_targets(DEFAULT_CONFIG)
+    kernels = kernel_targets(DEFAULT_CONFIG, **options)
     print(f"\nwall time {time.perf_counter() - start:.0f} s")
     if args.json:
         with open(args.json, "w") as f:

@@ -382,10 +382,10 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
     ddr = max(ddr, steps * step / 2)
     if k_tiles == 1 and n_tiles > 1:
         # Two B slots: tile j + 2's load waits for tile j's matmul and
-        # all-reduce, so two tiles take at least one tile's B load
-        # plus that chain.
+        # all-reduce, so two tiles take at least one tile's B load plus
+        # that chain; less the reductions, which reduce_s adds to all.
         b_tile = ddr_seconds(used * tk * tn * elem / b_cohort, config)
-        ddr = max(ddr, tiles * (b_tile + last_step + reduce + reduction) / 2)
+        ddr = max(ddr, tiles * ((b_tile + last_step + reduce - reduction) / 2))
     if blocks > 1:
         # Two slots: step k + 2's last B tile (a corelet's) is loaded
         # once step k's matmul is done, which waited for that tile of

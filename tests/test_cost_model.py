@@ -323,3 +323,22 @@ func.func @main(%a: tensor<512x4096xf16>, %b: tensor<4096x12800xf16>) -> tensor<
     # (and one per output element: the SFP's cast of the f32 accumulator to f16)
     assert report["flops"] == 2 * 512 * 12800 * 4096 + 512 * 12800
     assert 967.5 < report["simulated_us"] < 967.5 * 1.05
+
+
+def test_forced_split_k_plan_counts_each_reduction_once() -> None:
+    # 512 x 4096 @ 4096 x 12800 forced to 4 x 1 x 8 (matmul_splits.csv): a core has 128
+    # rows, all 12800 columns and 512 of K. One K step per tile loads the core's A
+    # slice once; a K loop would load it again for each of its N tiles. The step chain
+    # of one-K-step tiles (B load, matmul, all-reduce) counted every reduction on top
+    # of reduce_s, which adds them all, so the planner took the K loop (the simulator:
+    # 3446.6 us against 2701.0 for the one-step plan; the card 1958.4).
+    plan = cm.plan_matmul(1, 512, 12800, 4096, 2, C, 32, split=(4, 1, 8))
+    assert (plan.tm, plan.tn, plan.tk) == (128, 128, 512)
+    # LPDDR5 by hand: reads A 4194304 + B 104857600 B at 166.4e9 x 0.963 B/s, writes
+    # C 13107200 B at 166.4e9 x 0.445 B/s: 680.53 + 177.01 us = 857.55 us.
+    assert plan.ddr_s == pytest.approx(857.55e-6, rel=1e-4)
+    # 100 tiles of 128 x 128 f32 partial sums (65536 B), each reduced over 8 cores in
+    # 3 rounds of 65536 / 8 B at 0.8 cycles per byte: 19660.8 cycles = 17.873 us,
+    # 1787.3 us in all, once; the rest of reduce_s is the last tile's matmul and ring.
+    assert 1787.3e-6 < plan.reduce_s < 1787.3e-6 + 10e-6
+    assert plan.estimate_s == pytest.approx(plan.ddr_s + plan.reduce_s)

@@ -102,3 +102,27 @@ def test_read_and_write_is_slower_than_read() -> None:
     copy = 2**25 / READ + 2**25 / WRITE
     assert copy / 1.1e3 == pytest.approx(662.5, rel=1e-3)
     assert copy > 2.5 * 2**25 / READ
+
+
+def test_bus_and_channel_are_reserved_each_in_its_order() -> None:
+    # A core's K loop over 1x32x1x1 (every core takes all of B): per step a load of the
+    # core's own A slice (32 distinct boxes: the bus 450 cycles, the channel 50) and a
+    # load of the B tile all cores share (read once: the bus 450, each channel 1610).
+    # Held for max(bus, channel) from one start, a step took 450 + 1610 = 2060 cycles;
+    # the two limits reserved each in order, the stream runs at the channel's sum.
+    bus_free = channel_free = 0.0
+    ends = []
+    for bus, own in [(450, 50), (450, 1610)] * 3:
+        start, end, own_start = lpddr.reserve(bus_free, bus, own, channel_free)
+        bus_free, channel_free = start + bus, own_start + own
+        ends.append(end)
+    # A1 on the bus at 0 (channel 0-50); B1 on the bus at 450, its channel 450-2060;
+    # A2's bus waits to 2060 - 450 = 1610 (one move ahead of the channel), its channel
+    # 2060-2110; B2's channel 2110-3720; A3 3720-3770; B3 3770-5380.
+    assert ends == [450, 2060, 2110, 3720, 3770, 5380]
+    assert ends[-1] == 450 - 50 + 3 * (50 + 1610)  # the channel's sum after the first bus
+    # One move ends as it did when it waited for both: a bus-bound one behind a free
+    # channel its bus time after it is ready, a channel-bound one behind a busy channel
+    # its channel time after the channel frees (2000 + 1610).
+    assert lpddr.reserve(100.0, 450, 50, 80.0) == (100.0, 550.0, 100.0)
+    assert lpddr.reserve(100.0, 450, 1610, 2000.0) == (1550.0, 3610.0, 2000.0)

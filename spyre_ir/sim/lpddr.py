@@ -171,3 +171,23 @@ def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tu
     reads of the card's shared bandwidth and of the core's read channel."""
     bus = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
     return bus, nbytes / config.lpddr_core_bytes_per_cycle, READ
+
+
+def reserve(
+    ready: float, bus: float, own: float, channel_free: float
+) -> tuple[float, float, float]:
+    """(bus start, end, channel start) of a move ready to start at `ready` (its bus
+    free, its LX operands there) that takes `bus` cycles of the card's bus and `own`
+    of its core's channel, whose earlier moves free it at `channel_free`.
+
+    The bus and the channel are two rate limits on the move's bytes, reserved each in
+    its own order: the channel takes them no earlier than the bus starts serving them,
+    and the bus starts a move at most its own `bus` cycles ahead of the channel (the
+    core's requests in flight hold one move ahead, not more). So a stream alternating
+    bus-heavy moves (distinct boxes of every core) with channel-heavy ones (a box the
+    whole cohort takes) runs at the larger of its two sums, not at their sum; a stream
+    of one kind is timed as before. The move ends when both are done."""
+    start = ready if ready > channel_free - bus else channel_free - bus
+    own_start = start if start > channel_free else channel_free
+    end = start + bus if start + bus > own_start + own else own_start + own
+    return start, end, own_start

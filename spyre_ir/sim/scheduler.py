@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from spyre_ir.dialects import core
 from spyre_ir.interp.tensor import InterpreterError, op_label
+from spyre_ir.sim import lpddr
 
 RESOURCES = ("pe", "sfp", "lpddr", "ring", "ls")
 PE, SFP, LPDDR, RING, LS = range(len(RESOURCES))
@@ -174,9 +175,9 @@ class Scheduler:
         readers (write after read). Ports run concurrently; the unit goes on issuing. A
         rearrangement (LX -> LX) runs on the unit itself, which issues nothing
         meanwhile. An LPDDR5 move's `cycles` are (bus, channel, which channel)
-        (spyre_ir/sim/lpddr.py): it waits for the card's bus and its channel, holds
-        the bus for `bus` cycles and its channel until it ends, max(bus, channel)
-        cycles later - so a store can take the bus while a load still streams in. An
+        (spyre_ir/sim/lpddr.py): the bus and its channel are reserved each in its
+        order (`lpddr.reserve`), the bus for `bus` cycles and the channel for
+        `channel` - so a store can take the bus while a load still streams in. An
         all-reduce's `cycles` may be (transfer, reduction): the ring port runs both,
         and the unit, which adds the partial sums as they arrive, issues nothing until
         the reduction is done; the reduction shares the unit's data path with its
@@ -190,10 +191,6 @@ class Scheduler:
         holds = False
         if resource == LPDDR:
             bus, own, channel = cycles
-            free = unit.channels[channel]
-            if free > start:
-                start = free
-            cycles = bus if bus > own else own
         elif type(cycles) is tuple:  # an all-reduce whose reduction holds the unit
             transfer, reduction = cycles
             cycles = transfer + reduction
@@ -214,7 +211,11 @@ class Scheduler:
                         start = landed
                     if writing and read > start:
                         start = read
-        end = start + cycles
+        if resource == LPDDR:
+            start, end, own_start = lpddr.reserve(start, bus, own, unit.channels[channel])
+            cycles = bus if bus > own else own  # busy for this, shown ending at `end`
+        else:
+            end = start + cycles
         if holds:
             # The reduction uses the LS unit's data path, which LPDDR5 moves use too:
             # it starts once the moves issued before it are done, and the moves
@@ -229,7 +230,8 @@ class Scheduler:
         elif resource == LPDDR:
             unit.clock = issued
             unit.ports[LPDDR] = start + bus
-            unit.channels[channel] = end
+            unit.channels[channel] = own_start + own
+            start = end - cycles
         else:
             unit.clock = end if holds else issued
             unit.ports[resource] = end
