@@ -469,6 +469,33 @@ def test_memory_a_kernel_does_not_store_keeps_its_contents(capsys, tmp_path, lev
     )
 
 
+def test_a_store_tile_whose_set_holds_more_than_its_type_is_read_as_ktir_cpu_does(capsys, tmp_path):
+    # partial_store.mlir with its output tile's set spanning rows 2t and 2t + 1 while
+    # its type (and the stored tensor) is one row, as ktir-mlir-frontend's
+    # tensor-extract-slice.mlir writes it: KTDP.td's shapes disagree; ktir-cpu stores
+    # the set's points in the type's box (row 2t). A located warning, then that result.
+    text = (KERNELS / "partial_store.mlir").read_text()
+    one_row = "(d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 63 >= 0)"
+    at = text.rindex(one_row)
+    text = text[:at] + "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)" + text[at + len(one_row) :]
+    path = tmp_path / "wide_set.mlir"
+    path.write_text(text)
+    x, before = f16(8, 64, seed=4), f16(8, 64, seed=5)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", before)
+    out_npz = tmp_path / "result.npz"
+    inputs = f"{tmp_path / 'x.npy'},{tmp_path / 'out.npy'}"
+    argv = [str(path), "--inputs", inputs, "--level", "dataflow", "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    assert "wide_set.mlir:24:5: warning: 'ktdp.construct_access_tile' access_tile_set spans" in err
+    assert "[2, 64] but the tile type is [1, 64]" in err and "check: ok" in out
+    (got,) = np.load(out_npz).values()
+    want = before.copy()
+    want[::2] = (2 * x[::2].astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_strided_slice_stored_to_part_of_an_absolute_buffer_against_numpy(capsys, tmp_path):
     # Buffers in address order: A (%mem0), C (%mem1024). Row 2t of C gets the even
     # columns of A[2t + 1] squared; the odd rows of C keep their contents.

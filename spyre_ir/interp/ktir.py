@@ -136,20 +136,54 @@ def order_perm(order: Attribute, op: Operation) -> list[int]:
     return perm
 
 
+def type_clipped_box(
+    box: list[tuple[int, int]], perm: list[int], shape: Sequence[int]
+) -> list[tuple[int, int]] | None:
+    """torch-spyre/ktir-cpu's reading of an access tile whose set holds more than its
+    type: the tile is the set's points in [0, shape) of its type (its
+    `AffineSet.enumerate(shape)`), which is the type's whole box when the set contains
+    it. That box, or None when the reading does not apply (a permuted order, or a set
+    not containing the type's box)."""
+    if perm != sorted(perm) or len(box) != len(shape):
+        return None
+    if all(lo <= 0 and hi >= n - 1 for (lo, hi), n in zip(box, shape)):
+        return [(0, n - 1) for n in shape]
+    return None
+
+
+def tile_box(
+    space: AffineSetAttr,
+    order: Attribute,
+    shape: Sequence[int],
+    op: Operation,
+    error: type[Exception] | None = None,
+) -> list[tuple[int, int]]:
+    """Per set dim, the [lo, hi] a tile of `shape` covers: its set's box, which KTDP.td
+    says is the tile's shape; a set holding more than the tile's type is clipped to the
+    type as ktir-cpu reads it (`type_clipped_box`; the op warns, its
+    `compat_warnings`). Any other mismatch is a located `error` (KtirError)."""
+    box = set_box(space, op)
+    perm = order_perm(order, op)
+    extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
+    if list(extents) == list(shape):
+        return box
+    clipped = type_clipped_box(box, perm, shape)
+    if clipped is not None and isinstance(op, ktdp.ConstructAccessTileOp):
+        return clipped
+    raise (error or KtirError)(
+        f"'{op.name}': the set spans {extents} but the tile is {list(shape)} "
+        "(KTDP.td: a tile's shape is that of its coordinate set)",
+        op,
+    )
+
+
 def tile_points(
     space: AffineSetAttr, order: Attribute, shape: Sequence[int], op: Operation
 ) -> list[np.ndarray]:
     """The set's points laid out in the tile's shape: one array of shape `shape` per set
-    dim (the point's coordinate), from the set's box through the order."""
-    box = set_box(space, op)
+    dim (the point's coordinate), from the set's box (`tile_box`) through the order."""
+    box = tile_box(space, order, shape, op)
     perm = order_perm(order, op)
-    extents = [box[perm[j]][1] - box[perm[j]][0] + 1 for j in range(len(perm))]
-    if list(extents) != list(shape):
-        raise KtirError(
-            f"'{op.name}': the set spans {extents} but the tile is {list(shape)} "
-            "(KTDP.td: a tile's shape is that of its coordinate set)",
-            op,
-        )
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij") if shape else []
     points: list[np.ndarray] = [np.zeros(shape, np.int64)] * len(perm)
     for j, d in enumerate(perm):

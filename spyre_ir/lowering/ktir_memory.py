@@ -15,7 +15,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
-from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
+from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box, tile_box
 from spyre_ir.lowering.ktir_compute import element_of, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
@@ -193,11 +193,13 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
         raise LoweringError(f"'{op.name}' on a tensor is not supported", op)
     if op.symbol_operands:
         raise LoweringError(f"'{op.name}' with symbols (dynamic tiles) is not supported", op)
-    box = rectangle(op.access_tile_set, op)
+    rectangle(op.access_tile_set, op)
     try:
         perm = order_perm(op.access_tile_order, op)
     except KtirError as error:
         raise LoweringError(str(error), op) from None
+    shape = tuple(op.result.type.get_shape())
+    box = tile_box(op.access_tile_set, op.access_tile_order, shape, op, LoweringError)
     indices = [lw.index(v, op) for v in op.indices]
     offsets = []
     origin = view.origin or (0,) * len(box)
@@ -207,13 +209,6 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
             base = lw.emit(arith.AddiOp(base, lw.index_constant(lo + at).value)).results[0]
         offsets.append(base)
     extent = tuple(hi - lo + 1 for lo, hi in box)
-    shape = tuple(extent[d] for d in perm)
-    if shape != tuple(op.result.type.get_shape()):
-        raise LoweringError(
-            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type} "
-            "(KTDP.td: a tile's shape is that of its coordinate set)",
-            op,
-        )
     uniform = all(i.uniform for i in indices)
     return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
 
