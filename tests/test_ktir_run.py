@@ -433,7 +433,7 @@ def test_overlapping_views_of_two_types_are_a_located_error(capsys, tmp_path):
     assert status == 1
     assert (
         "mixed.mlir:5:3: error: 'ktdp.construct_memory_view': this i32 view at element 16 "
-        "(byte 64) overlaps the f16 view at element 0 (byte 0)"
+        "(bytes 64..319) overlaps the f16 view at element 0 (bytes 0..127)"
     ) in err
 
 
