@@ -32,6 +32,8 @@ from spyre_ir.lowering.ktir_values import (
     LoweringError,
     Scalar,
     View,
+    box_address,
+    load_box,
     stick_elements,
 )
 
@@ -389,17 +391,11 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)
     shape = tuple(op.result.type.get_shape())
-    offsets = list(tile.offsets)
-    lx_shape = shape
-    if tile.view.padded:
-        offsets.append(lw.index_constant(0).value)
-        lx_shape = (*shape, 1)
-    perm = None if tile.perm is None else [*tile.perm, *([len(shape)] if tile.view.padded else [])]
-    dest = lw.alloc(lx_shape, element)
-    if tile.uniform and perm is None and shared_load(lw, tile, offsets, dest):
-        return Buf(dest, shape)
-    lw.emit(D.LoadOp(tile.view.memory, offsets, dest, perm=perm))
-    return Buf(dest, shape)
+
+    def share(offsets: list[SSAValue], dest: SSAValue) -> bool:
+        return shared_load(lw, tile, offsets, dest)
+
+    return Buf(load_box(lw, tile, shape, element, share=share if tile.uniform else None), shape)
 
 
 def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SSAValue) -> bool:
@@ -429,11 +425,7 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
             f"'{op.name}' through an indirect or transposed tile is not supported", op
         )
     shape = tuple(op.data_tile.type.get_shape())
-    offsets = list(tile.offsets)
-    lx_shape = shape
-    if tile.view.padded:
-        offsets.append(lw.index_constant(0).value)
-        lx_shape = (*shape, 1)
+    offsets, lx_shape = box_address(lw, tile, shape)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
     if lw.store_guard is not None:
         # Only where the guard holds: elsewhere the store starts past the tensor's end.
