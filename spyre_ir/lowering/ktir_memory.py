@@ -16,7 +16,7 @@ from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box, tile_box
-from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.lowering.ktir_compute import element_of, same_layout, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
     element_tile,
@@ -520,7 +520,25 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
     x = lw.get(op.operands[0])
     if isinstance(x, Lazy):
         return Lazy(x.source, shape, element)
+    if unit_dims_alias(op, x, shape, element):
+        return Buf(x.value, shape)  # type: ignore[union-attr]
     return lw.math.materialize(x, shape, element, op)
+
+
+def unit_dims_alias(op: Operation, x: object, shape: tuple[int, ...], element) -> bool:
+    """Whether a reshape `op` of `x` to `shape` may be `x`'s own buffer: unit dims added
+    or dropped (`same_layout`: a 1024 weight tile read as 1x1024 moves nothing), the
+    same element type, and `x` read by `op` alone and made by an op, so no other value
+    names the buffer when an op overwrites it in place (`reusable`, `plan_in_place`
+    follow the uses of one value)."""
+    source = op.operands[0]
+    return (
+        isinstance(x, Buf)
+        and x.element == element
+        and same_layout(x.lx_shape, shape)
+        and isinstance(source.owner, Operation)
+        and len(list(source.uses)) == 1
+    )
 
 
 def is_whole_slice(op: Operation) -> bool:
