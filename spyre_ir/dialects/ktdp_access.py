@@ -83,7 +83,7 @@ class ConstructAccessTileOp(IRDLOperation):
     def compat_warnings(self) -> list[str]:
         """What this op does that the specification rejects and ktir-cpu runs: a set
         holding more than the tile's type, read as the set's points within the type."""
-        from spyre_ir.interp.ktir import KtirError, order_perm, set_box, type_clipped_box
+        from spyre_ir.interp.ktir_sets import KtirError, order_perm, set_box, type_clipped_box
 
         if self.symbol_operands:
             return []

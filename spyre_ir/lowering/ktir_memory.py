@@ -15,7 +15,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
-from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box, tile_box
+from spyre_ir.interp.ktir_sets import KtirError, linear_form, order_perm, set_box, tile_box
 from spyre_ir.lowering.ktir_compute import element_of, same_layout, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
