@@ -189,19 +189,26 @@ def affine_value(
     return lw.emit(make(a, b)).results[0]
 
 
+def access_box(op: ktdp.ConstructAccessTileOp) -> list[tuple[int, int]]:
+    """Per base dim, the [lo, hi] of a rectangular access tile's coordinates relative to
+    its base: its set's box, clipped to its type as ktir-cpu reads a set holding more
+    (interp.ktir_sets.tile_box; the op warns)."""
+    rectangle(op.access_tile_set, op)
+    shape = tuple(op.result.type.get_shape())
+    return tile_box(op.access_tile_set, op.access_tile_order, shape, op, LoweringError)
+
+
 def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     view = lw.get(op.base)
     if not isinstance(view, View):
         raise LoweringError(f"'{op.name}' on a tensor is not supported", op)
     if op.symbol_operands:
         raise LoweringError(f"'{op.name}' with symbols (dynamic tiles) is not supported", op)
-    rectangle(op.access_tile_set, op)
+    box = access_box(op)
     try:
         perm = order_perm(op.access_tile_order, op)
     except KtirError as error:
         raise LoweringError(str(error), op) from None
-    shape = tuple(op.result.type.get_shape())
-    box = tile_box(op.access_tile_set, op.access_tile_order, shape, op, LoweringError)
     indices = [lw.index(v, op) for v in op.indices]
     offsets = []
     origin = view.origin or (0,) * len(box)
