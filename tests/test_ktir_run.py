@@ -433,7 +433,7 @@ def test_overlapping_views_of_two_types_are_a_located_error(capsys, tmp_path):
     assert status == 1
     assert (
         "mixed.mlir:5:3: error: 'ktdp.construct_memory_view': this i32 view at element 16 "
-        "(byte 64) overlaps the f16 view at element 0 (byte 0)"
+        "(bytes 64..319) overlaps the f16 view at element 0 (bytes 0..127)"
     ) in err
 
 
@@ -467,6 +467,33 @@ def test_memory_a_kernel_does_not_store_keeps_its_contents(capsys, tmp_path, lev
     np.testing.assert_allclose(
         got[::2].astype(np.float32), 2 * x[::2].astype(np.float32), rtol=1e-2
     )
+
+
+def test_a_store_tile_whose_set_holds_more_than_its_type_is_read_as_ktir_cpu_does(capsys, tmp_path):
+    # partial_store.mlir with its output tile's set spanning rows 2t and 2t + 1 while
+    # its type (and the stored tensor) is one row, as ktir-mlir-frontend's
+    # tensor-extract-slice.mlir writes it: KTDP.td's shapes disagree; ktir-cpu stores
+    # the set's points in the type's box (row 2t). A located warning, then that result.
+    text = (KERNELS / "partial_store.mlir").read_text()
+    one_row = "(d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 63 >= 0)"
+    at = text.rindex(one_row)
+    text = text[:at] + "(d0 >= 0, -d0 + 1 >= 0, d1 >= 0, -d1 + 63 >= 0)" + text[at + len(one_row) :]
+    path = tmp_path / "wide_set.mlir"
+    path.write_text(text)
+    x, before = f16(8, 64, seed=4), f16(8, 64, seed=5)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", before)
+    out_npz = tmp_path / "result.npz"
+    inputs = f"{tmp_path / 'x.npy'},{tmp_path / 'out.npy'}"
+    argv = [str(path), "--inputs", inputs, "--level", "dataflow", "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv, "--check")
+    assert status == 0, out + err
+    assert "wide_set.mlir:24:5: warning: 'ktdp.construct_access_tile' access_tile_set spans" in err
+    assert "[2, 64] but the tile type is [1, 64]" in err and "check: ok" in out
+    (got,) = np.load(out_npz).values()
+    want = before.copy()
+    want[::2] = (2 * x[::2].astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_strided_slice_stored_to_part_of_an_absolute_buffer_against_numpy(capsys, tmp_path):
@@ -760,6 +787,9 @@ def test_spyre_run_refuses_a_grid_of_no_tiles_and_a_mistyped_tile(capsys, tmp_pa
     assert "grid0.mlir:1:1: error: the kernel's grid [2, 0] must have at least one dim" in err
     assert "Traceback" not in err
     rows = "affine_set<(d0, d1) : (d0 >= 0, -d0 + {} >= 0, d1 >= 0, -d1 + 63 >= 0)>"
+    # Rows 1..2 typed as one row (a set holding the type's box from the base, rows 0..1,
+    # is ktir-cpu's reading instead: a warning, test_a_store_tile_whose_set_holds_...).
+    past_base = "affine_set<(d0, d1) : (d0 - 1 >= 0, -d0 + 2 >= 0, d1 >= 0, -d1 + 63 >= 0)>"
     path = tmp_path / "mistyped.mlir"
     path.write_text(
         "func.func @k(%x: index, %y: index) attributes {grid = [1]} {\n"
@@ -767,7 +797,7 @@ def test_spyre_run_refuses_a_grid_of_no_tiles_and_a_mistyped_tile(capsys, tmp_pa
         "  %v = ktdp.construct_memory_view %x, sizes: [4, 64], strides: [64, 1] "
         f"{{coordinate_set = {rows.format(3)}, memory_space = #ktdp.spyre_memory_space<HBM>}}"
         " : memref<4x64xf16>\n"
-        f"  %t = ktdp.construct_access_tile %v[%c0, %c0] {{access_tile_set = {rows.format(1)}, "
+        f"  %t = ktdp.construct_access_tile %v[%c0, %c0] {{access_tile_set = {past_base}, "
         "access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<4x64xf16> "
         "-> !ktdp.access_tile<1x64xindex>\n"
         "  %a = ktdp.load %t : !ktdp.access_tile<1x64xindex> -> tensor<1x64xf16>\n"

@@ -80,6 +80,33 @@ class ConstructAccessTileOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(Pure())
 
+    def compat_warnings(self) -> list[str]:
+        """What this op does that the specification rejects and ktir-cpu runs: a set
+        holding more than the tile's type, read as the set's points within the type."""
+        from spyre_ir.interp.ktir_sets import KtirError, order_perm, set_box, type_clipped_box
+
+        if self.symbol_operands:
+            return []
+        shape = list(self.result.type.get_shape())
+        try:
+            box, perm = (
+                set_box(self.access_tile_set, self),
+                order_perm(self.access_tile_order, self),
+            )
+        except KtirError:
+            return []  # the interpreter and the lowering report it
+        extents = [box[d][1] - box[d][0] + 1 for d in perm]
+        if extents == shape or type_clipped_box(box, perm, shape) is None:
+            return []
+        return [
+            f"'{self.name}' access_tile_set spans {extents} but the tile type is {shape}: "
+            "KTDP.td gives a tile the shape of its coordinate collection (ktdp.load: 'Its "
+            "shape corresponds to the shape of the access tile's coordinate collection'; "
+            "ktdp.store: the data tile 'must match the logical iteration shape of the "
+            "access tile') and rejects this; accepted as torch-spyre/ktir-cpu runs it, the "
+            f"tile being the set's points in the {shape} box of its type from the base"
+        ]
+
     @classmethod
     def parse(cls, parser: Parser) -> ConstructAccessTileOp:
         index = IndexType()

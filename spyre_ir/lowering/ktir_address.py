@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import BlockArgument, SSAValue
 
+from spyre_ir.diagnostics import op_location
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind, SpyreMemorySpaceAttr
@@ -222,15 +223,7 @@ def _group(
         if buffers and last_end is not None and start < last_end:
             buffer = buffers[-1]
             if buffer.element != element:
-                other, at = buffer.views[-1]
-                other_width = ELEMENT_BYTES[element_type_name(buffer.element)]
-                raise LoweringError(
-                    f"'{op.name}': this {element} view at element {address} (byte {start}) "
-                    f"overlaps the {buffer.element} view at element {at} (byte "
-                    f"{at * other_width}): aliasing memory of two element types is not "
-                    "supported",
-                    op,
-                )
+                raise _alias_error(op, address, (start, end), buffer)
             buffer.views.append((op, address))
             last_end = max(last_end, end)
         else:
@@ -239,6 +232,46 @@ def _group(
     for buffer in buffers:
         buffer.end = max(a + _reach(v) for v, a in buffer.views)
     return buffers
+
+
+def _alias_error(
+    op: ktdp.ConstructMemoryViewOp, address: int, span: tuple[int, int], buffer: AddressBuffer
+) -> LoweringError:
+    """The located error of `op` (at element `address`, bytes `span`) overlapping a
+    view of another element type in `buffer`; when either is an index view of an
+    indirect tile, it names that tile and the specification's rule the kernel breaks."""
+    width = ELEMENT_BYTES[element_type_name(buffer.element)]
+    other, at = next((v, a) for v, a in reversed(buffer.views) if (a + _reach(v)) * width > span[0])
+    other_span = (at * width, (at + _reach(other)) * width)
+    message = (
+        f"'{op.name}': this {op.result.type.element_type} view at element {address} "  # type: ignore[attr-defined]
+        f"(bytes {span[0]}..{span[1] - 1}) overlaps the {buffer.element} view at element "
+        f"{at} (bytes {other_span[0]}..{other_span[1] - 1}): aliasing memory of two "
+        "element types is not supported"
+    )
+    for view in (op, other):
+        tile = next(
+            (
+                u.operation
+                for u in view.result.uses
+                if isinstance(u.operation, ktdp.ConstructIndirectAccessTileOp)
+                and view.result in u.operation.indirect_memrefs
+            ),
+            None,
+        )
+        if tile is not None:
+            _, line, col = op_location(tile, "")
+            message += (
+                f". The {view.result.type.element_type} view is an index view of the "  # type: ignore[attr-defined]
+                f"'{tile.name}' at {line}:{col}, whose values KTDP.td uses as coordinates "
+                "of its base ('loads the index value from that view, and uses it as the "
+                "coordinate'); a view 'represents a tensor located ... at a given base "
+                "address, assuming allocation has already been done', and no allocation "
+                "puts a tensor of indices where another tensor lies (docs/ktir.md, 'The "
+                "public example kernels')"
+            )
+            break
+    return LoweringError(message, op)
 
 
 def bind_absolute_addresses(fn: func.FuncOp, unit: str = "element") -> list[AddressBuffer]:

@@ -78,6 +78,20 @@ def broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def same_layout(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether two LX shapes hold their elements alike: equal but for leading unit dims
+    (`1024` and `1x1024`: the same sticks in the same order), so a tile op may take
+    one where the other is written, and a reshape between them moves nothing."""
+
+    def strip(s: tuple[int, ...]) -> tuple[int, ...]:
+        i = 0
+        while i < len(s) - 1 and s[i] == 1:
+            i += 1
+        return s[i:]
+
+    return strip(a) == strip(b)
+
+
 def scalar_attr(value: float, element: Attribute) -> Attribute:
     if isinstance(element, AnyFloat):
         return FloatAttr(float(value), f64)
@@ -149,7 +163,7 @@ class TileMath:
         target = full[0].lx_shape
         out = []
         for b in bufs:
-            if b in full and b.lx_shape != target:
+            if b in full and not same_layout(b.lx_shape, target):
                 out.append(self.materialize(b, target, b.element, op))
             else:
                 out.append(b)

@@ -46,7 +46,7 @@ from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_syntax as syntax
 from spyre_ir.dialects.ktdp_types import AccessTileType
 from spyre_ir.interp.ktir import eval_affine
-from spyre_ir.lowering.ktir_memory import rectangle
+from spyre_ir.lowering.ktir_memory import access_box, rectangle
 from spyre_ir.lowering.ktir_specialize import fold_index
 from spyre_ir.lowering.ktir_tile_offset import _box
 from spyre_ir.lowering.ktir_values import LoweringError, column_major_twin
@@ -194,7 +194,7 @@ def _split_tile(tile: ktdp.ConstructAccessTileOp, view, fn, scalars) -> None:
             "its order the identity",
             tile,
         )
-    box = [(lo + b, hi + b) for (lo, hi), b in zip(rectangle(tile.access_tile_set, tile), base)]
+    box = [(lo + b, hi + b) for (lo, hi), b in zip(access_box(tile), base)]
     for use in list(tile.result.uses):
         load = use.operation
         if not isinstance(load, ktdp.LoadOp):
@@ -280,7 +280,7 @@ def _copy_stores(load: ktdp.LoadOp, box, fn, scalars, where: str):
         ok = isinstance(dest, ktdp.ConstructAccessTileOp) and use.index == 0
         at = _base(dest, fn, scalars) if ok else None  # type: ignore[arg-type]
         if ok and at is not None and _identity(dest):  # type: ignore[arg-type]
-            dbox = rectangle(dest.access_tile_set, dest)  # type: ignore[union-attr]
+            dbox = access_box(dest)  # type: ignore[arg-type]
             if [hi - lo + 1 for lo, hi in dbox] == extent:
                 stores.append((store, dest.base, [a + lo for a, (lo, _) in zip(at, dbox)]))  # type: ignore[union-attr]
                 continue

@@ -29,7 +29,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
-from spyre_ir.lowering.ktir_values import Box, Buf, View
+from spyre_ir.lowering.ktir_values import Box, Buf, View, load_box
 
 if TYPE_CHECKING:
     from spyre_ir.lowering.ktir_to_dataflow import KernelLowering
@@ -107,14 +107,7 @@ def load_elements(lw: KernelLowering, tile: IndirectElements, element: Attribute
 
 
 def index_tile(lw: KernelLowering, box: Box) -> SSAValue:
-    """An index view's box loaded into LX (a padded view's one element per stick
-    reshaped to the box): the element gathers' and the row gathers' indices."""
+    """An index view's box loaded into LX as positions of the box's shape: the element
+    gathers' and the row gathers' indices."""
     stored = box.view.memory.type.element_type  # type: ignore[attr-defined]
-    values = lw.alloc(box.shape, stored)
-    if box.view.padded:
-        sticks = lw.alloc((*box.shape, 1), stored)
-        lw.emit(D.LoadOp(box.view.memory, [*box.offsets, lw.index_constant(0).value], sticks))
-        lw.emit(D.ComputeOp("spyre.reshape", [sticks], [values]))
-    else:
-        lw.emit(D.LoadOp(box.view.memory, box.offsets, values))
-    return values
+    return load_box(lw, box, box.shape, stored, plain=True)

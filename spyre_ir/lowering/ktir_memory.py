@@ -15,8 +15,8 @@ from xdsl.ir.affine import AffineDimExpr, AffineExpr
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
-from spyre_ir.interp.ktir import KtirError, linear_form, order_perm, set_box
-from spyre_ir.lowering.ktir_compute import element_of, shape_of
+from spyre_ir.interp.ktir_sets import KtirError, linear_form, order_perm, set_box, tile_box
+from spyre_ir.lowering.ktir_compute import element_of, same_layout, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
     element_tile,
@@ -32,6 +32,8 @@ from spyre_ir.lowering.ktir_values import (
     LoweringError,
     Scalar,
     View,
+    box_address,
+    load_box,
     stick_elements,
 )
 
@@ -187,13 +189,22 @@ def affine_value(
     return lw.emit(make(a, b)).results[0]
 
 
+def access_box(op: ktdp.ConstructAccessTileOp) -> list[tuple[int, int]]:
+    """Per base dim, the [lo, hi] of a rectangular access tile's coordinates relative to
+    its base: its set's box, clipped to its type as ktir-cpu reads a set holding more
+    (interp.ktir_sets.tile_box; the op warns)."""
+    rectangle(op.access_tile_set, op)
+    shape = tuple(op.result.type.get_shape())
+    return tile_box(op.access_tile_set, op.access_tile_order, shape, op, LoweringError)
+
+
 def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
     view = lw.get(op.base)
     if not isinstance(view, View):
         raise LoweringError(f"'{op.name}' on a tensor is not supported", op)
     if op.symbol_operands:
         raise LoweringError(f"'{op.name}' with symbols (dynamic tiles) is not supported", op)
-    box = rectangle(op.access_tile_set, op)
+    box = access_box(op)
     try:
         perm = order_perm(op.access_tile_order, op)
     except KtirError as error:
@@ -207,13 +218,6 @@ def access_tile(lw: KernelLowering, op: ktdp.ConstructAccessTileOp) -> Box:
             base = lw.emit(arith.AddiOp(base, lw.index_constant(lo + at).value)).results[0]
         offsets.append(base)
     extent = tuple(hi - lo + 1 for lo, hi in box)
-    shape = tuple(extent[d] for d in perm)
-    if shape != tuple(op.result.type.get_shape()):
-        raise LoweringError(
-            f"'{op.name}': the set spans {list(shape)} but the tile is {op.result.type} "
-            "(KTDP.td: a tile's shape is that of its coordinate set)",
-            op,
-        )
     uniform = all(i.uniform for i in indices)
     return Box(view, offsets, extent, None if perm == sorted(perm) else tuple(perm), uniform)
 
@@ -394,17 +398,11 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)
     shape = tuple(op.result.type.get_shape())
-    offsets = list(tile.offsets)
-    lx_shape = shape
-    if tile.view.padded:
-        offsets.append(lw.index_constant(0).value)
-        lx_shape = (*shape, 1)
-    perm = None if tile.perm is None else [*tile.perm, *([len(shape)] if tile.view.padded else [])]
-    dest = lw.alloc(lx_shape, element)
-    if tile.uniform and perm is None and shared_load(lw, tile, offsets, dest):
-        return Buf(dest, shape)
-    lw.emit(D.LoadOp(tile.view.memory, offsets, dest, perm=perm))
-    return Buf(dest, shape)
+
+    def share(offsets: list[SSAValue], dest: SSAValue) -> bool:
+        return shared_load(lw, tile, offsets, dest)
+
+    return Buf(load_box(lw, tile, shape, element, share=share if tile.uniform else None), shape)
 
 
 def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SSAValue) -> bool:
@@ -434,11 +432,7 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
             f"'{op.name}' through an indirect or transposed tile is not supported", op
         )
     shape = tuple(op.data_tile.type.get_shape())
-    offsets = list(tile.offsets)
-    lx_shape = shape
-    if tile.view.padded:
-        offsets.append(lw.index_constant(0).value)
-        lx_shape = (*shape, 1)
+    offsets, lx_shape = box_address(lw, tile, shape)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)
     if lw.store_guard is not None:
         # Only where the guard holds: elsewhere the store starts past the tensor's end.
@@ -533,7 +527,25 @@ def tensor_op(lw: KernelLowering, op: Operation) -> object:
     x = lw.get(op.operands[0])
     if isinstance(x, Lazy):
         return Lazy(x.source, shape, element)
+    if unit_dims_alias(op, x, shape, element):
+        return Buf(x.value, shape)  # type: ignore[union-attr]
     return lw.math.materialize(x, shape, element, op)
+
+
+def unit_dims_alias(op: Operation, x: object, shape: tuple[int, ...], element) -> bool:
+    """Whether a reshape `op` of `x` to `shape` may be `x`'s own buffer: unit dims added
+    or dropped (`same_layout`: a 1024 weight tile read as 1x1024 moves nothing), the
+    same element type, and `x` read by `op` alone and made by an op, so no other value
+    names the buffer when an op overwrites it in place (`reusable`, `plan_in_place`
+    follow the uses of one value)."""
+    source = op.operands[0]
+    return (
+        isinstance(x, Buf)
+        and x.element == element
+        and same_layout(x.lx_shape, shape)
+        and isinstance(source.owner, Operation)
+        and len(list(source.uses)) == 1
+    )
 
 
 def is_whole_slice(op: Operation) -> bool:

@@ -3,15 +3,21 @@ dataflow lowering's modules), and the kernel signature KTIR pointers give."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES
+
+if TYPE_CHECKING:
+    from spyre_ir.lowering.ktir_to_dataflow import KernelLowering
 
 
 class LoweringError(Exception):
@@ -94,6 +100,43 @@ class Box:
     shape: tuple[int, ...]
     perm: tuple[int, ...] | None = None
     uniform: bool = False
+
+
+def box_address(
+    lw: KernelLowering, box: Box, shape: tuple[int, ...]
+) -> tuple[list[SSAValue], tuple[int, ...]]:
+    """Where a tile of `shape` on `box` lies in its view's memory: the offsets and the
+    LX shape of its buffer. A padded view holds one element per stick (its memory has a
+    trailing unit dim): one more offset, and the tile is `(*shape, 1)` in LX."""
+    if not box.view.padded:
+        return list(box.offsets), shape
+    return [*box.offsets, lw.index_constant(0).value], (*shape, 1)  # type: ignore[list-item]
+
+
+def load_box(
+    lw: KernelLowering,
+    box: Box,
+    shape: tuple[int, ...],
+    element: Attribute,
+    plain: bool = False,
+    share: Callable[[list[SSAValue], SSAValue], bool] | None = None,
+) -> SSAValue:
+    """`box` loaded into a new LX buffer, of `box_address`'s LX shape (a transposed box
+    through the load's permutation), reshaped to `shape` when `plain` (an index view's
+    box read as positions); `share(offsets, dest)` may load it instead, True when it
+    did (ktir_memory's ring-shared load). The accesses' and the index views' loads."""
+    offsets, lx_shape = box_address(lw, box, shape)
+    perm = None
+    if box.perm is not None:
+        perm = [*box.perm, *([len(shape)] if box.view.padded else [])]
+    dest = lw.alloc(lx_shape, element)
+    if not (perm is None and share is not None and share(offsets, dest)):
+        lw.emit(D.LoadOp(box.view.memory, offsets, dest, perm=perm))
+    if plain and lx_shape != shape:
+        values = lw.alloc(shape, element)
+        lw.emit(D.ComputeOp("spyre.reshape", [dest], [values]))
+        return values
+    return dest
 
 
 @dataclass

@@ -194,3 +194,44 @@ func.func @divide_in_place(%x_ptr: index, %y_ptr: index) attributes {grid = [1]}
   ktdp.store %y, %ya : tensor<1x256xf16>, !ktdp.access_tile<1x256xindex>
   return
 }
+
+// -----
+
+// A 1-D weight tile read as 1x256 (tensor.expand_shape adding a unit dim) is the
+// loaded buffer itself: the multiply takes it as it is, no reshape moves it. A value
+// with another reader keeps its reshape (here %e1, which the second exp then
+// overwrites in place: an alias would change %e too); its last one needs none.
+// CHECK-LABEL: func.func @scale_rows
+// CHECK: dataflow.load %{{.*}} into %[[W:[0-9]+]] : !dataflow.ddr<256xf16, {{.*}}>, !dataflow.lx<256xf16>
+// CHECK-NOT: spyre.reshape
+// CHECK: dataflow.compute "spyre.mul" on "pe"(%{{.*}}, %[[W]]) -> (%{{.*}}) : (!dataflow.lx<1x256xf16>, !dataflow.lx<256xf16>) -> !dataflow.lx<1x256xf16>
+// CHECK: dataflow.compute "spyre.exp" on "sfp"(%{{.*}}) -> (%[[E:[0-9]+]]) : (!dataflow.lx<256xf16>) -> !dataflow.lx<256xf16>
+// CHECK-NEXT: dataflow.compute "spyre.reshape" on "ls"(%[[E]])
+// CHECK: dataflow.compute "spyre.exp" on "sfp"(%[[E]]) -> (%[[E2:[0-9]+]])
+// CHECK-NOT: spyre.reshape
+// CHECK: dataflow.compute "spyre.add" on "pe"(%{{.*}}, %[[E2]])
+func.func @scale_rows(%x_ptr: index, %w_ptr: index, %y_ptr: index, %z_ptr: index) attributes {grid = [1]} {
+  %c0 = arith.constant 0 : index
+  %xv = ktdp.construct_memory_view %x_ptr, sizes: [1, 256], strides: [256, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<1x256xf16>
+  %wv = ktdp.construct_memory_view %w_ptr, sizes: [256], strides: [1] {coordinate_set = affine_set<(d0) : (d0 >= 0, -d0 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<256xf16>
+  %yv = ktdp.construct_memory_view %y_ptr, sizes: [1, 256], strides: [256, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<1x256xf16>
+  %zv = ktdp.construct_memory_view %z_ptr, sizes: [1, 256], strides: [256, 1] {coordinate_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<1x256xf16>
+  %xa = ktdp.construct_access_tile %xv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x256xf16> -> !ktdp.access_tile<1x256xindex>
+  %wa = ktdp.construct_access_tile %wv[%c0] {access_tile_set = affine_set<(d0) : (d0 >= 0, -d0 + 255 >= 0)>, access_tile_order = affine_map<(d0) -> (d0)>} : memref<256xf16> -> !ktdp.access_tile<256xindex>
+  %x = ktdp.load %xa : !ktdp.access_tile<1x256xindex> -> tensor<1x256xf16>
+  %w1 = ktdp.load %wa : !ktdp.access_tile<256xindex> -> tensor<256xf16>
+  %w = tensor.expand_shape %w1 [[0, 1]] output_shape [1, 256] : tensor<256xf16> into tensor<1x256xf16>
+  %y = arith.mulf %x, %w : tensor<1x256xf16>
+  %ya = ktdp.construct_access_tile %yv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x256xf16> -> !ktdp.access_tile<1x256xindex>
+  ktdp.store %y, %ya : tensor<1x256xf16>, !ktdp.access_tile<1x256xindex>
+  %u1 = ktdp.load %wa : !ktdp.access_tile<256xindex> -> tensor<256xf16>
+  %e1 = math.exp %u1 : tensor<256xf16>
+  %e = tensor.expand_shape %e1 [[0, 1]] output_shape [1, 256] : tensor<256xf16> into tensor<1x256xf16>
+  %z = arith.addf %e, %x : tensor<1x256xf16>
+  %e2 = math.exp %e1 : tensor<256xf16>
+  %e3 = tensor.expand_shape %e2 [[0, 1]] output_shape [1, 256] : tensor<256xf16> into tensor<1x256xf16>
+  %z2 = arith.addf %z, %e3 : tensor<1x256xf16>
+  %za = ktdp.construct_access_tile %zv[%c0, %c0] {access_tile_set = affine_set<(d0, d1) : (d0 >= 0, -d0 >= 0, d1 >= 0, -d1 + 255 >= 0)>, access_tile_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<1x256xf16> -> !ktdp.access_tile<1x256xindex>
+  ktdp.store %z2, %za : tensor<1x256xf16>, !ktdp.access_tile<1x256xindex>
+  return
+}

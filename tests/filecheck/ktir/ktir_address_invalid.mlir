@@ -9,8 +9,24 @@ func.func @k() attributes {grid = [1]} {
   %x_at = arith.constant 0 : index
   %i_at = arith.constant 64 : index
   %x = ktdp.construct_memory_view %x_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xf16>
-  // expected-error @+1 {{this i32 view at element 64 (byte 256) overlaps the f16 view at element 0 (byte 0): aliasing memory of two element types is not supported}}
+  // expected-error @+1 {{this i32 view at element 64 (bytes 256..16639) overlaps the f16 view at element 0 (bytes 0..8191): aliasing memory of two element types is not supported}}
   %i = ktdp.construct_memory_view %i_at, sizes: [64, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<64x64xi32>
+  return
+}
+
+// -----
+
+// An index view overlapping the gathered table (as the public indirect-access-copy.mlir
+// places its views): the error names the indirect tile and the rule the kernel breaks.
+#all = affine_set<(d0, d1) : (d0 >= 0, -d0 + 7 >= 0, d1 >= 0, -d1 + 63 >= 0)>
+func.func @k() attributes {grid = [1]} {
+  %x_at = arith.constant 0 : index
+  %i_at = arith.constant 64 : index
+  %x = ktdp.construct_memory_view %x_at, sizes: [8, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x64xf16>
+  // expected-error @+1 {{this i32 view at element 64 (bytes 256..2303) overlaps the f16 view at element 0 (bytes 0..1023): aliasing memory of two element types is not supported. The i32 view is an index view of the 'ktdp.construct_indirect_access_tile' at 28:3, whose values KTDP.td uses as coordinates of its base}}
+  %i = ktdp.construct_memory_view %i_at, sizes: [8, 64], strides: [64, 1] {coordinate_set = #all, memory_space = #ktdp.spyre_memory_space<HBM>} : memref<8x64xi32>
+  %g = ktdp.construct_indirect_access_tile intermediate_variables(%m, %k) %x[ind(%i[%m, %k]), ind(%i[%m, %k])] {variables_space_set = #all, variables_space_order = affine_map<(d0, d1) -> (d0, d1)>} : memref<8x64xf16>, memref<8x64xi32>, memref<8x64xi32> -> !ktdp.access_tile<8x64xindex>
+  %y = ktdp.load %g : !ktdp.access_tile<8x64xindex> -> tensor<8x64xf16>
   return
 }
 

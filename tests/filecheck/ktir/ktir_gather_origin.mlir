@@ -7,7 +7,7 @@
 
 // CHECK:      arith.constant 128 : index
 // CHECK:      %[[FOUR:.*]] = arith.constant 4 : index
-// CHECK-NEXT: dataflow.alloc_lx : !dataflow.lx<1xi32>
+// CHECK:      dataflow.alloc_lx : !dataflow.lx<1x1xi32>
 // CHECK:      %[[AT:.*]] = arith.addi %{{.*}}, %[[FOUR]] : index
 // CHECK-NEXT: dataflow.load %{{.*}}[%[[AT]], %{{.*}}] into %{{.*}} : !dataflow.ddr<8x1xi32
 // CHECK:      dataflow.compute "spyre.full" on "pe"() -> (%[[TWO:.*]]) {attrs = {value = 2 : i64}}
