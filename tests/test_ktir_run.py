@@ -53,6 +53,7 @@ CASES = {
     "distributed_lx_partitions.mlir": "",
     "iota_after_allgather.mlir": "",
     "offset_gather.mlir": "",
+    "paged_copy.mlir": "",
 }
 
 
@@ -840,3 +841,48 @@ def test_an_element_gather_through_offset_views_matches_the_interpreter(capsys, 
     status, out, err = run(capsys, str(path), "--check", "--seed", "3")
     assert status == 0, out + err
     assert "check: ok" in out
+
+
+def test_interpreter_paged_copy_and_write_against_numpy():
+    """paged_copy.mlir's Y[b, t, h, d] = X[I[b, t // 64], h, t % 64, d] and its dual
+    paged_write.mlir's Y[I[b, t // 64], h, t % 64, d] = X[b, t, h, d] (the pages a
+    page table does not name keep their contents)."""
+    pages, table = f16(40, 8, 64, 128), np.random.default_rng(1).permutation(40)[:32]
+    table = table.reshape(2, 16).astype(np.int32)
+    out = run_kernel(
+        kernel("paged_copy.mlir"),
+        {0: pages, 1: table, 2: np.zeros((2, 1024, 8, 128), np.float16)},
+        {},
+    )
+    # pages[table]: [b, page, h, token in page, d] -> Y's [b, token, h, d]
+    want = pages[table].transpose(0, 1, 3, 2, 4).reshape(2, 1024, 8, 128)
+    np.testing.assert_array_equal(out[2], want)
+    x, before = f16(2, 1024, 8, 128, seed=2), f16(40, 8, 64, 128, seed=3)
+    got = run_kernel(kernel("paged_write.mlir"), {0: x, 1: table, 2: before}, {})
+    want = before.copy()
+    want[table] = x.reshape(2, 16, 64, 8, 128).transpose(0, 1, 3, 2, 4)
+    np.testing.assert_array_equal(got[2], want)
+
+
+def test_a_paged_write_is_a_located_lowering_error(capsys):
+    """The store through paged_write.mlir's paged tile is a scatter of pages, which L2
+    does not have: spyre-run says so at the store, with --check and without."""
+    for extra in ((), ("--check",)):
+        status, out, err = run(capsys, str(KERNELS / "paged_write.mlir"), *extra)
+        assert status == 1, out + err
+        assert "paged_write.mlir:30:5: error: 'ktdp.store' through a paged indirect tile" in err
+        assert "Traceback" not in err
+
+
+def test_card_halves_lookup_rounds_every_f16_as_dlfloat16():
+    """run_kernel's f16 inputs on the card: the bit lookup (card_halves_of) equals
+    rounding each value through float32 to DLFloat16, on all 65536 bit patterns."""
+    from spyre_ir.interp.dlfloat16 import round_to_dlf16
+
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = round_to_dlf16(every.astype(np.float32)).astype(np.float16)
+    from spyre_ir.interp.ktir import card_halves_of
+
+    got = card_halves_of(every)
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))

@@ -382,7 +382,7 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     if isinstance(tile, IndirectElements):
         return load_elements(lw, tile, element)
     if isinstance(tile, ktir_paged.PagedTile):
-        return ktir_paged.PagedLoad(tile, element)  # type: ignore[return-value]
+        return ktir_paged.paged_load(tile, op, element)  # type: ignore[return-value]
     if isinstance(tile, IndirectRows):
         ib = tile.index_box
         index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]

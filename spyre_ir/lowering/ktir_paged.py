@@ -161,6 +161,8 @@ def paged_tile(
             raise refuse(f"using d{v} in two table dims")
         roles[v], table_dims[v] = role, k
     for v, d in index_subscripts:
+        if d == 1 and roles[v] is not None:
+            raise refuse(f"using d{v} in the index and in a table dim")
         if d != 1 and roles[v] != "page":
             raise refuse(f"with d{v} floordiv {d} but no d{v} mod {d}")
         if d == 1 and roles[v] is None:
@@ -169,6 +171,20 @@ def paged_tile(
         raise refuse("with a variable in no subscript or no mod subscript")
     return PagedTile(table, index_view, index_subscripts, roles, table_dims, shape,  # type: ignore[arg-type]
                      page, op)  # fmt: skip
+
+
+def paged_load(tile: PagedTile, op: ktdp.LoadOp, element) -> PagedLoad:
+    """A load of a paged tile, kept lazy; a located error at a reader other than a store
+    (tile math on it would need the whole tile in LX, which it is not)."""
+    for use in op.result.uses:
+        reader = use.operation
+        if not (isinstance(reader, ktdp.StoreOp) and reader.data_tile is op.result):
+            raise LoweringError(
+                f"'{reader.name}' of a paged tile (a load through floordiv / mod subscripts) "
+                "is not supported: it is streamed page by page, so only a store may take it",
+                reader,
+            )
+    return PagedLoad(tile, element)
 
 
 def store_paged(lw: KernelLowering, value: PagedLoad, target: Box, op: ktdp.StoreOp) -> None:
