@@ -399,6 +399,9 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
         return Buf(dest, tile.shape)
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)
+    lazy = ktir_paged.box_load(lw, tile, op, element)  # streamed into a paged store
+    if lazy is not None:
+        return lazy  # type: ignore[return-value]
     shape = tuple(op.result.type.get_shape())
     offsets = list(tile.offsets)
     lx_shape = shape
@@ -435,9 +438,12 @@ def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SS
 
 def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
     tile = lw.get(op.access_tile)
-    if isinstance(tile, ktir_paged.PagedTile):
-        raise ktir_paged.refuse_paged_store(op)
     data = lw.get(op.data_tile)
+    if isinstance(tile, ktir_paged.PagedTile):
+        if not isinstance(data, ktir_paged.BoxLoad):
+            raise ktir_paged.refuse_paged_store(op)
+        ktir_paged.scatter_paged(lw, data, tile, op)
+        return
     if isinstance(data, ktir_paged.PagedLoad) and isinstance(tile, Box):
         ktir_paged.store_paged(lw, data, tile, op)
         return

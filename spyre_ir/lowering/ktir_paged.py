@@ -187,106 +187,181 @@ def paged_load(tile: PagedTile, op: ktdp.LoadOp, element) -> PagedLoad:
     return PagedLoad(tile, element)
 
 
-def store_paged(lw: KernelLowering, value: PagedLoad, target: Box, op: ktdp.StoreOp) -> None:
-    """Store the paged load `value` through the rectangular tile `target`: a loop over
-    the index-only variables and the page steps (module docstring)."""
-    tile = value.tile
-    n = len(tile.shape)
-    perm = list(target.perm) if target.perm is not None else list(range(n))
-    if target.view.padded or tuple(op.data_tile.type.get_shape()) != tile.shape:
+@dataclass
+class BoxLoad:
+    """A load of a rectangular tile whose one reader is a store through a paged tile:
+    not materialised, loaded page by page into the scatter's rows."""
+
+    box: Box
+    element: object
+
+
+@dataclass
+class _Step:
+    """One iteration of the page loops: the loop counters per variable, the first page
+    of the step, its page-table entries in LX, and per box dim (in the box's memory
+    order) its offset and extent."""
+
+    ivs: dict[int, SSAValue]
+    indices: SSAValue
+    index_shape: tuple[int, ...]
+    offsets: list[SSAValue]
+    extents: list[int]
+
+
+def _check_box(tile: PagedTile, box: Box, op: Operation) -> list[int]:
+    """The box's perm (tile dim -> memory dim); a located error for a padded view."""
+    if box.view.padded:
         raise LoweringError(
-            f"'{op.name}' of a paged tile through a tile spread one element per stick or of "
-            "another shape is not supported",
+            f"'{op.name}': a paged tile moved to or from a view spread one element per "
+            "stick is not supported",
             op,
         )
-    element = value.element
-    table_shape = tile.table.shape
-    page_bytes = 1
-    for e in table_shape[1:]:
-        page_bytes *= e
-    page_bytes *= D.LxType((1,), element).element_bytes  # type: ignore[arg-type]
+    return list(box.perm) if box.perm is not None else list(range(len(tile.shape)))
+
+
+def _page_loops(lw: KernelLowering, tile: PagedTile, box: Box, step: int, body) -> None:
+    """Emit the loops over `tile`'s index-only variables and its page steps (`step`
+    pages each), calling `body(step)` inside with the step's page-table entries and the
+    box's offsets and extents for the step."""
+    n = len(tile.shape)
+    perm = list(box.perm) if box.perm is not None else list(range(n))
     paged_var = tile.roles.index("page")
-    pages = tile.shape[paged_var] // tile.page
-    step = max(c for c in range(1, pages + 1) if pages % c == 0 and c * page_bytes <= max(
-        STEP_BYTES, page_bytes))  # fmt: skip
     loops = [(v, tile.shape[v]) for v in range(n) if tile.roles[v] == "index"]
-    loops.append((paged_var, pages // step))
+    loops.append((paged_var, tile.shape[paged_var] // tile.page // step))
     outer = lw.block
     ivs: dict[int, SSAValue] = {}
     bodies = []
     for v, count in loops:
-        body = Block(arg_types=[IndexType()])
-        bodies.append((body, count))
-        lw.block = body
-        ivs[v] = body.args[0]
-    # Page step s covers pages s*step .. s*step+step-1 of the paged variable.
+        block = Block(arg_types=[IndexType()])
+        bodies.append((block, count))
+        lw.block = block
+        ivs[v] = block.args[0]
     first_page = lw.emit(arith.MuliOp(ivs[paged_var], lw.index_constant(step).value)).results[0]
-    index_offsets = []
-    for v, d in tile.index_subscripts:
-        index_offsets.append(first_page if d != 1 else ivs[v])
+    index_offsets = [first_page if d != 1 else ivs[v] for v, d in tile.index_subscripts]
     index_shape = tuple(step if d != 1 else 1 for _, d in tile.index_subscripts)
     from spyre_ir.lowering.ktir_elements import index_tile
 
     indices = index_tile(lw, Box(tile.index_view, index_offsets, index_shape))
-    rows_shape = (*index_shape, *table_shape[1:])
-    rows = lw.alloc(rows_shape, element)  # type: ignore[arg-type]
-    lw.emit(D.GatherOp(tile.table.memory, indices, rows))
-    # The gathered dims: the index dims (one of them the page step), then table dims
-    # 1... Each store-memory dim m takes tile dim i = perm^-1(m)'s variable.
-    paged_index_dim = next(j for j, (v, d) in enumerate(tile.index_subscripts) if d != 1)
-    src_dims: list[int] = []  # per store dim, the gathered dim(s) it comes from
-    order: list[int] = []
-    chunk: list[int] = []
-    inverse = [perm.index(m) for m in range(n)]
+    offsets, extents = [], []
     for m in range(n):
-        v = inverse[m]
-        if tile.roles[v] == "index":
-            chunk.append(1)
-            j = next(j for j, (u, d) in enumerate(tile.index_subscripts) if u == v and d == 1)
-            order.append(j)
-        elif tile.roles[v] == "page":
-            chunk.append(step * tile.page)
-            order += [paged_index_dim, len(index_shape) + tile.table_dims[v] - 1]  # type: ignore[operator]
-        else:
-            chunk.append(tile.shape[v])
-            order.append(len(index_shape) + tile.table_dims[v] - 1)  # type: ignore[operator]
-        src_dims.append(v)
-    order += [j for j in range(len(rows_shape)) if j not in order]  # unused unit index dims
-    source = rows
-    if order != sorted(order):
-        moved_shape = tuple(rows_shape[j] for j in order)
-        moved = lw.alloc(moved_shape, element)  # type: ignore[arg-type]
-        lw.emit(D.ComputeOp("spyre.transpose", [rows], [moved], {"perm": D.dense(order)}))
-        source = moved
-    final = lw.alloc(tuple(chunk), element)  # type: ignore[arg-type]
-    lw.emit(D.ComputeOp("spyre.reshape", [source], [final]))
-    offsets = []
-    for m in range(n):
-        v = src_dims[m]
-        base = target.offsets[m]
-        if tile.roles[v] == "index":
-            at = ivs[v]
-        elif tile.roles[v] == "page":
-            at = lw.emit(arith.MuliOp(first_page, lw.index_constant(tile.page).value)).results[0]
-        else:
+        v = perm.index(m)
+        base = box.offsets[m]
+        if tile.roles[v] == "direct":
             offsets.append(base)
+            extents.append(tile.shape[v])
             continue
+        if tile.roles[v] == "index":
+            at, extent = ivs[v], 1
+        else:
+            page = lw.index_constant(tile.page).value
+            at, extent = lw.emit(arith.MuliOp(first_page, page)).results[0], step * tile.page
         offsets.append(lw.emit(arith.AddiOp(base, at)).results[0])
-    lw.emit(D.StoreOp(final, target.view.store_memory, offsets))
-    # Close the loops, innermost first.
+        extents.append(extent)
+    body(_Step(ivs, indices, index_shape, offsets, extents))
     for k in range(len(bodies) - 1, -1, -1):
-        body, count = bodies[k]
-        body.add_op(scf.YieldOp())
+        block, count = bodies[k]
+        block.add_op(scf.YieldOp())
         lw.block = bodies[k - 1][0] if k else outer
         zero, one = lw.index_constant(0).value, lw.index_constant(1).value
-        bound = lw.index_constant(count).value
-        lw.emit(scf.ForOp(zero, bound, one, [], Region(body)))
+        lw.emit(scf.ForOp(zero, lw.index_constant(count).value, one, [], Region(block)))
+
+
+def _pages_per_step(tile: PagedTile, element) -> int:
+    """The most pages (a divisor of the paged variable's) within STEP_BYTES, at least 1."""
+    page_bytes = D.LxType((1,), element).element_bytes  # type: ignore[arg-type]
+    for e in tile.table.shape[1:]:
+        page_bytes *= e
+    pages = tile.shape[tile.roles.index("page")] // tile.page
+    fits = [c for c in range(1, pages + 1) if pages % c == 0 and c * page_bytes <= STEP_BYTES]
+    return max(fits, default=1)
+
+
+def _gathered_order(tile: PagedTile, perm: list[int]) -> list[int]:
+    """The dims of the gathered rows ([index dims..., table dims 1...]) in the box's
+    memory order (a page step's pages and its page rows next to each other)."""
+    paged = next(j for j, (_, d) in enumerate(tile.index_subscripts) if d != 1)
+    first_table_dim = len(tile.index_subscripts) - 1
+    order: list[int] = []
+    for m in range(len(tile.shape)):
+        v = perm.index(m)
+        if tile.roles[v] == "index":
+            order.append(next(j for j, (u, d) in enumerate(tile.index_subscripts) if u == v))
+        elif tile.roles[v] == "page":
+            order += [paged, first_table_dim + tile.table_dims[v]]  # type: ignore[operator]
+        else:
+            order.append(first_table_dim + tile.table_dims[v])  # type: ignore[operator]
+    return order + [j for j in range(first_table_dim + len(tile.shape)) if j not in order]
+
+
+def store_paged(lw: KernelLowering, value: PagedLoad, target: Box, op: ktdp.StoreOp) -> None:
+    """Store the paged load `value` through the rectangular tile `target`: per page
+    step, gather the pages, transpose them into the box's order, store them."""
+    tile, element = value.tile, value.element
+    perm = _check_box(tile, target, op)
+    step = _pages_per_step(tile, element)
+    rows_shape = None
+
+    def body(at: _Step) -> None:
+        nonlocal rows_shape
+        rows_shape = (*at.index_shape, *tile.table.shape[1:])
+        rows = lw.alloc(rows_shape, element)  # type: ignore[arg-type]
+        lw.emit(D.GatherOp(tile.table.memory, at.indices, rows))
+        order = _gathered_order(tile, perm)
+        source = rows
+        if order != sorted(order):
+            moved = lw.alloc(tuple(rows_shape[j] for j in order), element)  # type: ignore[arg-type]
+            lw.emit(D.ComputeOp("spyre.transpose", [rows], [moved], {"perm": D.dense(order)}))
+            source = moved
+        chunk = lw.alloc(tuple(at.extents), element)  # type: ignore[arg-type]
+        lw.emit(D.ComputeOp("spyre.reshape", [source], [chunk]))
+        lw.emit(D.StoreOp(chunk, target.view.store_memory, at.offsets))
+
+    _page_loops(lw, tile, target, step, body)
+
+
+def box_load(lw: KernelLowering, box: Box, op: ktdp.LoadOp, element) -> BoxLoad | None:
+    """A load of `box` kept lazy when its only reader is a store through a paged tile
+    already lowered (paged-tensor-write's source), else None."""
+    uses = list(op.result.uses)
+    if len(uses) != 1 or not isinstance(uses[0].operation, ktdp.StoreOp):
+        return None
+    store = uses[0].operation
+    if store.data_tile is not op.result or not isinstance(lw.env.get(store.access_tile), PagedTile):
+        return None
+    return BoxLoad(box, element)
+
+
+def scatter_paged(lw: KernelLowering, value: BoxLoad, tile: PagedTile, op: ktdp.StoreOp) -> None:
+    """Store the lazy box load `value` through the paged tile: per page, load the
+    page's part of the box transposed into the page's order (the DMA's perm), and
+    scatter it to the table row its page-table entry names (`dataflow.scatter`)."""
+    box, element = value.box, value.element
+    perm = _check_box(tile, box, op)
+    n = len(tile.shape)
+    # The loaded part in LX: the index variables (extent 1), then the variable of each
+    # table dim 1... in table order; each LX dim reads box memory dim perm[variable].
+    order = [v for v in range(n) if tile.roles[v] == "index"]
+    order += sorted((v for v in range(n) if tile.roles[v] != "index"),
+                    key=lambda v: tile.table_dims[v])  # fmt: skip
+
+    def body(at: _Step) -> None:
+        load_perm = [perm[v] for v in order]
+        part = lw.alloc(tuple(at.extents[m] for m in load_perm), element)  # type: ignore[arg-type]
+        identity = load_perm == sorted(load_perm)
+        lw.emit(D.LoadOp(box.view.memory, at.offsets, part, perm=None if identity else load_perm))
+        rows = lw.alloc((*at.index_shape, *tile.table.shape[1:]), element)  # type: ignore[arg-type]
+        lw.emit(D.ComputeOp("spyre.reshape", [part], [rows]))
+        table = tile.table.store_memory or tile.table.memory
+        lw.emit(D.ScatterOp(rows, at.indices, table))
+
+    _page_loops(lw, tile, box, 1, body)
 
 
 def refuse_paged_store(op: ktdp.StoreOp) -> LoweringError:
     return LoweringError(
-        f"'{op.name}' through a paged indirect tile (a scatter of pages to HBM, "
-        "paged-tensor-write) is not supported: the L2 level has no DDR scatter, only "
-        "dataflow.gather (docs/ktir.md)",
+        f"'{op.name}' through a paged indirect tile of a tensor other than a load of a "
+        "rectangular tile read by this store alone is not supported (the pages are "
+        "scattered as that load streams them)",
         op,
     )

@@ -171,3 +171,10 @@ def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tu
     reads of the card's shared bandwidth and of the core's read channel."""
     bus = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
     return bus, nbytes / config.lpddr_core_bytes_per_cycle, READ
+
+
+def scatter_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tuple:
+    """(bus cycles, channel cycles, channel) of a scatter of `rows` rows (`nbytes`):
+    writes of the card's shared bandwidth and of the core's write channel."""
+    bus = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_write_efficiency)
+    return bus, nbytes / config.lpddr_core_bytes_per_cycle, WRITE
