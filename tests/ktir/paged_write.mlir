@@ -1,7 +1,8 @@
 // The dual of paged_copy.mlir: a contiguous [sequence, token, head, feature] tensor
 // written into the pages a page table names, Y[I[b, t floordiv 64], h, t mod 64, d] =
 // X[b, t, h, d] (a KV-cache update). The store through the paged tile is a scatter of
-// pages: the reference interpreter runs it; the lowering refuses it (no DDR scatter).
+// pages: streamed page by page, each page's part of X loaded transposed into the
+// page's order and scattered to the page the table names (dataflow.scatter).
 module {
   func.func @paged_write(%x_ptr: index, %idx_ptr: index, %y_ptr: index) attributes {grid = [1]} {
     %c0 = arith.constant 0 : index

@@ -11,11 +11,11 @@
 // CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: dataflow.load %[[I]][%[[B]], %{{.*}}, %{{.*}}] into %{{.*}} : {{.*}}, !dataflow.lx<1x2x1xi32>
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[ROW]] : index
 // CHECK: dataflow.gather %[[X]][%{{.*}}] into %[[PAGE:.*]] : {{.*}}, !dataflow.lx<1x2xi32>, !dataflow.lx<1x2x2x4x64xf16>
 // CHECK: dataflow.compute "spyre.transpose" on "{{.*}}"(%[[PAGE]]) -> (%[[T:.*]]) {attrs = {perm = array<i64: 0, 1, 3, 2, 4>}} : (!dataflow.lx<1x2x2x4x64xf16>) -> !dataflow.lx<1x2x4x2x64xf16>
 // CHECK: dataflow.compute "spyre.reshape" on "{{.*}}"(%[[T]]) -> (%[[C:.*]]) : {{.*}} -> !dataflow.lx<1x8x2x64xf16>
-// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
-// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %[[ROW]] : index
 // CHECK: dataflow.store %[[C]] into %[[Y]][%{{.*}}, %[[AT]], %{{.*}}, %{{.*}}]
 func.func @k(%xp: index, %ip: index, %yp: index) attributes {grid = [1]} {
   %c0 = arith.constant 0 : index
