@@ -603,7 +603,10 @@ def summary(value: np.ndarray, t: Attribute) -> str:
     # float32 holds every value of the card's types exactly (float64 only for f64 and
     # 64-bit integers); the mean and std accumulate in float64 all the same.
     wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
-    x = value.astype(np.float64 if wide else np.float32).reshape(-1)
+    if value.dtype == np.float16:  # exact as it is: no float32 copy of a large result
+        x = value.reshape(-1)
+    else:
+        x = value.astype(np.float64 if wide else np.float32).reshape(-1)
     lo, hi = x.min(), x.max()
     # Finite ends (min and max propagate NaN): every value finite, no pass counts them.
     clean = bool(np.isfinite(lo) and np.isfinite(hi))
