@@ -908,3 +908,21 @@ def test_card_halves_lookup_rounds_every_f16_as_dlfloat16():
 
     got = card_halves_of(every)
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_a_paged_copy_with_its_page_table_at_a_pointer_offset(capsys, tmp_path):
+    """paged_copy.mlir with its page table view a row into its pointer's tensor
+    (`%idx_ptr + 16`: rows 1 and 2 of a 3x16 table): the page-table loads start at the
+    view's origin (from row 0 the copy reads the wrong pages and the check fails)."""
+    text = (KERNELS / "paged_copy.mlir").read_text()
+    old = "    %idx = ktdp.construct_memory_view %idx_ptr,"
+    assert old in text
+    new = (
+        "    %c16 = arith.constant 16 : index\n"
+        "    %idx_at = arith.addi %idx_ptr, %c16 : index\n"
+        "    %idx = ktdp.construct_memory_view %idx_at,"
+    )
+    path = tmp_path / "offset_page_table.mlir"
+    path.write_text(text.replace(old, new))
+    status, out, err = run(capsys, str(path), "--check", "--seed", "3")
+    assert status == 0 and "check: ok" in out, out + err

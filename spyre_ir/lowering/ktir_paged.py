@@ -18,9 +18,13 @@ captured variables, the variables' box starting at 0 and ordered as written; eac
 index-view subscript a variable `(v)` or `(v floordiv P)`; each other subscript a
 variable `(v)` covering its whole table dim or `(v mod P)` with P that dim's extent,
 the same v as the floordiv, its extent a multiple of P; every variable used once
-among the table dims except those only in the index subscripts. A store through a
-paged tile (a scatter of pages, paged-tensor-write) needs a DDR scatter, which the
-L2 level does not have: a located error.
+among the table dims except those only in the index subscripts.
+
+The dual, a store through a paged tile (a KV-cache write, paged-tensor-write), takes
+a load of a rectangular tile that only this store reads: that load is kept lazy too
+(`BoxLoad`) and the store is the same loop, each iteration loading the page's part of
+the box transposed into the page's order (the DMA's perm) and writing it to the table
+row the page-table entry names with `dataflow.scatter`.
 """
 
 from __future__ import annotations
@@ -239,6 +243,10 @@ def _page_loops(lw: KernelLowering, tile: PagedTile, box: Box, step: int, body) 
         ivs[v] = block.args[0]
     first_page = lw.emit(arith.MuliOp(ivs[paged_var], lw.index_constant(step).value)).results[0]
     index_offsets = [first_page if d != 1 else ivs[v] for v, d in tile.index_subscripts]
+    for k, at in enumerate(tile.index_view.origin):  # an index view at pointer + offset
+        if at:
+            shift = lw.index_constant(at).value
+            index_offsets[k] = lw.emit(arith.AddiOp(index_offsets[k], shift)).results[0]
     index_shape = tuple(step if d != 1 else 1 for _, d in tile.index_subscripts)
     from spyre_ir.lowering.ktir_elements import index_tile
 
@@ -300,10 +308,8 @@ def store_paged(lw: KernelLowering, value: PagedLoad, target: Box, op: ktdp.Stor
     tile, element = value.tile, value.element
     perm = _check_box(tile, target, op)
     step = _pages_per_step(tile, element)
-    rows_shape = None
 
     def body(at: _Step) -> None:
-        nonlocal rows_shape
         rows_shape = (*at.index_shape, *tile.table.shape[1:])
         rows = lw.alloc(rows_shape, element)  # type: ignore[arg-type]
         lw.emit(D.GatherOp(tile.table.memory, at.indices, rows))
