@@ -50,8 +50,9 @@ from spyre_ir.lowering.ktir_values import Box, LoweringError, View
 if TYPE_CHECKING:
     from spyre_ir.lowering.ktir_to_dataflow import KernelLowering
 
-# The LX one page step may take: its gathered pages and their transpose, each double
-# buffered (spyre-double-buffer), within a quarter of a core's 2 MiB LX.
+# The pages one step moves, at most (or one page): its three buffers (the gathered
+# pages, their transpose, the stored chunk), each double buffered by
+# spyre-double-buffer, take 768 KiB of a core's 2 MiB LX.
 STEP_BYTES = 128 * 1024
 
 
