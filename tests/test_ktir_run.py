@@ -53,6 +53,8 @@ CASES = {
     "distributed_lx_partitions.mlir": "",
     "iota_after_allgather.mlir": "",
     "offset_gather.mlir": "",
+    "paged_copy.mlir": "",
+    "paged_write.mlir": "",
 }
 
 
@@ -870,3 +872,87 @@ def test_an_element_gather_through_offset_views_matches_the_interpreter(capsys, 
     status, out, err = run(capsys, str(path), "--check", "--seed", "3")
     assert status == 0, out + err
     assert "check: ok" in out
+
+
+def test_interpreter_paged_copy_and_write_against_numpy():
+    """paged_copy.mlir's Y[b, t, h, d] = X[I[b, t // 64], h, t % 64, d] and its dual
+    paged_write.mlir's Y[I[b, t // 64], h, t % 64, d] = X[b, t, h, d] (the pages a
+    page table does not name keep their contents)."""
+    pages, table = f16(40, 8, 64, 128), np.random.default_rng(1).permutation(40)[:32]
+    table = table.reshape(2, 16).astype(np.int32)
+    out = run_kernel(
+        kernel("paged_copy.mlir"),
+        {0: pages, 1: table, 2: np.zeros((2, 1024, 8, 128), np.float16)},
+        {},
+    )
+    # pages[table]: [b, page, h, token in page, d] -> Y's [b, token, h, d]
+    want = pages[table].transpose(0, 1, 3, 2, 4).reshape(2, 1024, 8, 128)
+    np.testing.assert_array_equal(out[2], want)
+    x, before = f16(2, 1024, 8, 128, seed=2), f16(40, 8, 64, 128, seed=3)
+    got = run_kernel(kernel("paged_write.mlir"), {0: x, 1: table, 2: before}, {})
+    want = before.copy()
+    want[table] = x.reshape(2, 16, 64, 8, 128).transpose(0, 1, 3, 2, 4)
+    np.testing.assert_array_equal(got[2], want)
+
+
+def test_a_paged_write_with_a_page_named_twice_keeps_the_later_write(capsys, tmp_path):
+    """paged_write.mlir with page 5 named by entries (0, 3) and (1, 9) of the table, on
+    the card (dataflow.scatter per page): the page holds the later entry's tokens, as in
+    the interpreter and in numpy's assignment in table order."""
+    x, before = f16(2, 1024, 8, 128, seed=4), f16(40, 8, 64, 128, seed=5)
+    pages = [p for p in np.random.default_rng(6).permutation(40) if p != 5][:32]
+    table = np.array(pages, np.int32).reshape(2, 16)
+    table[0, 3] = table[1, 9] = 5
+    paths = []
+    for name, value in (("x", x), ("idx", table), ("y", before)):
+        paths.append(str(tmp_path / f"{name}.npy"))
+        np.save(paths[-1], value)
+    out_path = tmp_path / "out.npz"
+    status, out, err = run(
+        capsys, str(KERNELS / "paged_write.mlir"), "--inputs", ",".join(paths), "--check",
+        "--output", str(out_path),
+    )  # fmt: skip
+    assert status == 0 and "check: ok" in out, out + err
+    got = np.load(out_path)
+    got = got[got.files[0]]
+    want = before.copy()
+    want[table] = x.reshape(2, 16, 64, 8, 128).transpose(0, 1, 3, 2, 4)
+    # The card holds f16 as DLFloat16: compare within its rounding.
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2**-9)
+    np.testing.assert_allclose(
+        got[5].astype(np.float32),
+        x[1, 9 * 64 : 10 * 64].transpose(1, 0, 2).astype(np.float32),
+        rtol=2**-9,
+    )
+
+
+def test_card_halves_lookup_rounds_every_f16_as_dlfloat16():
+    """run_kernel's f16 inputs on the card: the bit lookup (card_halves_of) equals
+    rounding each value through float32 to DLFloat16, on all 65536 bit patterns."""
+    from spyre_ir.interp.dlfloat16 import round_to_dlf16
+
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = round_to_dlf16(every.astype(np.float32)).astype(np.float16)
+    from spyre_ir.interp.ktir import card_halves_of
+
+    got = card_halves_of(every)
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_a_paged_copy_with_its_page_table_at_a_pointer_offset(capsys, tmp_path):
+    """paged_copy.mlir with its page table view a row into its pointer's tensor
+    (`%idx_ptr + 16`: rows 1 and 2 of a 3x16 table): the page-table loads start at the
+    view's origin (from row 0 the copy reads the wrong pages and the check fails)."""
+    text = (KERNELS / "paged_copy.mlir").read_text()
+    old = "    %idx = ktdp.construct_memory_view %idx_ptr,"
+    assert old in text
+    new = (
+        "    %c16 = arith.constant 16 : index\n"
+        "    %idx_at = arith.addi %idx_ptr, %c16 : index\n"
+        "    %idx = ktdp.construct_memory_view %idx_at,"
+    )
+    path = tmp_path / "offset_page_table.mlir"
+    path.write_text(text.replace(old, new))
+    status, out, err = run(capsys, str(path), "--check", "--seed", "3")
+    assert status == 0 and "check: ok" in out, out + err

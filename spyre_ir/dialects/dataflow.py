@@ -715,6 +715,40 @@ class GatherOp(GatherBase):
     name = "dataflow.gather"
 
 
+class ScatterBase(IRDLOperation):
+    """LX -> LPDDR5 by index, gather's dual: the rows of `source` written to the rows of
+    `dest` that the integer buffer `indices` names (a paged KV-cache write). A row named
+    twice keeps the later write (indices in row-major order)."""
+
+    source = operand_def(LxType)
+    indices = operand_def(LxType)
+    dest = operand_def(DdrType)
+    assembly_format = (
+        "$source `into` $dest `[` $indices `]` attr-dict `:` type($source) `,` "
+        "type($indices) `,` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue):
+        super().__init__(operands=[source, indices, dest])
+
+    def verify_(self) -> None:
+        table, indices, source = self.dest.type, self.indices.type, self.source.type
+        assert isinstance(table, DdrType)
+        assert isinstance(indices, LxType) and isinstance(source, LxType)
+        if element_type_name(indices.element_type) not in ("i32", "i64"):
+            raise VerifyException(f"'{self.name}': indices must be i32 or i64")
+        want = (*indices.get_shape(), *table.get_shape()[1:])
+        if source.get_shape() != want or source.element_type != table.element_type:
+            raise VerifyException(
+                f"'{self.name}': source should be {list(want)} of {table.element_type}"
+            )
+
+
+@irdl_op_definition
+class ScatterOp(ScatterBase):
+    name = "dataflow.scatter"
+
+
 class ComputeBase(IRDLOperation):
     """A tile operation: the `spyre` op `kind` applied to LX buffers on one unit.
 
@@ -909,7 +943,7 @@ class RingAllgatherOp(RingAllgatherBase):
 
 DATAFLOW_OPS = (
     GroupOp, YieldOp, KernelOp, EndOp, AllocLxOp, SlotOp, LoadOp, StoreOp, GatherOp,
-    ComputeOp,
+    ScatterOp, ComputeOp,
     RingAllreduceOp, RingAllgatherOp,
 )  # fmt: skip
 

@@ -51,6 +51,15 @@ class GatherOp(dataflow.GatherBase):
 
 
 @irdl_op_definition
+class ScatterOp(dataflow.ScatterBase):
+    name = "ls.scatter"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _check_unit(self, "ls")
+
+
+@irdl_op_definition
 class RingAllreduceOp(dataflow.RingAllreduceBase):
     name = "ls.ring_allreduce"
 
@@ -77,5 +86,5 @@ class ComputeOp(dataflow.ComputeBase):
         return self.unit.data == "ls"
 
 
-LS_OPS = (LoadOp, StoreOp, GatherOp, RingAllreduceOp, RingAllgatherOp, ComputeOp)
+LS_OPS = (LoadOp, StoreOp, GatherOp, ScatterOp, RingAllreduceOp, RingAllgatherOp, ComputeOp)
 Ls = Dialect("ls", list(LS_OPS), [])

@@ -16,6 +16,7 @@ tile index `i` of the inter-tile sets is that linear id.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -442,6 +443,22 @@ def _round_to_dlf16(values: np.ndarray) -> np.ndarray:
         return round_to_dlf16(values, overwrite=True).astype(np.float16)
 
 
+@functools.cache
+def _halves_table() -> np.ndarray:
+    """Every f16 bit pattern's DLFloat16 rounding (in f16 storage), by _round_to_dlf16."""
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    with np.errstate(invalid="ignore"):
+        return _round_to_dlf16(every.astype(np.float32)).view(np.uint16)
+
+
+def card_halves_of(values: np.ndarray) -> np.ndarray:
+    """f16 `values` as the card holds them (DLFloat16, in f16 storage): a lookup of
+    each value's bits (the same as _round_to_dlf16; a 1.3 GB paged KV cache in 2 s, not
+    the 20 s and 4 bytes per value of rounding through float32)."""
+    table = _halves_table()
+    return table[values.reshape(-1).view(np.uint16)].view(np.float16)
+
+
 def run_kernel(
     fn: func.FuncOp,
     pointers: dict[int, np.ndarray],
@@ -453,11 +470,10 @@ def run_kernel(
     pointer's array after the run. `card_halves`: f16 as the card holds it (DLFloat16
     values, inputs converted on entry), the simulator's numerics."""
     order = sorted(pointers)
-    buffers = [np.array(pointers[k]).reshape(-1).copy() for k in order]
-    if card_halves:
-        buffers = [
-            _round_to_dlf16(b.astype(np.float32)) if b.dtype == np.float16 else b for b in buffers
-        ]
+    buffers = [
+        card_halves_of(p) if card_halves and p.dtype == np.float16 else p.reshape(-1).copy()
+        for p in (np.asarray(pointers[k]) for k in order)
+    ]
     it = Interpreter(fn, buffers, ktdp.grid_of(fn, KtirError), card_halves)
     args: list[object] = []
     for k, arg in enumerate(fn.body.block.args):

@@ -27,6 +27,8 @@ def operand_accesses(op: Operation) -> tuple[list, list]:
         return [op.source], []
     if isinstance(op, dataflow.GatherBase):
         return [op.indices], [op.dest]
+    if isinstance(op, dataflow.ScatterBase):
+        return [op.source, op.indices], []
     if isinstance(op, dataflow.RingAllreduceBase):
         return [op.buffer], [op.buffer]
     if isinstance(op, dataflow.RingAllgatherBase):

@@ -122,6 +122,7 @@ class KernelMachine:
             D.LoadBase: self.load,
             D.StoreBase: self.store,
             D.GatherBase: self.gather,
+            D.ScatterBase: self.scatter,
             D.ComputeBase: self.compute,
             D.RingAllreduceBase: self.ring_allreduce,
             D.RingAllgatherBase: self.ring_allgather,
@@ -422,6 +423,31 @@ class KernelMachine:
             )
         rows_of = table.data[indices]
         dest.write(decode(rows_of) if table.codes else rows_of)
+        return []
+
+    def scatter(self, op: D.ScatterBase, operands: list) -> list:
+        """Rows of LX written to the table rows the indices name (every core's, in core
+        order: a row two cores write keeps the later core's, a race the card would
+        have too)."""
+        value = operands[0].read()
+        indices = operands[1].read()
+        table: DdrMemory = operands[2]
+        if not table.writable:
+            raise InterpreterError(f"scatters into {table.label}, which is read-only")
+        rows = table.shape[0]
+        bad = (indices < 0) | (indices >= rows)
+        if bad.any():
+            core = int(np.argwhere(bad)[0][0])
+            raise InterpreterError(
+                f"core {core}: index {indices[bad].flat[0]} is out of range for a table "
+                f"of {rows} rows"
+            )
+        if value.dtype != table.array.dtype:  # f16 held in float32
+            value = converted(value, table.array.dtype)
+        table.data[indices] = value
+        if table.writers is not None:
+            cores = np.arange(self.cores, dtype=table.writers.dtype)
+            table.writers[indices] = cores.reshape((-1,) + (1,) * (value.ndim - 1))
         return []
 
     def compute(self, op: D.ComputeBase, operands: list) -> list:

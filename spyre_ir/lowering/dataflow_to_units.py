@@ -48,8 +48,8 @@ from xdsl.traits import is_side_effect_free
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import core, dataflow, ls, pe, sfp
 
-MOVES = (dataflow.LoadOp, dataflow.StoreOp, dataflow.GatherOp, dataflow.RingAllreduceOp,
-         dataflow.RingAllgatherOp)  # fmt: skip
+MOVES = (dataflow.LoadOp, dataflow.StoreOp, dataflow.GatherOp, dataflow.ScatterOp,
+         dataflow.RingAllreduceOp, dataflow.RingAllgatherOp)  # fmt: skip
 INSTRUCTIONS = (*MOVES, dataflow.ComputeOp)
 
 
@@ -68,6 +68,8 @@ def accesses(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
         reads, writes = [op.source], []
     elif isinstance(op, dataflow.GatherOp):
         reads, writes = [op.indices], [op.dest]
+    elif isinstance(op, dataflow.ScatterOp):
+        reads, writes = [op.source, op.indices], []
     elif isinstance(op, dataflow.RingAllreduceOp):
         reads, writes = [op.buffer], [op.buffer]
     elif isinstance(op, dataflow.RingAllgatherOp):
@@ -613,6 +615,7 @@ def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[O
 
 L3_OF = {
     dataflow.LoadOp: ls.LoadOp, dataflow.StoreOp: ls.StoreOp, dataflow.GatherOp: ls.GatherOp,
+    dataflow.ScatterOp: ls.ScatterOp,
     dataflow.RingAllreduceOp: ls.RingAllreduceOp, dataflow.RingAllgatherOp: ls.RingAllgatherOp,
 }  # fmt: skip
 COMPUTE_OF = {"ls": ls.ComputeOp, "pe": pe.ComputeOp, "sfp": sfp.ComputeOp}

@@ -16,6 +16,7 @@ from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir_sets import KtirError, linear_form, order_perm, set_box, tile_box
+from spyre_ir.lowering import ktir_paged
 from spyre_ir.lowering.ktir_compute import element_of, same_layout, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
@@ -234,6 +235,9 @@ def indirect_tile(lw: KernelLowering, op: ktdp.ConstructIndirectAccessTileOp) ->
     elements = element_tile(lw, op, space)  # every subscript indirect: ktir_elements
     if elements is not None:
         return elements  # type: ignore[return-value]
+    paged = ktir_paged.paged_tile(lw, op, space)  # floordiv / mod subscripts: pages
+    if paged is not None:
+        return paged  # type: ignore[return-value]
     n_captured = len(op.captured_variables)
     unsupported = LoweringError(
         f"'{op.name}': only row gathers (an indirect first subscript over leading "
@@ -381,6 +385,8 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
     element = element_of(op.result.type)
     if isinstance(tile, IndirectElements):
         return load_elements(lw, tile, element)
+    if isinstance(tile, ktir_paged.PagedTile):
+        return ktir_paged.paged_load(tile, op, element)  # type: ignore[return-value]
     if isinstance(tile, IndirectRows):
         ib = tile.index_box
         index_element = ib.view.memory.type.element_type  # type: ignore[attr-defined]
@@ -397,6 +403,9 @@ def load(lw: KernelLowering, op: ktdp.LoadOp) -> Buf:
         return Buf(dest, tile.shape)
     if not isinstance(tile, Box):
         raise LoweringError(f"'{op.name}': not an access tile", op)
+    lazy = ktir_paged.box_load(lw, tile, op, element)  # streamed into a paged store
+    if lazy is not None:
+        return lazy  # type: ignore[return-value]
     shape = tuple(op.result.type.get_shape())
 
     def share(offsets: list[SSAValue], dest: SSAValue) -> bool:
@@ -427,6 +436,15 @@ def shared_load(lw: KernelLowering, tile: Box, offsets: list[SSAValue], dest: SS
 
 def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
     tile = lw.get(op.access_tile)
+    data = lw.get(op.data_tile)
+    if isinstance(tile, ktir_paged.PagedTile):
+        if not isinstance(data, ktir_paged.BoxLoad):
+            raise ktir_paged.refuse_paged_store(op)
+        ktir_paged.scatter_paged(lw, data, tile, op)
+        return
+    if isinstance(data, ktir_paged.PagedLoad) and isinstance(tile, Box):
+        ktir_paged.store_paged(lw, data, tile, op)
+        return
     if not isinstance(tile, Box) or tile.perm is not None:
         raise LoweringError(
             f"'{op.name}' through an indirect or transposed tile is not supported", op

@@ -190,8 +190,8 @@ def _tiles_of(view: Operation) -> list[tuple[Operation, tuple[int, ...]]]:
         op = use.operation
         if isinstance(op, ktdp.ConstructAccessTileOp) and use.index == 0:
             found.append((op, op.result.type.get_shape()))
-        elif isinstance(op, ktdp.ConstructIndirectAccessTileOp):
-            found.append((op, ()))
+        elif isinstance(op, ktdp.ConstructIndirectAccessTileOp) and use.index == 0:
+            found.append((op, ()))  # its base (an index view is read only: below)
         elif isinstance(op, ktdp.ConstructDistributedMemoryViewOp):
             found.extend(_tiles_of(op))  # a partition: the tiles on the whole view
     return found

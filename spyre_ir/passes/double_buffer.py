@@ -82,6 +82,7 @@ from spyre_ir.dialects.dataflow import (
     LoadOp,
     LxType,
     RingAllgatherBase,
+    ScatterOp,
     SlotOp,
     StoreOp,
 )
@@ -102,6 +103,8 @@ def _reads_only(op: Operation, buffer: SSAValue) -> bool:
         return op.source == buffer
     if isinstance(op, GatherOp):
         return op.indices == buffer and op.dest != buffer
+    if isinstance(op, ScatterOp):
+        return buffer in (op.source, op.indices)
     if isinstance(op, RingAllgatherBase):
         return op.part == buffer and op.full != buffer
     return False
@@ -166,7 +169,7 @@ def _candidate(loop: scf.ForOp, load: Operation) -> _Candidate | None:
     elif loop.is_ancestor(source.owner):
         return None
     for op in loop.walk():
-        if isinstance(op, StoreOp) and op.dest == source:
+        if isinstance(op, StoreOp | ScatterOp) and op.dest == source:
             return None
     address = _address_slice(loop, load)
     if address is None:

@@ -136,7 +136,7 @@ from spyre_ir.sim.trace import trace_events
 
 __all__ = ["SimResult", "SimulationError", "simulate"]
 
-_L2INSTRUCTIONS = (D.LoadBase, D.StoreBase, D.GatherBase, D.ComputeBase,
+_L2INSTRUCTIONS = (D.LoadBase, D.StoreBase, D.GatherBase, D.ScatterBase, D.ComputeBase,
                     D.RingAllreduceBase, D.RingAllgatherBase)  # fmt: skip
 
 _RELEASED = np.zeros(0, np.float32)

@@ -191,3 +191,10 @@ def reserve(
     own_start = start if start > channel_free else channel_free
     end = start + bus if start + bus > own_start + own else own_start + own
     return start, end, own_start
+
+
+def scatter_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tuple:
+    """(bus cycles, channel cycles, channel) of a scatter of `rows` rows (`nbytes`):
+    writes of the card's shared bandwidth and of the core's write channel."""
+    bus = nbytes * cores / (config.lpddr_bytes_per_cycle * config.lpddr_write_efficiency)
+    return bus, nbytes / config.lpddr_core_bytes_per_cycle, WRITE

@@ -78,6 +78,23 @@ def time_gather(program, op: ls.GatherOp) -> Timer:
                    lpddr=nbytes * cores)  # fmt: skip
 
 
+def time_scatter(program, op: ls.ScatterOp) -> Timer:
+    """`ls.scatter`: one row of the table per index written, on the LPDDR5 port (as a
+    gather reads them, on the write channel and at the bus's write efficiency)."""
+    config, cores = program.config, program.cores
+    table, indices = op.dest.type, op.indices.type
+    assert isinstance(table, D.DdrType) and isinstance(indices, D.LxType)
+    shape = table.get_shape()
+    stick_dim, per_stick = lpddr.stick_geometry(table, config)
+    row = cm.box_sticks((1, *shape[1:]), shape, stick_dim, per_stick)
+    rows = math.prod(indices.get_shape())
+    nbytes = rows * row * config.stick_bytes
+    info = Info(op.name, LPDDR, {"bytes": nbytes})
+    cycles = lpddr.scatter_cycles(nbytes, rows, cores, config)
+    return _static(program, cycles, config.lpddr_latency_cycles, info, (0, 1), (),
+                   lpddr=nbytes * cores)  # fmt: skip
+
+
 def time_allreduce(program, op: ls.RingAllreduceOp) -> Timer:
     """`ls.ring_allreduce`: the ring port (cost_model.ring_allreduce_cycles), its
     reduction (cost_model.allreduce_reduction_cycles) holding the LS unit too."""
@@ -162,6 +179,7 @@ TIMINGS: dict[type, Callable[[object, Operation], Timer]] = {
     ls.LoadOp: time_move,
     ls.StoreOp: time_move,
     ls.GatherOp: time_gather,
+    ls.ScatterOp: time_scatter,
     ls.RingAllreduceOp: time_allreduce,
     ls.RingAllgatherOp: time_allgather,
     ls.ComputeOp: time_rearrange,

@@ -603,7 +603,10 @@ def summary(value: np.ndarray, t: Attribute) -> str:
     # float32 holds every value of the card's types exactly (float64 only for f64 and
     # 64-bit integers); the mean and std accumulate in float64 all the same.
     wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
-    x = value.astype(np.float64 if wide else np.float32).reshape(-1)
+    if value.dtype == np.float16:  # exact as it is: no float32 copy of a large result
+        x = value.reshape(-1)
+    else:
+        x = value.astype(np.float64 if wide else np.float32).reshape(-1)
     lo, hi = x.min(), x.max()
     # Finite ends (min and max propagate NaN): every value finite, no pass counts them.
     clean = bool(np.isfinite(lo) and np.isfinite(hi))
@@ -742,6 +745,11 @@ def _at(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, index)) + "]"
 
 
+_COMPARE_CHUNK = 1 << 22
+"""Elements compared per pass: the float64 temporaries of a chunk, not of a whole
+result (a 1.31 GB paged KV cache would take 20 GB of them)."""
+
+
 def compare(got: np.ndarray, want: np.ndarray, t: Attribute) -> tuple[float, str | None]:
     """(max abs error over elements finite in both, a mismatch description or None)."""
     if got.shape != want.shape or got.dtype != want.dtype:
@@ -751,30 +759,55 @@ def compare(got: np.ndarray, want: np.ndarray, t: Attribute) -> tuple[float, str
     if got.size == 0:
         return 0.0, None
     tol = tolerance(t)
-    with np.errstate(all="ignore"):
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        if tol is None:
-            bad = got != want
-        else:
-            atol = tol
-            if want.dtype == np.float16 and np.isfinite(w).any():
-                # the card rounds partial sums to DLFloat16: errors follow the largest
-                # magnitudes, two DLFloat16 places (2**-9) of the largest |want|
-                atol = max(tol, 2 * 2.0**-9 * float(np.abs(w[np.isfinite(w)]).max()))
-            bad = ~np.isclose(g, w, rtol=tol, atol=atol, equal_nan=True)
-        finite = np.isfinite(g) & np.isfinite(w)
-        err = np.where(finite, np.abs(g - w), 0.0)
-    max_err = float(err.max())
-    count = int(bad.sum())
+    flat_got, flat_want = got.reshape(-1), want.reshape(-1)
+    atol = tol
+    if tol is not None and want.dtype == np.float16:
+        # the card rounds partial sums to DLFloat16: errors follow the largest
+        # magnitudes, two DLFloat16 places (2**-9) of the largest |want|
+        largest = _largest_finite(flat_want)
+        if largest is not None:
+            atol = max(tol, 2 * 2.0**-9 * largest)
+    max_err, count, worst, at = 0.0, 0, -1.0, 0
+    for start in range(0, got.size, _COMPARE_CHUNK):
+        stop = start + _COMPARE_CHUNK
+        part_got, part_want = flat_got[start:stop], flat_want[start:stop]
+        if np.array_equal(part_got, part_want):  # equal, NaN-free: no error, no mismatch
+            continue
+        with np.errstate(all="ignore"):
+            g, w = part_got.astype(np.float64), part_want.astype(np.float64)
+            if tol is None:
+                bad = part_got != part_want
+            else:
+                bad = ~np.isclose(g, w, rtol=tol, atol=atol, equal_nan=True)
+            finite = np.isfinite(g) & np.isfinite(w)
+            err = np.where(finite, np.abs(g - w), 0.0)
+        max_err = max(max_err, float(err.max()))
+        n_bad = int(bad.sum())
+        if n_bad:
+            count += n_bad
+            scores = np.where(bad, np.where(finite, err, np.inf), -1.0)
+            k = int(np.argmax(scores))
+            if scores[k] > worst:
+                worst, at = float(scores[k]), start + k
     if not count:
         return max_err, None
-    worst = np.where(bad, np.where(finite, err, np.inf), -1.0)
-    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(worst)), got.shape))
+    index = tuple(int(i) for i in np.unravel_index(at, got.shape))
     rule = "exactly" if tol is None else f"within rtol = atol = {tol:g}"
     return max_err, (
         f"{count} of {got.size} elements differ (expected {rule}); max abs error "
         f"{max_err:.6g}; at {_at(index)}: got {_value(got[index])}, want {_value(want[index])}"
     )
+
+
+def _largest_finite(values: np.ndarray) -> float | None:
+    """The largest finite |value| of a 1-D float array (None when none is finite)."""
+    largest = None
+    for start in range(0, values.size, _COMPARE_CHUNK):
+        part = np.abs(values[start : start + _COMPARE_CHUNK])
+        part = part[np.isfinite(part)]
+        if part.size:
+            largest = max(largest or 0.0, float(part.max()))
+    return largest
 
 
 def check(
