@@ -19,7 +19,7 @@ from xdsl.ir import Operation, SSAValue
 
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import card_of
+from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
@@ -40,7 +40,7 @@ from spyre_ir.passes.tile_kernel import (
     split_index,
     transposed_load,
 )
-from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes
+from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes, resident_prologue_bytes
 
 
 @dataclass
@@ -135,20 +135,17 @@ def tile_matmul_group(
     plan: dataflow.MatmulPlanAttr,
     lx_bytes: int,
     a_resident: bool = False,
+    prologue_resident: bool = True,
 ) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
     tile before the store. `a_resident` lets the plan keep A row blocks in LX
-    (A_RESIDENT), except under a norm prologue (which scales the streamed A tiles)."""
+    (A_RESIDENT); `prologue_resident`, under a norm prologue (see `plan_group_tiling`)."""
     parts = MatmulGroup.of(group)
     split = tuple(plan.split_mnk)
-    resident = a_resident and not parts.prologue
     try:
-        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes,
-                             resident)  # fmt: skip
-        if parts.prologue:  # the prologue's tiles take their share of LX first
-            room = lx_bytes - prologue_bytes(tiling.rows_per_block, tiling.tk, tiling.row_blocks)
-            tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, room)
+        tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, lx_bytes,
+                                   a_resident, prologue_resident)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     if parts.second is not None and tiling.halves == 1:
@@ -159,6 +156,33 @@ def tile_matmul_group(
     emitter.emit()
     check_streamed_loads_lead(shell.kernel, emitter.streamed_buffers())
     return shell.kernel
+
+
+def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
+                      split: tuple[int, int, int], lx_bytes: int, a_resident: bool,
+                      prologue_resident: bool) -> MatmulTiling:  # fmt: skip
+    """The group's tiling; under a norm prologue its tiles take their share of LX
+    first. A prologue's group weighs A_RESIDENT when `prologue_resident` (without
+    split-K: the statistics need each row whole): its fill loop loads each A tile of
+    an M tile once, adds it to the row statistics and scales it by the weight into
+    the block, so neither the statistics' own pass over x nor a scaling per N tile
+    remains. Without a prologue A_RESIDENT is weighed when `a_resident`."""
+    shape = parts.shape()
+    if not parts.prologue:
+        return plan_tiling(shape, config, cores, split, lx_bytes, a_resident)
+    if prologue_resident and split[2] == 1:
+        first = plan_tiling(shape, config, cores, split, lx_bytes, True)
+        if first.variant is MatmulVariant.A_RESIDENT:
+            share = split[1] if first.shares_a else 1
+            room = lx_bytes - resident_prologue_bytes(first.tm, first.tk, share)
+            tiling = plan_tiling(shape, config, cores, split, room, True)
+            # The prologue's tiles, sized for `first`, hold this tiling's.
+            if tiling.variant is MatmulVariant.A_RESIDENT and tiling.tm <= first.tm and \
+                    tiling.tk <= first.tk and tiling.shares_a == first.shares_a:  # fmt: skip
+                return tiling
+    first = plan_tiling(shape, config, cores, split, lx_bytes)
+    room = lx_bytes - prologue_bytes(first.rows_per_block, first.tk, first.row_blocks)
+    return plan_tiling(shape, config, cores, split, room)
 
 
 class Epilogue:
@@ -242,8 +266,17 @@ class MatmulEmitter:
             b.div(core, sk * sn),
         )
         blocks, rows = t.row_blocks, t.rows_per_block
-        self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
-                                 matmul_dims(mm)[3], sn) if parts.prologue else None  # fmt: skip
+        resident = t.variant is MatmulVariant.A_RESIDENT
+        self.prologue = None
+        if parts.prologue and resident:
+            # The fill's A tiles are the statistics' chunks: this core's slice of the
+            # shared tile (the N group's cores each gather their rows' factors).
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn if t.shares_a else 1,
+                                     chunk=t.tk)  # fmt: skip
+        elif parts.prologue:
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn)  # fmt: skip
         self.lhs_mem = self.prologue.x_mem if self.prologue else self.memory_of(mm.lhs)
         # Per half, the B operand it streams: a pair's second half reads the second's.
         self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
@@ -253,7 +286,6 @@ class MatmulEmitter:
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
         a_tile = [1] * (self.lhs_rank - 2) + [rows, t.tk]
-        resident = t.variant is MatmulVariant.A_RESIDENT
         # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
         # Its slots are views of the one copy ([1, k_per, ..]): for
         # convert-dataflow-to-units it is one buffer written once per M tile and read
@@ -263,7 +295,10 @@ class MatmulEmitter:
         if resident:
             whole = b.alloc([1, t.k_per, *a_tile], lhs_el)
             self.a_block = b.emit(dataflow.SlotOp(whole, b.const(0))).results[0]
-        self.a_bufs = [] if resident else [b.alloc(a_tile, lhs_el) for _ in range(blocks)]
+        # (Resident under a prologue with a weight: the A tile x is loaded into before
+        # the fill scales it into the block.)
+        staged = not resident or (self.prologue is not None and self.prologue.w_tile is not None)
+        self.a_bufs = [b.alloc(a_tile, lhs_el) for _ in range(blocks)] if staged else []
         # The two corelets each take half of the tile's columns: their own B tile, f32
         # accumulator, epilogue and store, sharing the A tile.
         self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
@@ -291,8 +326,10 @@ class MatmulEmitter:
         prefetches: B tiles, and A tiles in a K loop. (PLAIN's A tile is loaded once
         per M tile, after the `remui` of its address, which is not side-effect free
         for xDSL: that load is not prefetched.)"""
-        # (A_RESIDENT's A tiles are loaded at the M loop's level, into the block.)
-        in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
+        # (A_RESIDENT's A tiles are loaded at the M loop's level, into the block;
+        # under a prologue in the fill loop.)
+        in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED) or \
+            (self.t.variant is MatmulVariant.A_RESIDENT and self.prologue is not None)  # fmt: skip
         a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
         return {*a_tiles, *self.b_bufs}
 
@@ -309,7 +346,7 @@ class MatmulEmitter:
         n = len(self.batch_index)
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
-        if self.prologue is not None:
+        if self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
         VARIANTS[t.variant](self, lb)
@@ -406,8 +443,11 @@ class MatmulEmitter:
         resident block (and completes it over the ring when shared); then each N tile's
         K loop streams only B tiles, reading A from the block."""
         t = self.t
-        assert self.a_block is not None and self.prologue is None
-        for step in range(t.k_per):  # unrolled: the block is written at the M loop's level
+        assert self.a_block is not None
+        if self.prologue is not None:
+            self.fill_with_prologue(lb)
+        for step in range(t.k_per if self.prologue is None else 0):
+            # unrolled: the block is written at the M loop's level
             k0 = lb.add(lb.mul(self.ck, t.k_per * t.tk), step * t.tk)
             slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
             self.load_a(lb, k0, slot)
@@ -419,6 +459,32 @@ class MatmulEmitter:
         self.load_b(kb, k0, n_half)
         self.multiply(kb, kb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
         self.finish(nb, 0, n_half, load_inputs=True)
+
+    def fill_with_prologue(self, lb: BodyBuilder) -> None:
+        """A_RESIDENT's fill under a norm prologue, a loop over the M tile's K steps
+        (its loads open the body: spyre-double-buffer prefetches them): each A tile of
+        x is loaded once, added to the row statistics (this core's rows of it) and
+        scaled by the weight into its slot of the block (without a weight it is
+        loaded into the slot). The row factors follow the loop; the N loop reads the
+        block and applies them to each accumulator (`finish`)."""
+        t, p = self.t, self.prologue
+        assert p is not None and self.a_block is not None and t.split[2] == 1
+        p.begin(lb)
+        kk, fb = lb.loop(t.k_per)
+        k0 = fb.mul(kk, t.tk)
+        if self.a_bufs:  # loaded (and gathered) into the A tile, then scaled
+            self.load_a(fb, k0)
+            self.gather_a(fb)
+            staged = self.a_bufs[0]
+            slot = fb.emit(dataflow.SlotOp(self.a_block, kk)).results[0]
+        else:
+            slot = staged = fb.emit(dataflow.SlotOp(self.a_block, kk)).results[0]
+            self.load_a(fb, k0, slot)
+            self.gather_a(fb, [slot])
+        p.accumulate(fb, [self.a_parts[0] if p.share_n > 1 else staged])
+        if self.a_bufs:
+            p.scale_into(fb, staged, slot)
+        p.end(lb, t.split[2])
 
     # --- the steps the variants share -------------------------------------------------
 
@@ -452,7 +518,7 @@ class MatmulEmitter:
 
     def a_in(self, kb: BodyBuilder, j: int) -> SSAValue:
         """Row block j's A tile as the matmul reads it: scaled by the prologue, if any
-        (never with A_RESIDENT, which is not planned for a group with a prologue)."""
+        (a streamed A tile: A_RESIDENT scales each tile once, in its fill)."""
         a_tile = self.a_bufs[j]
         return self.prologue.scale(kb, j, a_tile) if self.prologue is not None else a_tile
 
