@@ -40,7 +40,12 @@ from spyre_ir.passes.tile_kernel import (
     split_index,
     transposed_load,
 )
-from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes, resident_prologue_bytes
+from spyre_ir.passes.tile_prologue import (
+    Prologue,
+    prologue_bytes,
+    resident_prologue_bytes,
+    stats_columns,
+)
 
 
 @dataclass
@@ -267,10 +272,17 @@ class MatmulEmitter:
         )
         blocks, rows = t.row_blocks, t.rows_per_block
         resident = t.variant is MatmulVariant.A_RESIDENT
+        self.in_k_loop = bool(parts.prologue) and self.stats_in_k_loop(rows)
         self.prologue = None
         if parts.prologue and resident:
             # The fill's A tiles are the statistics' chunks: this core's slice of the
             # shared tile (the N group's cores each gather their rows' factors).
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn if t.shares_a else 1,
+                                     chunk=t.tk, resident=True)  # fmt: skip
+        elif self.in_k_loop:
+            # One N tile: the K loop loads each A tile once, and the statistics read
+            # it there (this core's slice of a shared tile), not in a loop of their own.
             self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
                                      matmul_dims(mm)[3], sn if t.shares_a else 1,
                                      chunk=t.tk)  # fmt: skip
@@ -315,6 +327,18 @@ class MatmulEmitter:
                         for _ in range(blocks)] if t.shares_a else []  # fmt: skip
         self.epilogue = Epilogue(parts, t, b, shell.memory)
 
+    def stats_in_k_loop(self, rows: int) -> bool:
+        """Whether a prologue's statistics can read the K loop's A tiles: one N tile
+        per core (each A tile loaded once), no split-K (each core sees whole rows), and
+        the f32 copy of a tile's slice within the LX `prologue_bytes` kept for the
+        statistics' own chunks."""
+        t = self.t
+        sm, sn, sk = t.split
+        mine = rows // sn if t.shares_a else rows
+        return (t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
+                and t.n_per == 1 and sk == 1
+                and 4 * mine * t.tk <= 6 * rows * stats_columns(t.tk))  # fmt: skip
+
     def memory_of(self, value: SSAValue) -> SSAValue:
         p, memory = self.parts, self.shell.memory
         if value in p.resticked:
@@ -346,20 +370,26 @@ class MatmulEmitter:
         n = len(self.batch_index)
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
-        if self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
+        if self.in_k_loop:
+            self.prologue.begin(lb)
+        elif self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
         """The N loop: its iv, body and the first column of each half tile."""
+        nj, nb = lb.loop(self.t.n_per)
+        return nj, nb, self.n_offsets(nb, nj)
+
+    def n_offsets(self, nb: BodyBuilder, nj: SSAValue) -> list[SSAValue]:
+        """The first column of each half tile of N tile `nj`."""
         t = self.t
-        nj, nb = lb.loop(t.n_per)
         if self.parts.second is not None:  # both halves: the same columns of two matmuls
             n0 = nb.add(nb.mul(self.cn, t.n_per * t.th), nb.mul(nj, t.th))
-            return nj, nb, [n0] * t.halves
+            return [n0] * t.halves
         n0 = nb.add(nb.mul(self.cn, t.n_per * t.tn), nb.mul(nj, t.tn))
-        return nj, nb, [nb.add(n0, h * t.th) for h in range(t.halves)]
+        return [nb.add(n0, h * t.th) for h in range(t.halves)]
 
     def emit_plain(self, lb: BodyBuilder) -> None:
         """One K step per output tile: the A tile is the same for every N tile of this
@@ -406,6 +436,9 @@ class MatmulEmitter:
         # then waits for its own B tile, not for the other corelet's too.
         self.gather_a(kb)
         self.load_b(kb, k0, n_half, range(1, t.halves))
+        if self.in_k_loop:
+            p = self.prologue
+            p.accumulate(kb, self.a_parts if p.share_n > 1 else self.a_bufs)
         return kk, kb
 
     def emit_k_loop(self, lb: BodyBuilder) -> None:
@@ -413,6 +446,8 @@ class MatmulEmitter:
         self.zero_accumulators(nb)
         _, kb = self.k_loop(nb, n_half)
         self.multiply(kb, self.a_in(kb, 0))
+        if self.in_k_loop:
+            self.prologue.end(nb, self.t.split[2])
         self.finish(nb, 0, n_half, load_inputs=True)
 
     def emit_row_blocked(self, lb: BodyBuilder) -> None:
@@ -432,6 +467,8 @@ class MatmulEmitter:
                               accumulate=True)  # fmt: skip
         for j in range(t.row_blocks if self.epilogue.inputs else 0):
             self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
+        if self.in_k_loop:
+            self.prologue.end(last, t.split[2])
         for j in range(t.row_blocks):
             for h in range(t.halves):
                 last.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
@@ -452,13 +489,19 @@ class MatmulEmitter:
             slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
             self.load_a(lb, k0, slot)
             self.gather_a(lb, [slot])
-        _, nb, n_half = self.n_loop(lb)
-        self.zero_accumulators(nb)
-        kk, kb = nb.loop(t.k_per)
-        k0 = kb.add(kb.mul(self.ck, t.k_per * t.tk), kb.mul(kk, t.tk))
-        self.load_b(kb, k0, n_half)
-        self.multiply(kb, kb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
-        self.finish(nb, 0, n_half, load_inputs=True)
+        # One loop over the (N tile, K step) pairs: its B loads open the body, so
+        # spyre-double-buffer prefetches the next N tile's first B tile during this
+        # one's last step, and its stores run while the PE arrays start the next tile
+        # (an N loop around a K loop idles them for every tile's stores).
+        ii, sb = lb.loop(t.n_per * t.k_per)
+        nj = sb.div(ii, t.k_per)
+        kk = sb.emit(arith.SubiOp(ii, sb.mul(nj, t.k_per))).results[0]
+        n_half = self.n_offsets(sb, nj)
+        k0 = sb.add(sb.mul(self.ck, t.k_per * t.tk), sb.mul(kk, t.tk))
+        self.load_b(sb, k0, n_half)
+        self.zero_accumulators(sb.when(kk, 0))
+        self.multiply(sb, sb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
+        self.finish(sb.when(kk, t.k_per - 1), 0, n_half, load_inputs=True)
 
     def fill_with_prologue(self, lb: BodyBuilder) -> None:
         """A_RESIDENT's fill under a norm prologue, a loop over the M tile's K steps

@@ -82,7 +82,7 @@ class Prologue:
 
     def __init__(self, chain: Sequence[Operation], b: BodyBuilder, memory: dict[SSAValue, SSAValue],
                  rows: int, tk: int, blocks: int, k: int, share: int = 1,
-                 chunk: int | None = None) -> None:  # fmt: skip
+                 chunk: int | None = None, resident: bool = False) -> None:  # fmt: skip
         norm = match_rms_norm(chain[-1].results[0])
         x = norm.x if norm is not None else None
         if x is not None and isinstance(x.owner, spyre.RestickifyOp) and x.owner in chain:
@@ -108,7 +108,7 @@ class Prologue:
         # of their own.
         self.raw = tiles([mine, self.cs], spyre.element_of(x)) if chunk is None else []
         self.wide = tiles([mine, self.cs], f32)
-        self.scaled = tiles([rows, tk], out) if norm.weight is not None and chunk is None else []
+        self.scaled = tiles([rows, tk], out) if norm.weight is not None and not resident else []
         self.part, self.total = tiles([mine, 1], f32), tiles([mine, 1], f32)
         self.mean_sq, self.factor = tiles([mine, 1], f32), tiles([rows, 1], f32)
         self.own = tiles([mine, 1], f32) if self.share_n > 1 else self.factor
