@@ -191,3 +191,21 @@ def test_norm_prologue_keeps_the_scaled_block(prologue: bool, resident: bool) ->
         assert all(loop_of(op) is stats for op in writes_block)
         if resident:
             assert not any(loads_x(loop) for loop in steps)
+
+
+def test_norm_prologue_without_weight_fills_the_block_directly() -> None:
+    """An RMSNorm without a weight: the fill loads x's tiles straight into the block's
+    slots and the statistics read them there. Matches L1."""
+    module = norm_matmuls(rows=64, d=512, n=4096, readers=1, weight=False)
+    (kernel,) = lowered_matches(module, inputs_of(module), TOL, cores=1)
+    (block,) = resident_blocks([kernel], 64)
+    x = kernel.body.block.args[1]
+    fills = [op for op in kernel.walk() if isinstance(op, dataflow.LoadOp) and op.source is x]
+    assert fills and all(root_buffer(op.dest).owner is block for op in fills)
+    (mean,) = [op for op in kernel.walk()
+               if isinstance(op, dataflow.ComputeOp) and op.kind.data == "spyre.mean"]  # fmt: skip
+    fill_loop = mean.parent_op()
+    assert isinstance(fill_loop, scf.ForOp)
+    assert any(isinstance(op, dataflow.LoadOp) and op.source is x for op in fill_loop.walk())
+    assert not [op for op in fill_loop.walk()
+                if isinstance(op, dataflow.ComputeOp) and op.kind.data == "spyre.matmul"]  # fmt: skip
