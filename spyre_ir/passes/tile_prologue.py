@@ -1,12 +1,16 @@
 """The matmul kernel's prologue hook: an RMSNorm on the A rows (marked by
 spyre-fuse-norm-prologue) computed inside the kernel.
 
-Per M tile, before the N loop, a K loop over the tile's rows of the norm's input x sums
-their squares (each chunk's f32 mean, zero-padded past the row's end, then the sum of
-the means times cs / K, cs the chunk's columns: the mean square of the whole row), and gives each row its
-factor rsqrt(mean square + eps). Each A tile is then x's tile times the weight's K
-slice (loaded beside it), and since a row factor commutes with the matmul, the f32
-accumulator of each output tile is multiplied by its rows' factors before the cast.
+Per M tile the rows of the norm's input x have their squares summed (each chunk's f32
+mean, zero-padded past the row's end, then the sum of the means times cs / K, cs the
+chunk's columns: the mean square of the whole row), and each row gets its factor
+rsqrt(mean square + eps). Each A tile is x's tile times the weight's K slice (loaded
+beside it), and since a row factor commutes with the matmul, the f32 accumulator of
+each output tile is multiplied by its rows' factors before the cast. The chunks are
+(tile_matmul.py) the A tiles of an A_RESIDENT fill loop, which scales each into the
+resident block once per M tile (`chunk`, `resident`); the A tiles of a K loop that
+loads each once (one N tile per core, `chunk`); or else tiles of a K loop of their own
+over x before the N loop (`stats`).
 (L1 rounds x times the factor to f16 before the weight; here x times the weight is: the
 two differ by f16 rounding.) The normalised activation is never written.
 """
