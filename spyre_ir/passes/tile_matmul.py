@@ -17,6 +17,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
 from xdsl.ir import Operation, SSAValue
 
+from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import SpyreConfig, card_of
@@ -256,6 +257,27 @@ class Epilogue:
                 fb.compute(op, [tiles[o] for o in op.operands], [tiles[r] for r in op.results])
 
 
+RESIDENT_STEPS = 4
+"""K steps per iteration of A_RESIDENT's loop (each with two slots of its B tiles, by
+spyre-double-buffer) when they fit: four steps of PE work cover an output tile's
+stores."""
+
+
+def resident_steps(t: MatmulTiling, lx_bytes: int) -> int:
+    """K steps per iteration of an A_RESIDENT loop: `RESIDENT_STEPS` or fewer, dividing
+    the K steps, whose B tiles fit LX beside the plan's working set (its estimate,
+    `cost_model.matmul_lx_bytes`, the block in place of the A tiles, and a prologue's
+    tiles with their staging A tiles)."""
+    elem = t.shape.elem_bytes
+    planned = cost_model.matmul_lx_bytes(t.tm, t.tn, t.tk, elem, t.shape.epilogue_bytes_per_elem) + \
+        (t.k_per - 2) * t.tm * t.tk * elem + resident_prologue_bytes(t.tm, t.tk, 1)  # fmt: skip
+    step = 2 * t.tk * t.tn * elem  # two slots of a step's B tiles
+    steps = RESIDENT_STEPS
+    while steps > 1 and (t.k_per % steps or planned + (steps - 1) * step > lx_bytes):
+        steps //= 2
+    return steps
+
+
 class MatmulEmitter:
     """Builds one matmul kernel's body for its tiling: the buffers, then the M loop
     and the variant's loops inside it."""
@@ -315,6 +337,12 @@ class MatmulEmitter:
         # accumulator, epilogue and store, sharing the A tile.
         self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
                        for _ in range(t.halves)]  # fmt: skip
+        # A_RESIDENT's K steps per iteration, each with B tiles of its own.
+        self.b_steps = [self.b_bufs] if resident else []
+        for _ in range(1, resident_steps(t, shell.kernel.capacity)
+                       if resident else 1):  # fmt: skip
+            self.b_steps.append([b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
+                                 for _ in range(t.halves)])  # fmt: skip
         if t.variant is MatmulVariant.SPLIT_K:
             acc_shape = [sk, t.rows_per_core, t.th]
         else:
@@ -355,7 +383,7 @@ class MatmulEmitter:
         in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED) or \
             (self.t.variant is MatmulVariant.A_RESIDENT and self.prologue is not None)  # fmt: skip
         a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
-        return {*a_tiles, *self.b_bufs}
+        return {*a_tiles, *self.b_bufs, *(b for step in self.b_steps for b in step)}
 
     # --- the M loop and the variants --------------------------------------------------
 
@@ -489,19 +517,25 @@ class MatmulEmitter:
             slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
             self.load_a(lb, k0, slot)
             self.gather_a(lb, [slot])
-        # One loop over the (N tile, K step) pairs: its B loads open the body, so
-        # spyre-double-buffer prefetches the next N tile's first B tile during this
-        # one's last step, and its stores run while the PE arrays start the next tile
-        # (an N loop around a K loop idles them for every tile's stores).
-        ii, sb = lb.loop(t.n_per * t.k_per)
-        nj = sb.div(ii, t.k_per)
-        kk = sb.emit(arith.SubiOp(ii, sb.mul(nj, t.k_per))).results[0]
+        # One loop over the N tiles' K steps, `resident_steps` at a time (each step its
+        # own B tiles): its B loads open the body, so spyre-double-buffer prefetches the
+        # next steps' tiles, across N tiles too, and the PE arrays have that many steps'
+        # B tiles in LX while LPDDR5 takes an output tile's stores (an N loop around a
+        # K loop idles them for every tile's stores).
+        steps = len(self.b_steps)
+        groups = t.k_per // steps
+        ii, sb = lb.loop(t.n_per * groups)
+        nj = sb.div(ii, groups)
+        kg = sb.emit(arith.SubiOp(ii, sb.mul(nj, groups))).results[0]
         n_half = self.n_offsets(sb, nj)
-        k0 = sb.add(sb.mul(self.ck, t.k_per * t.tk), sb.mul(kk, t.tk))
-        self.load_b(sb, k0, n_half)
-        self.zero_accumulators(sb.when(kk, 0))
-        self.multiply(sb, sb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
-        self.finish(sb.when(kk, t.k_per - 1), 0, n_half, load_inputs=True)
+        ks = [sb.add(sb.mul(kg, steps), u) for u in range(steps)]
+        for k, bufs in zip(ks, self.b_steps):
+            k0 = sb.add(sb.mul(self.ck, t.k_per * t.tk), sb.mul(k, t.tk))
+            self.load_b(sb, k0, n_half, bufs=bufs)
+        self.zero_accumulators(sb.when(kg, 0))
+        for k, bufs in zip(ks, self.b_steps):
+            self.multiply(sb, sb.emit(dataflow.SlotOp(self.a_block, k)).results[0], bufs)
+        self.finish(sb.when(kg, groups - 1), 0, n_half, load_inputs=True)
 
     def fill_with_prologue(self, lb: BodyBuilder) -> None:
         """A_RESIDENT's fill under a norm prologue, a loop over the M tile's K steps
@@ -571,21 +605,24 @@ class MatmulEmitter:
             kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
 
     def load_b(self, kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
-               which: Sequence[int] | None = None) -> None:  # fmt: skip
+               which: Sequence[int] | None = None,
+               bufs: Sequence[SSAValue] | None = None) -> None:  # fmt: skip
         mm = self.parts.mm
         rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.b_batch, spyre.shape_of(mm.rhs))]
         for h in range(self.t.halves) if which is None else which:
-            kb.emit(transposed_load(self.rhs_mems[h], [*rhs_b, k0, n_half[h]], self.b_bufs[h],
+            kb.emit(transposed_load(self.rhs_mems[h], [*rhs_b, k0, n_half[h]],
+                                    (bufs or self.b_bufs)[h],
                                     self.rhs_of[h] in self.parts.folded))  # fmt: skip
 
     def zero_accumulators(self, nb: BodyBuilder) -> None:
         for acc in [acc for row in self.block_accs for acc in row]:
             nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
 
-    def multiply(self, kb: BodyBuilder, a_tile: SSAValue) -> None:
+    def multiply(self, kb: BodyBuilder, a_tile: SSAValue,
+                 bufs: Sequence[SSAValue] | None = None) -> None:  # fmt: skip
         for h in range(self.t.halves):
-            kb.compute(self.parts.mm, [a_tile, self.b_bufs[h]], [self.block_accs[0][h]],
-                       accumulate=True)  # fmt: skip
+            kb.compute(self.parts.mm, [a_tile, (bufs or self.b_bufs)[h]],
+                       [self.block_accs[0][h]], accumulate=True)  # fmt: skip
 
     def finish(self, fb: BodyBuilder, j: int, n_half: list[SSAValue],
                load_inputs: bool = False) -> None:  # fmt: skip
