@@ -20,6 +20,7 @@ from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.lowering.dataflow_to_units import root_buffer
 from spyre_ir.passes.matmul_tiling import MatmulShape, MatmulVariant, plan_tiling
+from spyre_ir.passes.tile_matmul import RESIDENT_STEPS, resident_steps
 
 CARD = DEFAULT_CONFIG
 
@@ -209,3 +210,17 @@ def test_norm_prologue_without_weight_fills_the_block_directly() -> None:
     assert any(isinstance(op, dataflow.LoadOp) and op.source is x for op in fill_loop.walk())
     assert not [op for op in fill_loop.walk()
                 if isinstance(op, dataflow.ComputeOp) and op.kind.data == "spyre.matmul"]  # fmt: skip
+
+
+def test_resident_steps_per_iteration_fit_lx() -> None:
+    """The 8B prefill gate/up pair's resident tiling (split 4 x 8): four K steps per
+    iteration, each with its own two slots of B tiles, fit the card's LX; in less LX
+    the loop takes fewer steps at a time, and always a divisor of the K steps."""
+    shape = MatmulShape(1, 512, 2 * 14336, 4096, 2, 28, paired=True)
+    t = plan_tiling(shape, CARD, CARD.cores, (4, 8, 1), CARD.lx_bytes, a_resident=True)
+    assert t.variant is MatmulVariant.A_RESIDENT
+    assert resident_steps(t, CARD.lx_bytes) == RESIDENT_STEPS == 4
+    step = 2 * t.tk * t.tn * 2
+    tight = CARD.lx_bytes - 2 * step
+    assert resident_steps(t, tight) < RESIDENT_STEPS
+    assert t.k_per % resident_steps(t, tight) == 0
