@@ -109,6 +109,9 @@ class _Pipeline(ModulePass):
     a_resident: bool = False
     """spyre-tile's switch for A_RESIDENT matmul tilings (off by default: see
     docs/passes.md)."""
+    prologue_resident: bool = True
+    """spyre-tile's switch for A_RESIDENT tilings of a matmul under a norm prologue
+    (docs/passes.md)."""
     schedule_chains: bool = True
     """spyre-schedule-chains' switch (false: spyre-fuse sees the ops in torch's order, so
     a chain split by unrelated ops runs in several kernels)."""

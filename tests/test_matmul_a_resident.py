@@ -18,7 +18,9 @@ from xdsl.dialects import scf
 from spyre_ir import cost_model as cm
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG
+from spyre_ir.lowering.dataflow_to_units import root_buffer
 from spyre_ir.passes.matmul_tiling import MatmulShape, MatmulVariant, plan_tiling
+from spyre_ir.passes.tile_matmul import RESIDENT_STEPS, resident_steps
 
 CARD = DEFAULT_CONFIG
 
@@ -72,11 +74,11 @@ def kernel_of(text: str, cores: int) -> dataflow.KernelOp:
 def resident_fill(kernel: dataflow.KernelOp) -> list[dataflow.LoadOp]:
     """The loads (or all-gathers, for a shared A tile) into the resident block's
     slots, at the M loop's level (the fill, unrolled), after checking the loop nest: M,
-    then N, then K."""
+    then one loop over the (N tile, K step) pairs inside it."""
     loops = [op for op in kernel.walk() if isinstance(op, scf.ForOp)]
-    assert len(loops) == 3, "not the A_RESIDENT loop nest"
-    m_loop, n_loop, k_loop = loops
-    assert n_loop.parent_op() is m_loop and k_loop.parent_op() is n_loop
+    assert len(loops) == 2, "not the A_RESIDENT loop nest"
+    m_loop, steps = loops
+    assert steps.parent_op() is m_loop
     fills = [op.dest if isinstance(op, dataflow.LoadOp) else
              op.full if isinstance(op, dataflow.RingAllgatherBase) else None
              for op in m_loop.body.block.ops]  # fmt: skip
@@ -141,17 +143,85 @@ def test_default_plans_never_pick_a_resident() -> None:
     assert not [op for op in module.walk() if isinstance(op, dataflow.SlotOp)]
 
 
+def resident_blocks(kernels: list[dataflow.KernelOp], rows: int) -> list[dataflow.AllocLxOp]:
+    """The resident blocks: one LX buffer of every K step's A tile, [1, k_per, rows, tk]."""
+    return [op for k in kernels for op in k.walk() if isinstance(op, dataflow.AllocLxOp)
+            and len(op.results[0].type.get_shape()) == 4
+            and op.results[0].type.get_shape()[2] == rows]  # fmt: skip
+
+
+@pytest.mark.parametrize("resident", [True, False], ids=["resident", "streamed"])
 @pytest.mark.parametrize("prologue", [True, False], ids=["prologue", "norm-kernel"])
-def test_norm_prologue_never_a_resident(prologue: bool) -> None:
-    """A matmul reading an RMSNorm through its prologue (which scales the streamed A
-    tiles) keeps streaming A even with the option on; with the norm in a kernel of its
-    own the same matmul is A_RESIDENT. Both match L1."""
+def test_norm_prologue_keeps_the_scaled_block(prologue: bool, resident: bool) -> None:
+    """A matmul reading an RMSNorm through its prologue keeps its M tile's scaled A
+    block in LX (spyre-tile's `prologue-resident`, on by default, without `a-resident`):
+    its fill loop is the only loop reading x, and the statistics are computed there.
+    With the switch off, A streams and the statistics have a loop of their own; with
+    the norm in a kernel of its own the matmul streams A (`a-resident` is off). All
+    match L1."""
     module = norm_matmuls(rows=64, d=512, n=4096, readers=1)
-    kernels = lowered_matches(module, inputs_of(module), TOL, cores=1, a_resident=True,
-                              fuse_norm_prologue=prologue)  # fmt: skip
+    kernels = lowered_matches(module, inputs_of(module), TOL, cores=1,
+                              prologue_resident=resident, fuse_norm_prologue=prologue)  # fmt: skip
     assert len(kernels) == (1 if prologue else 2)
-    # The resident block: one LX buffer of every K step's A tile, [1, k_per, 64, tk].
-    blocks = [op for k in kernels for op in k.walk() if isinstance(op, dataflow.AllocLxOp)
-              and len(op.results[0].type.get_shape()) == 4
-              and op.results[0].type.get_shape()[2] == 64]  # fmt: skip
-    assert (not blocks) if prologue else blocks
+    assert bool(resident_blocks(kernels, 64)) == (prologue and resident)
+    if prologue:
+        (kernel,) = kernels
+        x = kernel.body.block.args[1]
+
+        def loop_of(op: dataflow.ComputeOp) -> scf.ForOp:
+            while not isinstance(op, scf.ForOp):
+                op = op.parent_op()
+            return op
+
+        def computes(kind: str) -> list[dataflow.ComputeOp]:
+            return [op for op in kernel.walk()
+                    if isinstance(op, dataflow.ComputeOp) and op.kind.data == kind]  # fmt: skip
+
+        def loads_x(loop: scf.ForOp) -> bool:
+            return any(isinstance(op, dataflow.LoadOp) and op.source is x for op in loop.walk())
+
+        (mean,) = computes("spyre.mean")
+        stats = loop_of(mean)
+        steps = {loop_of(op) for op in computes("spyre.matmul")}
+        assert loads_x(stats) and stats not in steps
+        # Resident: x is loaded only by the fill, which also scales it into the block;
+        # the matmuls' loop reads the block.
+        blocks = resident_blocks(kernels, 64)
+        writes_block = [op for op in computes("spyre.mul")
+                        if root_buffer(op.outputs[0]).owner in blocks]  # fmt: skip
+        assert bool(writes_block) == resident
+        assert all(loop_of(op) is stats for op in writes_block)
+        if resident:
+            assert not any(loads_x(loop) for loop in steps)
+
+
+def test_norm_prologue_without_weight_fills_the_block_directly() -> None:
+    """An RMSNorm without a weight: the fill loads x's tiles straight into the block's
+    slots and the statistics read them there. Matches L1."""
+    module = norm_matmuls(rows=64, d=512, n=4096, readers=1, weight=False)
+    (kernel,) = lowered_matches(module, inputs_of(module), TOL, cores=1)
+    (block,) = resident_blocks([kernel], 64)
+    x = kernel.body.block.args[1]
+    fills = [op for op in kernel.walk() if isinstance(op, dataflow.LoadOp) and op.source is x]
+    assert fills and all(root_buffer(op.dest).owner is block for op in fills)
+    (mean,) = [op for op in kernel.walk()
+               if isinstance(op, dataflow.ComputeOp) and op.kind.data == "spyre.mean"]  # fmt: skip
+    fill_loop = mean.parent_op()
+    assert isinstance(fill_loop, scf.ForOp)
+    assert any(isinstance(op, dataflow.LoadOp) and op.source is x for op in fill_loop.walk())
+    assert not [op for op in fill_loop.walk()
+                if isinstance(op, dataflow.ComputeOp) and op.kind.data == "spyre.matmul"]  # fmt: skip
+
+
+def test_resident_steps_per_iteration_fit_lx() -> None:
+    """The 8B prefill gate/up pair's resident tiling (split 4 x 8): four K steps per
+    iteration, each with its own two slots of B tiles, fit the card's LX; in less LX
+    the loop takes fewer steps at a time, and always a divisor of the K steps."""
+    shape = MatmulShape(1, 512, 2 * 14336, 4096, 2, 28, paired=True)
+    t = plan_tiling(shape, CARD, CARD.cores, (4, 8, 1), CARD.lx_bytes, a_resident=True)
+    assert t.variant is MatmulVariant.A_RESIDENT
+    assert resident_steps(t, CARD.lx_bytes) == RESIDENT_STEPS == 4
+    step = 2 * t.tk * t.tn * 2
+    tight = CARD.lx_bytes - 2 * step
+    assert resident_steps(t, tight) < RESIDENT_STEPS
+    assert t.k_per % resident_steps(t, tight) == 0

@@ -42,6 +42,10 @@ class SpyreTile(ModulePass):
     """Let a matmul keep its M tile's A row block in LX over its N tiles (A_RESIDENT).
     Off: where the cost model picks it (8B prefill gate/up) the simulator measures it
     slower (docs/passes.md)."""
+    prologue_resident: bool = True
+    """Let a matmul under a norm prologue keep its scaled A row block in LX, the
+    statistics computed as the block is filled (A_RESIDENT, where the cost model picks
+    it; false: A streams, its statistics in a loop of their own)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lx_bytes = min(self.lx_bytes, card_of(op).lx_bytes)
@@ -57,14 +61,14 @@ class SpyreTile(ModulePass):
                     part.plan = plan_group(part, plan.cores.data)
                     tile_group(part, part.plan, lx_bytes)
                 continue
-            tile_group(group, plan, lx_bytes, self.a_resident)
+            tile_group(group, plan, lx_bytes, self.a_resident, self.prologue_resident)
 
 
 def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: int,
-               a_resident: bool = False) -> None:  # fmt: skip
+               a_resident: bool = False, prologue_resident: bool = True) -> None:  # fmt: skip
     """Replace one planned group by its kernel."""
     if isinstance(plan, dataflow.MatmulPlanAttr):
-        kernel = tile_matmul_group(group, plan, lx_bytes, a_resident)
+        kernel = tile_matmul_group(group, plan, lx_bytes, a_resident, prologue_resident)
     elif isinstance(plan, dataflow.AttentionPlanAttr):
         kernel = tile_attention_group(group, plan, lx_bytes)
     elif isinstance(plan, dataflow.CopyPlanAttr):

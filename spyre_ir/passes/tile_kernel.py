@@ -95,7 +95,12 @@ class BodyBuilder:
 
     def when_positive(self, value: SSAValue) -> BodyBuilder:
         """An scf.if running when index `value` > 0; returns a builder for its body."""
-        cond = self.emit(arith.CmpiOp(value, self.const(0), "ugt")).results[0]
+        return self.when(value, 0, "ugt")
+
+    def when(self, value: SSAValue, other: int, predicate: str = "eq") -> BodyBuilder:
+        """An scf.if (no else) running when index `value` `predicate` `other`; returns
+        a builder for its body."""
+        cond = self.emit(arith.CmpiOp(value, self.const(other), predicate)).results[0]
         body = Block()
         self.emit(scf.IfOp(cond, [], Region(body)))
         return self._inside(body)

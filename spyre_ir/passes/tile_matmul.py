@@ -17,10 +17,10 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
 from xdsl.ir import Operation, SSAValue
 
+from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import card_of
-from spyre_ir.passes import row_model
+from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
 from spyre_ir.passes.fuse_norm_prologue import is_prologue
@@ -31,6 +31,7 @@ from spyre_ir.passes.matmul_tiling import (
     plan_tiling,
 )
 from spyre_ir.passes.partition_cores import matmul_dims
+from spyre_ir.passes.tile_epilogue import Epilogue
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
     KernelShell,
@@ -40,7 +41,12 @@ from spyre_ir.passes.tile_kernel import (
     split_index,
     transposed_load,
 )
-from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes
+from spyre_ir.passes.tile_prologue import (
+    Prologue,
+    prologue_bytes,
+    resident_prologue_bytes,
+    stats_columns,
+)
 
 
 @dataclass
@@ -135,20 +141,17 @@ def tile_matmul_group(
     plan: dataflow.MatmulPlanAttr,
     lx_bytes: int,
     a_resident: bool = False,
+    prologue_resident: bool = True,
 ) -> dataflow.KernelOp:
     """Output-stationary matmul: each core owns (m, n) tiles of its split and walks K;
     split-K partial sums meet in a ring all-reduce; the epilogue runs on the f32->out
     tile before the store. `a_resident` lets the plan keep A row blocks in LX
-    (A_RESIDENT), except under a norm prologue (which scales the streamed A tiles)."""
+    (A_RESIDENT); `prologue_resident`, under a norm prologue (see `plan_group_tiling`)."""
     parts = MatmulGroup.of(group)
     split = tuple(plan.split_mnk)
-    resident = a_resident and not parts.prologue
     try:
-        tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, lx_bytes,
-                             resident)  # fmt: skip
-        if parts.prologue:  # the prologue's tiles take their share of LX first
-            room = lx_bytes - prologue_bytes(tiling.rows_per_block, tiling.tk, tiling.row_blocks)
-            tiling = plan_tiling(parts.shape(), card_of(group), plan.cores.data, split, room)
+        tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, lx_bytes,
+                                   a_resident, prologue_resident)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     if parts.second is not None and tiling.halves == 1:
@@ -161,70 +164,52 @@ def tile_matmul_group(
     return shell.kernel
 
 
-class Epilogue:
-    """The epilogue hook: the group's elementwise ops on the cast output tile, per row
-    block and corelet half, with their own LX tiles and their inputs' loads."""
+def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
+                      split: tuple[int, int, int], lx_bytes: int, a_resident: bool,
+                      prologue_resident: bool) -> MatmulTiling:  # fmt: skip
+    """The group's tiling; under a norm prologue its tiles take their share of LX
+    first. A prologue's group weighs A_RESIDENT when `prologue_resident` (without
+    split-K: the statistics need each row whole): its fill loop loads each A tile of
+    an M tile once, adds it to the row statistics and scales it by the weight into
+    the block, so neither the statistics' own pass over x nor a scaling per N tile
+    remains. Without a prologue A_RESIDENT is weighed when `a_resident`."""
+    shape = parts.shape()
+    if not parts.prologue:
+        return plan_tiling(shape, config, cores, split, lx_bytes, a_resident)
+    if prologue_resident and split[2] == 1:
+        first = plan_tiling(shape, config, cores, split, lx_bytes, True)
+        if first.variant is MatmulVariant.A_RESIDENT:
+            share = split[1] if first.shares_a else 1
+            room = lx_bytes - resident_prologue_bytes(first.tm, first.tk, share)
+            tiling = plan_tiling(shape, config, cores, split, room, True)
+            # The prologue's tiles, sized for `first`, hold this tiling's.
+            if tiling.variant is MatmulVariant.A_RESIDENT and tiling.tm <= first.tm and \
+                    tiling.tk <= first.tk and tiling.shares_a == first.shares_a:  # fmt: skip
+                return tiling
+    first = plan_tiling(shape, config, cores, split, lx_bytes)
+    room = lx_bytes - prologue_bytes(first.rows_per_block, first.tk, first.row_blocks)
+    return plan_tiling(shape, config, cores, split, room)
 
-    def __init__(self, parts: MatmulGroup, tiling: MatmulTiling, b: BodyBuilder,
-                 memory: dict[SSAValue, SSAValue]) -> None:  # fmt: skip
-        mm = parts.mm
-        rank = len(spyre.shape_of(mm.result))
-        self.ops = parts.epilogue
-        self.memory = memory
-        self.results = parts.results
-        # A pair's two halves are its two matmuls' tiles of the same output columns, which
-        # one epilogue combines: one set of tiles per row block, not one per half.
-        self.outs = 1 if parts.second else tiling.halves
-        if self.ops:
-            self.analysis = row_model.analyse(self.ops, parts.outputs, rank, whole_rows=False)
-        else:
-            self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
-                                                  {mm.result: tuple(range(rank))})  # fmt: skip
-        for result in self.results:
-            self.analysis.axes.setdefault(result, tuple(range(rank)))
-        self.inputs = list(dict.fromkeys(
-            operand for op in self.ops for operand in op.operands
-            if operand in memory and operand not in self.results))  # fmt: skip
-        """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
-        a restickify, whose result shares its tile: the load changes the layout)."""
-        self.extents = [1] * (rank - 2) + [tiling.rows_per_block, tiling.th]
-        values = list(dict.fromkeys([*self.results, *(o for op in self.ops for o in op.operands),
-                                     *(r for op in self.ops for r in op.results)]))  # fmt: skip
-        # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).
-        self.buffers: list[list[dict[SSAValue, SSAValue]]] = []
-        blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
-        for _ in range(blocks):
-            self.buffers.append([])
-            for _ in range(self.outs):
-                half: dict[SSAValue, SSAValue] = {}
-                for v in values:
-                    if isinstance(v.owner, spyre.RestickifyOp):
-                        half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
-                    else:
-                        half[v] = b.alloc(self.analysis.tile_shape(v, self.extents),
-                                          spyre.element_of(v))  # fmt: skip
-                self.buffers[-1].append(half)
 
-    def output_tile(self, j: int, h: int) -> SSAValue:
-        """Where the cast puts row block j, half h of the matmul's result (of a pair:
-        half h is matmul h's tile)."""
-        if len(self.results) > 1:
-            return self.buffers[j][0][self.results[h]]
-        return self.buffers[j][h][self.results[0]]
+RESIDENT_STEPS = 4
+"""K steps per iteration of A_RESIDENT's loop (each with two slots of its B tiles, by
+spyre-double-buffer) when they fit: four steps of PE work cover an output tile's
+stores."""
 
-    def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
-        """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
-        for h, at in enumerate(row_offsets[: self.outs]):
-            for operand in self.inputs:
-                offsets = box_offsets(fb, operand, self.analysis.axes.get(operand, ()), at)
-                fb.emit(dataflow.LoadOp(self.memory[operand], offsets,
-                                        self.buffers[j][h][operand]))  # fmt: skip
 
-    def apply(self, fb: BodyBuilder, j: int, h: int) -> None:
-        tiles = self.buffers[j][h]
-        for op in self.ops:
-            if not isinstance(op, spyre.RestickifyOp):
-                fb.compute(op, [tiles[o] for o in op.operands], [tiles[r] for r in op.results])
+def resident_steps(t: MatmulTiling, lx_bytes: int) -> int:
+    """K steps per iteration of an A_RESIDENT loop: `RESIDENT_STEPS` or fewer, dividing
+    the K steps, whose B tiles fit LX beside the plan's working set (its estimate,
+    `cost_model.matmul_lx_bytes`, the block in place of the A tiles, and a prologue's
+    tiles with their staging A tiles)."""
+    elem = t.shape.elem_bytes
+    planned = cost_model.matmul_lx_bytes(t.tm, t.tn, t.tk, elem, t.shape.epilogue_bytes_per_elem) + \
+        (t.k_per - 2) * t.tm * t.tk * elem + resident_prologue_bytes(t.tm, t.tk, 1)  # fmt: skip
+    step = 2 * t.tk * t.tn * elem  # two slots of a step's B tiles
+    steps = RESIDENT_STEPS
+    while steps > 1 and (t.k_per % steps or planned + (steps - 1) * step > lx_bytes):
+        steps //= 2
+    return steps
 
 
 class MatmulEmitter:
@@ -242,8 +227,24 @@ class MatmulEmitter:
             b.div(core, sk * sn),
         )
         blocks, rows = t.row_blocks, t.rows_per_block
-        self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
-                                 matmul_dims(mm)[3], sn) if parts.prologue else None  # fmt: skip
+        resident = t.variant is MatmulVariant.A_RESIDENT
+        self.in_k_loop = bool(parts.prologue) and self.stats_in_k_loop(rows)
+        self.prologue = None
+        if parts.prologue and resident:
+            # The fill's A tiles are the statistics' chunks: this core's slice of the
+            # shared tile (the N group's cores each gather their rows' factors).
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn if t.shares_a else 1,
+                                     chunk=t.tk, resident=True)  # fmt: skip
+        elif self.in_k_loop:
+            # One N tile: the K loop loads each A tile once, and the statistics read
+            # it there (this core's slice of a shared tile), not in a loop of their own.
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn if t.shares_a else 1,
+                                     chunk=t.tk)  # fmt: skip
+        elif parts.prologue:
+            self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
+                                     matmul_dims(mm)[3], sn)  # fmt: skip
         self.lhs_mem = self.prologue.x_mem if self.prologue else self.memory_of(mm.lhs)
         # Per half, the B operand it streams: a pair's second half reads the second's.
         self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
@@ -253,7 +254,6 @@ class MatmulEmitter:
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
         a_tile = [1] * (self.lhs_rank - 2) + [rows, t.tk]
-        resident = t.variant is MatmulVariant.A_RESIDENT
         # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
         # Its slots are views of the one copy ([1, k_per, ..]): for
         # convert-dataflow-to-units it is one buffer written once per M tile and read
@@ -263,11 +263,20 @@ class MatmulEmitter:
         if resident:
             whole = b.alloc([1, t.k_per, *a_tile], lhs_el)
             self.a_block = b.emit(dataflow.SlotOp(whole, b.const(0))).results[0]
-        self.a_bufs = [] if resident else [b.alloc(a_tile, lhs_el) for _ in range(blocks)]
+        # (Resident under a prologue with a weight: the A tile x is loaded into before
+        # the fill scales it into the block.)
+        staged = not resident or (self.prologue is not None and self.prologue.w_tile is not None)
+        self.a_bufs = [b.alloc(a_tile, lhs_el) for _ in range(blocks)] if staged else []
         # The two corelets each take half of the tile's columns: their own B tile, f32
         # accumulator, epilogue and store, sharing the A tile.
         self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
                        for _ in range(t.halves)]  # fmt: skip
+        # A_RESIDENT's K steps per iteration, each with B tiles of its own.
+        self.b_steps = [self.b_bufs] if resident else []
+        for _ in range(1, resident_steps(t, shell.kernel.capacity)
+                       if resident else 1):  # fmt: skip
+            self.b_steps.append([b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
+                                 for _ in range(t.halves)])  # fmt: skip
         if t.variant is MatmulVariant.SPLIT_K:
             acc_shape = [sk, t.rows_per_core, t.th]
         else:
@@ -280,6 +289,18 @@ class MatmulEmitter:
                         for _ in range(blocks)] if t.shares_a else []  # fmt: skip
         self.epilogue = Epilogue(parts, t, b, shell.memory)
 
+    def stats_in_k_loop(self, rows: int) -> bool:
+        """Whether a prologue's statistics can read the K loop's A tiles: one N tile
+        per core (each A tile loaded once), no split-K (each core sees whole rows), and
+        the f32 copy of a tile's slice within the LX `prologue_bytes` kept for the
+        statistics' own chunks."""
+        t = self.t
+        sm, sn, sk = t.split
+        mine = rows // sn if t.shares_a else rows
+        return (t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
+                and t.n_per == 1 and sk == 1
+                and 4 * mine * t.tk <= 6 * rows * stats_columns(t.tk))  # fmt: skip
+
     def memory_of(self, value: SSAValue) -> SSAValue:
         p, memory = self.parts, self.shell.memory
         if value in p.resticked:
@@ -291,10 +312,12 @@ class MatmulEmitter:
         prefetches: B tiles, and A tiles in a K loop. (PLAIN's A tile is loaded once
         per M tile, after the `remui` of its address, which is not side-effect free
         for xDSL: that load is not prefetched.)"""
-        # (A_RESIDENT's A tiles are loaded at the M loop's level, into the block.)
-        in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
+        # (A_RESIDENT's A tiles are loaded at the M loop's level, into the block;
+        # under a prologue in the fill loop.)
+        in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED) or \
+            (self.t.variant is MatmulVariant.A_RESIDENT and self.prologue is not None)  # fmt: skip
         a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
-        return {*a_tiles, *self.b_bufs}
+        return {*a_tiles, *self.b_bufs, *(b for step in self.b_steps for b in step)}
 
     # --- the M loop and the variants --------------------------------------------------
 
@@ -309,20 +332,26 @@ class MatmulEmitter:
         n = len(self.batch_index)
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []
-        if self.prologue is not None:
+        if self.in_k_loop:
+            self.prologue.begin(lb)
+        elif self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
         """The N loop: its iv, body and the first column of each half tile."""
+        nj, nb = lb.loop(self.t.n_per)
+        return nj, nb, self.n_offsets(nb, nj)
+
+    def n_offsets(self, nb: BodyBuilder, nj: SSAValue) -> list[SSAValue]:
+        """The first column of each half tile of N tile `nj`."""
         t = self.t
-        nj, nb = lb.loop(t.n_per)
         if self.parts.second is not None:  # both halves: the same columns of two matmuls
             n0 = nb.add(nb.mul(self.cn, t.n_per * t.th), nb.mul(nj, t.th))
-            return nj, nb, [n0] * t.halves
+            return [n0] * t.halves
         n0 = nb.add(nb.mul(self.cn, t.n_per * t.tn), nb.mul(nj, t.tn))
-        return nj, nb, [nb.add(n0, h * t.th) for h in range(t.halves)]
+        return [nb.add(n0, h * t.th) for h in range(t.halves)]
 
     def emit_plain(self, lb: BodyBuilder) -> None:
         """One K step per output tile: the A tile is the same for every N tile of this
@@ -369,6 +398,9 @@ class MatmulEmitter:
         # then waits for its own B tile, not for the other corelet's too.
         self.gather_a(kb)
         self.load_b(kb, k0, n_half, range(1, t.halves))
+        if self.in_k_loop:
+            p = self.prologue
+            p.accumulate(kb, self.a_parts if p.share_n > 1 else self.a_bufs)
         return kk, kb
 
     def emit_k_loop(self, lb: BodyBuilder) -> None:
@@ -376,6 +408,8 @@ class MatmulEmitter:
         self.zero_accumulators(nb)
         _, kb = self.k_loop(nb, n_half)
         self.multiply(kb, self.a_in(kb, 0))
+        if self.in_k_loop:
+            self.prologue.end(nb, self.t.split[2])
         self.finish(nb, 0, n_half, load_inputs=True)
 
     def emit_row_blocked(self, lb: BodyBuilder) -> None:
@@ -395,6 +429,8 @@ class MatmulEmitter:
                               accumulate=True)  # fmt: skip
         for j in range(t.row_blocks if self.epilogue.inputs else 0):
             self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
+        if self.in_k_loop:
+            self.prologue.end(last, t.split[2])
         for j in range(t.row_blocks):
             for h in range(t.halves):
                 last.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
@@ -406,19 +442,60 @@ class MatmulEmitter:
         resident block (and completes it over the ring when shared); then each N tile's
         K loop streams only B tiles, reading A from the block."""
         t = self.t
-        assert self.a_block is not None and self.prologue is None
-        for step in range(t.k_per):  # unrolled: the block is written at the M loop's level
+        assert self.a_block is not None
+        if self.prologue is not None:
+            self.fill_with_prologue(lb)
+        for step in range(t.k_per if self.prologue is None else 0):
+            # unrolled: the block is written at the M loop's level
             k0 = lb.add(lb.mul(self.ck, t.k_per * t.tk), step * t.tk)
             slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
             self.load_a(lb, k0, slot)
             self.gather_a(lb, [slot])
-        _, nb, n_half = self.n_loop(lb)
-        self.zero_accumulators(nb)
-        kk, kb = nb.loop(t.k_per)
-        k0 = kb.add(kb.mul(self.ck, t.k_per * t.tk), kb.mul(kk, t.tk))
-        self.load_b(kb, k0, n_half)
-        self.multiply(kb, kb.emit(dataflow.SlotOp(self.a_block, kk)).results[0])
-        self.finish(nb, 0, n_half, load_inputs=True)
+        # One loop over the N tiles' K steps, `resident_steps` at a time (each step its
+        # own B tiles): its B loads open the body, so spyre-double-buffer prefetches the
+        # next steps' tiles, across N tiles too, and the PE arrays have that many steps'
+        # B tiles in LX while LPDDR5 takes an output tile's stores (an N loop around a
+        # K loop idles them for every tile's stores).
+        steps = len(self.b_steps)
+        groups = t.k_per // steps
+        ii, sb = lb.loop(t.n_per * groups)
+        nj = sb.div(ii, groups)
+        kg = sb.emit(arith.SubiOp(ii, sb.mul(nj, groups))).results[0]
+        n_half = self.n_offsets(sb, nj)
+        ks = [sb.add(sb.mul(kg, steps), u) for u in range(steps)]
+        for k, bufs in zip(ks, self.b_steps):
+            k0 = sb.add(sb.mul(self.ck, t.k_per * t.tk), sb.mul(k, t.tk))
+            self.load_b(sb, k0, n_half, bufs=bufs)
+        self.zero_accumulators(sb.when(kg, 0))
+        for k, bufs in zip(ks, self.b_steps):
+            self.multiply(sb, sb.emit(dataflow.SlotOp(self.a_block, k)).results[0], bufs)
+        self.finish(sb.when(kg, groups - 1), 0, n_half, load_inputs=True)
+
+    def fill_with_prologue(self, lb: BodyBuilder) -> None:
+        """A_RESIDENT's fill under a norm prologue, a loop over the M tile's K steps
+        (its loads open the body: spyre-double-buffer prefetches them): each A tile of
+        x is loaded once, added to the row statistics (this core's rows of it) and
+        scaled by the weight into its slot of the block (without a weight it is
+        loaded into the slot). The row factors follow the loop; the N loop reads the
+        block and applies them to each accumulator (`finish`)."""
+        t, p = self.t, self.prologue
+        assert p is not None and self.a_block is not None and t.split[2] == 1
+        p.begin(lb)
+        kk, fb = lb.loop(t.k_per)
+        k0 = fb.mul(kk, t.tk)
+        if self.a_bufs:  # loaded (and gathered) into the A tile, then scaled
+            self.load_a(fb, k0)
+            self.gather_a(fb)
+            staged = self.a_bufs[0]
+            slot = fb.emit(dataflow.SlotOp(self.a_block, kk)).results[0]
+        else:
+            slot = staged = fb.emit(dataflow.SlotOp(self.a_block, kk)).results[0]
+            self.load_a(fb, k0, slot)
+            self.gather_a(fb, [slot])
+        p.accumulate(fb, [self.a_parts[0] if p.share_n > 1 else staged])
+        if self.a_bufs:
+            p.scale_into(fb, staged, slot)
+        p.end(lb, t.split[2])
 
     # --- the steps the variants share -------------------------------------------------
 
@@ -452,7 +529,7 @@ class MatmulEmitter:
 
     def a_in(self, kb: BodyBuilder, j: int) -> SSAValue:
         """Row block j's A tile as the matmul reads it: scaled by the prologue, if any
-        (never with A_RESIDENT, which is not planned for a group with a prologue)."""
+        (a streamed A tile: A_RESIDENT scales each tile once, in its fill)."""
         a_tile = self.a_bufs[j]
         return self.prologue.scale(kb, j, a_tile) if self.prologue is not None else a_tile
 
@@ -462,21 +539,24 @@ class MatmulEmitter:
             kb.emit(dataflow.RingAllgatherOp(part, full, sn, sk))
 
     def load_b(self, kb: BodyBuilder, k0: SSAValue, n_half: list[SSAValue],
-               which: Sequence[int] | None = None) -> None:  # fmt: skip
+               which: Sequence[int] | None = None,
+               bufs: Sequence[SSAValue] | None = None) -> None:  # fmt: skip
         mm = self.parts.mm
         rhs_b = [x if s > 1 else kb.const(0) for x, s in zip(self.b_batch, spyre.shape_of(mm.rhs))]
         for h in range(self.t.halves) if which is None else which:
-            kb.emit(transposed_load(self.rhs_mems[h], [*rhs_b, k0, n_half[h]], self.b_bufs[h],
+            kb.emit(transposed_load(self.rhs_mems[h], [*rhs_b, k0, n_half[h]],
+                                    (bufs or self.b_bufs)[h],
                                     self.rhs_of[h] in self.parts.folded))  # fmt: skip
 
     def zero_accumulators(self, nb: BodyBuilder) -> None:
         for acc in [acc for row in self.block_accs for acc in row]:
             nb.compute_named("spyre.full", [], [acc], {"value": FloatAttr(0.0, Float64Type())})
 
-    def multiply(self, kb: BodyBuilder, a_tile: SSAValue) -> None:
+    def multiply(self, kb: BodyBuilder, a_tile: SSAValue,
+                 bufs: Sequence[SSAValue] | None = None) -> None:  # fmt: skip
         for h in range(self.t.halves):
-            kb.compute(self.parts.mm, [a_tile, self.b_bufs[h]], [self.block_accs[0][h]],
-                       accumulate=True)  # fmt: skip
+            kb.compute(self.parts.mm, [a_tile, (bufs or self.b_bufs)[h]],
+                       [self.block_accs[0][h]], accumulate=True)  # fmt: skip
 
     def finish(self, fb: BodyBuilder, j: int, n_half: list[SSAValue],
                load_inputs: bool = False) -> None:  # fmt: skip

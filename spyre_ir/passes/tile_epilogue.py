@@ -1,0 +1,84 @@
+"""The matmul kernel's epilogue hook (tile_matmul.py): the group's elementwise ops on
+the cast output tile, per row block and corelet half, with their own LX tiles and the
+loads of their inputs from LPDDR5 (a bias, a residual)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.ir import SSAValue
+
+from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.passes import row_model
+from spyre_ir.passes.matmul_tiling import MatmulTiling, MatmulVariant
+from spyre_ir.passes.tile_kernel import BodyBuilder, box_offsets
+
+if TYPE_CHECKING:
+    from spyre_ir.passes.tile_matmul import MatmulGroup
+
+
+class Epilogue:
+    """The epilogue hook: the group's elementwise ops on the cast output tile, per row
+    block and corelet half, with their own LX tiles and their inputs' loads."""
+
+    def __init__(self, parts: MatmulGroup, tiling: MatmulTiling, b: BodyBuilder,
+                 memory: dict[SSAValue, SSAValue]) -> None:  # fmt: skip
+        mm = parts.mm
+        rank = len(spyre.shape_of(mm.result))
+        self.ops = parts.epilogue
+        self.memory = memory
+        self.results = parts.results
+        # A pair's two halves are its two matmuls' tiles of the same output columns, which
+        # one epilogue combines: one set of tiles per row block, not one per half.
+        self.outs = 1 if parts.second else tiling.halves
+        if self.ops:
+            self.analysis = row_model.analyse(self.ops, parts.outputs, rank, whole_rows=False)
+        else:
+            self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
+                                                  {mm.result: tuple(range(rank))})  # fmt: skip
+        for result in self.results:
+            self.analysis.axes.setdefault(result, tuple(range(rank)))
+        self.inputs = list(dict.fromkeys(
+            operand for op in self.ops for operand in op.operands
+            if operand in memory and operand not in self.results))  # fmt: skip
+        """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
+        a restickify, whose result shares its tile: the load changes the layout)."""
+        self.extents = [1] * (rank - 2) + [tiling.rows_per_block, tiling.th]
+        values = list(dict.fromkeys([*self.results, *(o for op in self.ops for o in op.operands),
+                                     *(r for op in self.ops for r in op.results)]))  # fmt: skip
+        # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).
+        self.buffers: list[list[dict[SSAValue, SSAValue]]] = []
+        blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
+        for _ in range(blocks):
+            self.buffers.append([])
+            for _ in range(self.outs):
+                half: dict[SSAValue, SSAValue] = {}
+                for v in values:
+                    if isinstance(v.owner, spyre.RestickifyOp):
+                        half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+                    else:
+                        half[v] = b.alloc(self.analysis.tile_shape(v, self.extents),
+                                          spyre.element_of(v))  # fmt: skip
+                self.buffers[-1].append(half)
+
+    def output_tile(self, j: int, h: int) -> SSAValue:
+        """Where the cast puts row block j, half h of the matmul's result (of a pair:
+        half h is matmul h's tile)."""
+        if len(self.results) > 1:
+            return self.buffers[j][0][self.results[h]]
+        return self.buffers[j][h][self.results[0]]
+
+    def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
+        """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
+        for h, at in enumerate(row_offsets[: self.outs]):
+            for operand in self.inputs:
+                offsets = box_offsets(fb, operand, self.analysis.axes.get(operand, ()), at)
+                fb.emit(dataflow.LoadOp(self.memory[operand], offsets,
+                                        self.buffers[j][h][operand]))  # fmt: skip
+
+    def apply(self, fb: BodyBuilder, j: int, h: int) -> None:
+        tiles = self.buffers[j][h]
+        for op in self.ops:
+            if not isinstance(op, spyre.RestickifyOp):
+                fb.compute(op, [tiles[o] for o in op.operands], [tiles[r] for r in op.results])
