@@ -33,6 +33,7 @@ from card_tolerance import as_on_the_card, assert_card_close
 from torch._dynamo.backends.common import aot_autograd
 
 from spyre_ir.interp import dataflow as l2
+from spyre_ir.interp import dlfloat16
 from spyre_ir.interp import tensor as l1
 from spyre_ir.interp import units as l3
 from spyre_ir.lowering.fx_importer import import_graph
@@ -79,6 +80,12 @@ class Case:
     """With `exact`, False: the op computes 16-bit floats at f32 and rounds its result
     once, which the card does to DLFloat16, so L3 follows L1 and eager within
     `CARD_ROUNDING` only (f32 results stay exact)."""
+
+    floor_on_card: bool = False
+    """With `exact_on_card` False: the results are floors of quotients, which the card
+    (DLFloat16 steps where torch rounds every step to the 16-bit dtype) computes to a
+    DLFloat16 place or two and can put on the other side of an integer: L3 follows L1
+    and eager within one integer plus two DLFloat16 places (`assert_floors_close`)."""
 
     def tolerance(self, dtype: torch.dtype) -> float:
         return F32_TOL if dtype == F32 else self.tol
@@ -164,6 +171,15 @@ def _pow_special(x, y):
 def _div_modes(a, b):
     a = a * 10
     return torch.div(a, b, rounding_mode="trunc"), torch.div(a, 0.3, rounding_mode="trunc")
+
+
+def _div_floor(a, b):
+    """torch's fmod-based floor division (div_floor_floating_vec): by a tensor in the
+    16-bit dtype (every step rounded to it), by a Python scalar at f32; zeros, signed
+    zeros, division by zero, quotients up to about 1e5 (12 // 0.3 is 39 in bf16)."""
+    return (torch.div(a * 10, b, rounding_mode="floor"), (a * 1000) // b, a // 0.3,
+            torch.div(a, 1e-4, rounding_mode="floor"), (a * 0) // b, a // (b * 0),
+            (-a * 0) // b, torch.div(a * 100, b * 0.01, rounding_mode="floor"))  # fmt: skip
 
 
 def _tensor_constants(x):
@@ -262,10 +278,11 @@ CASES = [
     # of 100,000 elements, by experiment); the other exponents bit for bit
     Case("pow_special_f32", _pow_special, _alpha_inputs, ("aten.pow.Tensor_Scalar",),
          ("spyre.mul", "spyre.reciprocal", "spyre.sqrt"), (F32,), exact=False, tol=1e-6),
-    # trunc, f16 bit for bit; floor is torch's fmod algorithm (c10::div_floor_floating),
-    # not matched bit for bit: by a 16-bit tensor with each step rounded to 16 bits
+    # trunc, f16 bit for bit (floor: div_floor below)
     Case("div_modes", _div_modes, _alpha_inputs, ("aten.div.Tensor_mode",),
          ("spyre.floor", "spyre.sign"), (F16, F32), exact_on_card=False),
+    Case("div_floor", _div_floor, _alpha_inputs, ("aten.div.Tensor_mode",), ("spyre.floor",),
+         (F16, BF16, F32), exact_on_card=False, floor_on_card=True),
     Case("tensor_constants", _tensor_constants, lambda dt: (values((4, 70), dt, 18),),
          ("aten.lift_fresh_copy.default", "aten.slice_scatter.default"), ("spyre.scatter",),
          (F32, F16), exact_on_card=False),
@@ -444,6 +461,24 @@ def assert_near(got: Sequence[np.ndarray], want: Sequence[np.ndarray], tol: floa
                                        atol=tol, err_msg=f"{what}, output {i}")  # fmt: skip
 
 
+def assert_floors_close(got: Sequence[np.ndarray], want: Sequence[np.ndarray],
+                        dtype: torch.dtype, what: str) -> None:  # fmt: skip
+    """Within one integer plus two places of DLFloat16 (2**-9 each) and one of `dtype`
+    (the result's rounding), relative; every non-finite value equal (an infinity may be
+    DLFloat16's largest value of its sign: the card saturates)."""
+    place = 2 * 2.0**-9 + {F16: 2.0**-10, BF16: 2.0**-7, F32: 0.0}[dtype]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape and g.dtype == w.dtype, (what, i)
+        g64, w64 = g.astype(np.float64), w.astype(np.float64)
+        finite = np.isfinite(w64)
+        saturated, big = g64.copy(), np.abs(g64) >= dlfloat16.MAXIMUM
+        saturated[big] = np.copysign(np.inf, g64[big])
+        np.testing.assert_array_equal(saturated[~finite], w64[~finite], err_msg=f"{what}, {i}")
+        off = np.abs(g64[finite] - w64[finite])
+        allowed = 1.0 + place * np.abs(w64[finite])
+        assert bool((off <= allowed).all()), (what, i, float(off.max()))
+
+
 def lowered(case: Case, args: Sequence[torch.Tensor]):
     """The case's one graph, checked to reach the op's lowering."""
     graphs = capture(case.fn, args)
@@ -482,6 +517,9 @@ def test_card_matches_l2_l1_and_eager(case: Case, dtype: torch.dtype) -> None:
     if tol is None:
         assert_same(card, reference, "L3 against L1")
         assert_same(card, eager(case.fn, args), "L3 against eager")
+    elif case.floor_on_card:
+        assert_floors_close(card, reference, dtype, "L3 against L1")
+        assert_floors_close(card, eager(case.fn, args), dtype, "L3 against eager")
     else:
         assert_near(card, reference, tol, "L3 against L1", card=True)
         assert_near(card, eager(case.fn, args), tol, "L3 against eager", card=True)
