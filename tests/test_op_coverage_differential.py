@@ -36,6 +36,7 @@ from spyre_ir.interp import dataflow as l2
 from spyre_ir.interp import dlfloat16
 from spyre_ir.interp import tensor as l1
 from spyre_ir.interp import units as l3
+from spyre_ir.lowering.aten_constants import fold_fractional_aranges
 from spyre_ir.lowering.fx_importer import import_graph
 from spyre_ir.pipelines import lower_to_dataflow, lower_to_units
 from spyre_ir.runtime.backend import spyre_decompositions
@@ -182,6 +183,14 @@ def _div_floor(a, b):
             (-a * 0) // b, torch.div(a * 100, b * 0.01, rounding_mode="floor"))  # fmt: skip
 
 
+def _arange(x):
+    """Fractional bounds (torch.compile's decomposition computed them at f64, which
+    spyre does not have: compile error, or CPU; now constants of the graph, torch's
+    values); integer bounds in a float dtype (spyre.iota)."""
+    return (x + torch.arange(-1.5, 2.5, 0.05, dtype=x.dtype)[:70], x * torch.arange(0.5, 70.5),
+            torch.arange(1, 4.0, 0.0375)[:70].to(x.dtype) - x, x + torch.arange(70, dtype=x.dtype))  # fmt: skip
+
+
 def _tensor_constants(x):
     """Tensor constants of the graph (get_attr nodes: `_tensor_constant0`, ...), assigned
     and computed with."""
@@ -283,6 +292,9 @@ CASES = [
          ("spyre.floor", "spyre.sign"), (F16, F32), exact_on_card=False),
     Case("div_floor", _div_floor, _alpha_inputs, ("aten.div.Tensor_mode",), ("spyre.floor",),
          (F16, BF16, F32), exact_on_card=False, floor_on_card=True),
+    Case("arange", _arange, lambda dt: (values((3, 70), dt, 21),),
+         ("prims.iota.default", "aten.lift_fresh_copy.default"), ("spyre.iota",), (F32, F16, BF16),
+         exact_on_card=False),
     Case("tensor_constants", _tensor_constants, lambda dt: (values((4, 70), dt, 18),),
          ("aten.lift_fresh_copy.default", "aten.slice_scatter.default"), ("spyre.scatter",),
          (F32, F16), exact_on_card=False),
@@ -421,7 +433,12 @@ def capture(fn: Callable, args: Sequence[torch.Tensor]):
 
         return run
 
-    backend = aot_autograd(fw_compiler=compiler, decompositions=spyre_decompositions())
+    aot = aot_autograd(fw_compiler=compiler, decompositions=spyre_decompositions())
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        fold_fractional_aranges(gm)  # as the spyre backend does, before AOTAutograd
+        return aot(gm, example_inputs)
+
     torch._dynamo.reset()
     with torch.no_grad():
         torch.compile(fn, backend=backend, dynamic=False)(*[a.clone() for a in args])
