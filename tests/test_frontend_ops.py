@@ -123,6 +123,11 @@ def _max_min_pow(x, y):
             (x.abs() + 0.5) ** y)  # fmt: skip
 
 
+def _addcmul_addcdiv(x, y, p):
+    # the method form: torch.addcdiv with a value is rewritten by dynamo into div, mul, add
+    return torch.addcmul(x, y, p, value=0.5), x.addcdiv(y, p, value=-2.0), x.addcdiv(y, p)
+
+
 def _exp_log(x, p):
     return x.exp(), p.log(), p.sqrt(), p.rsqrt(), p.reciprocal(), p.log1p()
 
@@ -418,6 +423,9 @@ CASES: list[Case] = [
     Case("max_min_pow", _max_min_pow, lambda dt, s: (normal(ODD, dt, s), normal(ODD, dt, s + 1)),
          ("aten.maximum.default", "aten.minimum.default", "aten.pow.Tensor_Scalar",
           "aten.pow.Scalar", "aten.pow.Tensor_Tensor")),
+    Case("addcmul_addcdiv", _addcmul_addcdiv,
+         lambda dt, s: (normal(ODD, dt, s), normal(ODD, dt, s + 1), positive(ODD, dt, s + 2)),
+         ("aten.addcmul.default", "aten.addcdiv.default")),
     Case("exp_log_sqrt", _exp_log, lambda dt, s: (normal(ODD, dt, s), positive(ODD, dt, s + 1)),
          ("aten.exp.default", "aten.log.default", "aten.sqrt.default", "aten.rsqrt.default",
           "aten.reciprocal.default", "aten.log1p.default")),

@@ -58,7 +58,7 @@ from spyre_ir.lowering.aten_shapes import (  # noqa: F401
 from spyre_ir.lowering.aten_constants import *  # noqa: F403
 from spyre_ir.lowering.aten_constants import (  # noqa: F401
     _fill_value,
-    _integer_range,
+    _static_range,
     _iota,
 )
 # isort: on

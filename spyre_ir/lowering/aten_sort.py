@@ -21,6 +21,7 @@ from spyre_ir import shape_rules
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
 from spyre_ir.lowering.aten_lowerings import arg, lowers, promoted_dtype
+from spyre_ir.lowering.aten_remainder import div_floor
 from spyre_ir.lowering.fx_importer import Importer, meta_dtype, meta_type, tensor_type
 
 aten = torch.ops.aten
@@ -77,10 +78,14 @@ def lower_div_mode(imp: Importer, node: torch.fx.Node) -> SSAValue:
         # By a tensor they compute in 16 bits (trunc: of the 16-bit quotient, as below)
         a, b = (imp.cast(imp.scalar_or_tensor(imp.value(x), dtype, opmath=True), torch.float32)
                 for x in node.args[:2])  # fmt: skip
+        if mode == "floor":
+            return div_floor(imp, a, b, dtype, torch.float32)
         f32 = tensor_type(shape(out), torch.float32)
         return imp.cast(_float_rounded(imp, imp.emit(spyre.DivOp(a, b, f32)), mode), dtype)
     a = imp.as_tensor(imp.value(node.args[0]), dtype)
     b = imp.as_tensor(imp.value(node.args[1]), dtype)
+    if mode == "floor" and dtype.is_floating_point:
+        return div_floor(imp, a, b, dtype, dtype)  # torch's algorithm, in the dtype
     quotient = imp.emit(spyre.DivOp(a, b, out))
     if mode is None:
         return quotient

@@ -581,6 +581,8 @@ def spyre_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: A
     """
     from torch._dynamo.backends.common import aot_autograd
 
+    from spyre_ir.lowering.aten_constants import fold_fractional_aranges
+
     unknown = set(kwargs) - {"options", "mode"}
     if unknown:
         raise SpyreConfigError(f"spyre: unexpected backend arguments {sorted(unknown)}")
@@ -592,4 +594,5 @@ def spyre_backend(gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: A
         bw_compiler=_cpu_backward,
         decompositions=spyre_decompositions(),
     )
+    fold_fractional_aranges(gm)  # computed at f64 by torch, which the card has not
     return backend(gm, example_inputs)

@@ -258,13 +258,15 @@ def _functional_twin(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
 @functools.cache
 def _decompositions() -> dict[Any, Any]:
     """torch.compile's table, plus ops torch's composite kernels call on a backend that
-    Inductor keeps whole (e.g. math_native_layer_norm's addcmul)."""
+    Inductor keeps whole and spyre-ir does not lower (lerp.Tensor; addcmul, addcdiv and
+    lerp.Scalar have lowerings that compute as torch's kernels, the decompositions
+    round each step)."""
     from torch._decomp import get_decompositions
 
     from spyre_ir.runtime.backend import spyre_decompositions
 
     aten = torch.ops.aten
-    return {**spyre_decompositions(), **get_decompositions([aten.addcmul, aten.addcdiv, aten.lerp])}
+    return {**spyre_decompositions(), **get_decompositions([aten.lerp.Tensor])}
 
 
 def _build(op: torch._ops.OpOverload, flat: list[Any], spec: Any) -> _Kernel | str:
