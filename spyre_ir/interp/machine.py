@@ -117,6 +117,7 @@ class KernelMachine:
             scf.IfOp: self.if_,
             D.AllocLxOp: self.alloc_lx,
             D.SlotOp: self.slot,
+            D.PositionOp: self.position,
             # By base class: levels below may subclass these ops (see `handler`).
             D.LoadBase: self.load,
             D.StoreBase: self.store,
@@ -150,6 +151,8 @@ class KernelMachine:
             if i in tied:  # the input's buffer itself, updated in place
                 source = memories[1 + tied[i]]
                 memory = self._ddr(source.data, arg, True, label, in_place=True)
+                if memory.data is not source.data:  # copied in: it was no buffer
+                    self.interp.tied_copy_bytes += memory.data.nbytes
                 source.array = source.data = memory.data  # the input reads what is written
                 outputs.append(memory)
                 continue
@@ -323,6 +326,17 @@ class KernelMachine:
     def slot(self, op: D.SlotOp, operands: list) -> list:
         buffer, index = operands
         return [buffer.slot(index, buffer.shape[0])]
+
+    def position(self, op: D.PositionOp, operands: list) -> list:
+        """The runtime position the host patches in (`dataflow.position`), checked."""
+        memory: DdrMemory = operands[0]
+        j = self.uniform(operands[1], "position index")
+        value = int(np.asarray(memory.data).reshape(-1)[j])
+        bound, dim = op.bound.value.data, op.dim.value.data
+        low = -bound if op.wrap is not None else 0
+        if not low <= value < bound:
+            raise InterpreterError(f"index {value} is out of range for dim {dim} of size {bound}")
+        return [value + bound if value < 0 else value]
 
     def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> Box:
         if self.box_feed is not None:

@@ -107,6 +107,8 @@ class Slot:
     size: int
     device_dtype: np.dtype
     host_dtype: np.dtype
+    written: bool = False
+    """An input the compute writes in place (`recipe.slot ... written`)."""
 
     @classmethod
     def from_op(cls, op: R.SlotOp) -> Slot:
@@ -120,7 +122,8 @@ class Slot:
             raise LaunchError("invalid stick layout: " + "; ".join(problems))
         device, host = _DTYPES[element]
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
-                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host))  # fmt: skip
+                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host),
+                   op.written is not None)  # fmt: skip
 
     @property
     def array_dtype(self) -> np.dtype:
@@ -637,6 +640,7 @@ class PreparedRecipe:
                     store.write(self.card.memory, value)
                 else:
                     self._view(launch, slot)[:] = slot.stick_image(value, 0.0)
+            self._written_back(launch)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
                                                            time.perf_counter() - start))  # fmt: skip
             return result.report["simulated_us"] * 1e-6
@@ -644,17 +648,37 @@ class PreparedRecipe:
         return run
 
     def _read_input(self, launch: _Launch, slot: Slot) -> np.ndarray:
-        """Input `slot`'s values as the simulator takes them; a kept image's are read once."""
+        """Input `slot`'s values as the simulator takes them; a kept image's are read once.
+        A `written` slot's are a writable array inside one a trash element larger along
+        every dim (the buffer form the simulator writes a tied result into without a
+        copy, `DdrMemory.in_place`), so the compute writes its rows into them."""
         image = launch.bound.get(slot.name)
         if image is None:
-            return slot.read_image(self._view(launch, slot))
-        if image.values is None:
             values = slot.read_image(self._view(launch, slot))
-            if not values.flags.owndata:  # a view of the card's memory: the image's own copy
+            return _writable_buffer(values) if slot.written else values
+        if image.values is None or (slot.written and not image.values.flags.writeable):
+            values = (
+                slot.read_image(self._view(launch, slot)) if image.values is None else image.values
+            )
+            if slot.written:  # the kept values are this buffer from now on
+                values = _writable_buffer(values)
+            elif not values.flags.owndata:  # a view of the card's memory: the image's own copy
                 values = values.copy()
-            values.flags.writeable = False  # shared by every later launch
+                values.flags.writeable = False  # shared by every later launch
+            else:
+                values.flags.writeable = False
             image.values = values
         return image.values
+
+    def _written_back(self, launch: _Launch) -> None:
+        """After the compute: a kept image a program wrote in place holds the new values
+        (its `values`); its bytes on the card get them too, unless a row store of this
+        launch writes those rows there (the same rows, `row_store.RowStore`)."""
+        stored = {id(store.image) for store in launch.stores.values()}
+        for slot in self.inputs:
+            image = launch.bound.get(slot.name)
+            if slot.written and image is not None and id(image) not in stored:
+                self._view(launch, slot)[:] = slot.stick_image(image.values, image.pad)
 
     def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
         config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
@@ -688,6 +712,15 @@ class PreparedRecipe:
             return cost_model.host_transfer_s(nbytes, config)
 
         return run
+
+
+def _writable_buffer(values: np.ndarray) -> np.ndarray:
+    """`values` copied into the leading part of a zero array one larger along every dim
+    (the trash element a vectorised store sends overhanging elements to)."""
+    base = np.zeros([n + 1 for n in values.shape], values.dtype)
+    view = base[(*(slice(0, n) for n in values.shape), Ellipsis)]
+    view[...] = values
+    return view
 
 
 def _fetched_bytes(slot: Slot, fetch: Fetch) -> int:
