@@ -58,11 +58,13 @@ def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int) -> dataflow.
     row = tuple(1 if d == axis else n for d, n in enumerate(shape))
     buffer = b.alloc(row, spyre.element_of(source))
     j, lb = b.loop(count)
+    buffer.name_hint, j.name_hint = "row", "j"
     zeros = [lb.const(0)] * len(shape)
     lb.emit(dataflow.LoadOp(source_memory, [j if d == axis else z for d, z in enumerate(zeros)],
                             buffer))  # fmt: skip
     wrap = op.no_wrap is None
     position = lb.emit(dataflow.PositionOp(index_memory, j, axis, shape[axis], wrap)).results[0]
+    position.name_hint = "position"
     lb.emit(dataflow.StoreOp(buffer, out_memory,
                              [position if d == axis else z for d, z in enumerate(zeros)]))  # fmt: skip
     return kernel

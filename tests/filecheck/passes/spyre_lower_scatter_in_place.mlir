@@ -22,7 +22,7 @@
 // UNITS:         %w = core.program @store_rows_0 cores(1) (%cache, %pos, %0) {{{.*}}tied = array<i64: 0>
 // UNITS:           core.unit "ls" {
 // UNITS-NEXT:        scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
-// UNITS-NEXT:          ls.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] into %[[ROW:[0-9]+]]
+// UNITS-NEXT:          ls.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] into %[[ROW:[a-z0-9_]+]]
 // UNITS-NEXT:          %[[P:.*]] = dataflow.position %{{.*}}[%[[J]]] dim 2 bound 16 {wrap}
 // UNITS-NEXT:          ls.store %[[ROW]] into %{{.*}}[%{{.*}}, %{{.*}}, %[[P]], %{{.*}}]
 // UNITS-NOT:     spyre.scatter
