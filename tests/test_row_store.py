@@ -88,7 +88,7 @@ def test_the_kept_image_holds_the_written_cache(card) -> None:
 def test_rows_that_are_an_input_are_stored_in_place_too(card) -> None:
     """Rows passed in as they are (a graph input) are no row-store output: the write
     itself is the graph's result. spyre-lower-scatter stores it in place into the cache
-    argument (a row store between kernels), so its LPDDR5 bytes do not grow with the
+    argument (a row-store kernel tied to it), so its LPDDR5 bytes do not grow with the
     cache either, and the cache is eager's."""
     lpddr = {}
     for length in (16, 256):

@@ -330,13 +330,15 @@ class KernelMachine:
     def position(self, op: D.PositionOp, operands: list) -> list:
         """The runtime position the host patches in (`dataflow.position`), checked."""
         memory: DdrMemory = operands[0]
-        j = self.uniform(operands[1], "position index")
-        value = int(np.asarray(memory.data).reshape(-1)[j])
+        values = np.asarray(memory.data).reshape(-1)[np.asarray(operands[1])].astype(np.int64)
         bound, dim = op.bound.value.data, op.dim.value.data
         low = -bound if op.wrap is not None else 0
-        if not low <= value < bound:
-            raise InterpreterError(f"index {value} is out of range for dim {dim} of size {bound}")
-        return [value + bound if value < 0 else value]
+        bad = values[(values < low) | (values >= bound)]
+        if bad.size:
+            raise InterpreterError(
+                f"index {int(bad.flat[0])} is out of range for dim {dim} of size {bound}"
+            )
+        return [np.where(values < 0, values + bound, values)]
 
     def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> Box:
         if self.box_feed is not None:

@@ -3,10 +3,11 @@ spyre-lower-scatter left between the kernels) becomes a kernel of its own that s
 only the new rows into the cache's buffer, at runtime positions.
 
 For `spyre.scatter %dest[%indices], %source dim = d {in_place}` with n positions, the
-kernel `@store_rows_<k>` (one core) takes (dest, indices, source) and gives one result
+kernel `@store_rows_<k>` (on min(n, cores) cores: a decode step's one row on one, a
+prefill's rows dealt round the cores) takes (dest, indices, source) and gives one result
 tied to dest (`tied = [0]`: the result is dest's buffer, written in place), and does
 
-    for j in [0, n):
+    for j in the core's rows:
         load source[.., j, ..]                 (the j-th row: a box of extent 1 along d)
         p = dataflow.position indices[j]       (a runtime scalar, patched at launch)
         store it into dest[.., p, ..]          (base + p * stride along d)
@@ -36,7 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
-from spyre_ir.passes.tile_kernel import BodyBuilder
+from spyre_ir.passes.tile_kernel import BodyBuilder, hoist_definitions
 
 
 def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int) -> dataflow.KernelOp:
@@ -44,21 +45,26 @@ def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int) -> dataflow.
     dest, indices, source = op.dest, op.indices, op.source
     shape, axis = spyre.shape_of(dest), op.axis
     count = spyre.shape_of(indices)[0]
+    cores = max(1, min(count, card_of(op).cores))
     in_types = [dest.type, indices.type, source.type]
     block = dataflow.new_kernel_block(in_types, [dest.type])
     kernel = dataflow.KernelOp(
-        name, 1, [dest, indices, source], [dest.type], Region(block),
+        name, cores, [dest, indices, source], [dest.type], Region(block),
         {"lx_capacity": IntegerAttr(lx_bytes, i64), "tied": dataflow.dense([0])},
     )  # fmt: skip
     kernel.location = op.location
     block.add_op(dataflow.EndOp())
     top = Builder(InsertPoint.before(block.last_op))
     b = BodyBuilder(top, top)
-    _, _, index_memory, source_memory, out_memory = block.args
+    core, _, index_memory, source_memory, out_memory = block.args
     row = tuple(1 if d == axis else n for d, n in enumerate(shape))
     buffer = b.alloc(row, spyre.element_of(source))
-    j, lb = b.loop(count)
-    buffer.name_hint, j.name_hint = "row", "j"
+    step, lb = b.loop(-(-count // cores))
+    # core c stores rows c, c + cores, ..; a core past the last row wraps round to an
+    # early one and stores the same row again (same values), so every core runs the
+    # same trip count
+    j = lb.rem(lb.add(lb.mul(step, cores), core), count)
+    buffer.name_hint, step.name_hint, j.name_hint = "row", "step", "j"
     zeros = [lb.const(0)] * len(shape)
     lb.emit(dataflow.LoadOp(source_memory, [j if d == axis else z for d, z in enumerate(zeros)],
                             buffer))  # fmt: skip
@@ -67,6 +73,7 @@ def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int) -> dataflow.
     position.name_hint = "position"
     lb.emit(dataflow.StoreOp(buffer, out_memory,
                              [position if d == axis else z for d, z in enumerate(zeros)]))  # fmt: skip
+    hoist_definitions(kernel)  # the constants made inside the loop, before it
     return kernel
 
 

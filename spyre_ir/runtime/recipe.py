@@ -214,7 +214,9 @@ class StickImage:
     values: np.ndarray | None = None
     """The image read back as the simulator takes it (read-only), kept from the first
     launch that reads it: the block is written once (staged, or left by the launch that
-    made it) and only read afterwards, so later launches skip decoding it again."""
+    made it) and only read afterwards, so later launches skip decoding it again. Bound
+    to a `written` slot it is the writable buffer the compute stores rows into (its
+    bytes on the card are brought up to date after the compute, `_written_back`)."""
 
     @classmethod
     def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:

@@ -8,8 +8,8 @@ one-hot select that writes the whole cache out again (``spyre-lower-scatter``). 
 - at compile time (:func:`rows_graph`), the partition graph given to the compiler returns
   ``rows`` in that output's place, so the kernel stores only the new rows; a use of the
   written cache inside the graph (attention reading it) keeps the write, which
-  ``spyre-lower-scatter`` stores in place into the cache argument (a row store between
-  the kernels, spyre_ir/sim/row_store.py) when nothing else reads the cache;
+  ``spyre-lower-scatter`` stores in place into the cache argument (a row-store kernel
+  tied to it, spyre_ir/passes/row_store_kernel.py) when nothing else reads the cache;
 - at launch (:class:`RowStore`), the positions are computed on the host from the
   partition's integer inputs (as addresses are patched), and the store of that output
   lands in the cache input's own stick image at those rows: the cache's block is the

@@ -21,7 +21,8 @@
 // UNITS:         core.program @rows_0
 // UNITS:         %w = core.program @store_rows_0 cores(1) (%cache, %pos, %0) {{{.*}}tied = array<i64: 0>
 // UNITS:           core.unit "ls" {
-// UNITS-NEXT:        scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// UNITS-NEXT:        scf.for %step = %{{.*}} to %{{.*}} step
+// UNITS:                 %[[J:.*]] = arith.remui
 // UNITS-NEXT:          ls.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] into %[[ROW:[a-z0-9_]+]]
 // UNITS-NEXT:          %[[P:.*]] = dataflow.position %{{.*}}[%[[J]]] dim 2 bound 16 {wrap}
 // UNITS-NEXT:          ls.store %[[ROW]] into %{{.*}}[%{{.*}}, %{{.*}}, %[[P]], %{{.*}}]
