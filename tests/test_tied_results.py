@@ -229,3 +229,25 @@ def test_a_row_store_position_out_of_range_is_a_located_error(position) -> None:
     with pytest.raises(InterpreterError, match=rf"test.mlir:3:3: 'dataflow.position' \(program "
                        rf"@store_rows_0\): index {position} is out of range for dim 2"):  # fmt: skip
         simulate(in_place, args)
+
+
+def test_a_no_wrap_row_store_refuses_a_negative_position() -> None:
+    """index_copy's scatter (`no_wrap`): a negative position is out of range for the
+    row-store kernel's `dataflow.position` (no `wrap`), as for the L1 interpreter."""
+    from spyre_ir.interp import tensor as l1
+    from spyre_ir.interp.tensor import InterpreterError
+
+    text = DECODE.replace("%x dim = 2 :", "%x dim = 2 {no_wrap} :")
+    args = random_args(text, seed=6, index_bound=64)
+    args[1] = np.array([5, -3], dtype=args[1].dtype)
+    module = lower(text, TO_UNITS)
+    (store,) = _row_store_programs(module)
+    (position,) = [op for op in store.walk() if isinstance(op, D.PositionOp)]
+    assert position.wrap is None
+    with pytest.raises(InterpreterError, match="index -3 is out of range for dim 2 of size 64"):
+        simulate(module, args)
+    with pytest.raises(InterpreterError, match="index -3 is out of range for dim 2 of size 64"):
+        l1.run_module(lower(text, "canonicalize"), args)
+    args[1] = np.array([5, 61], dtype=args[1].dtype)  # the same rows, counted from 0
+    want = simulate(lower(DECODE, TO_UNITS), [*args[:1], np.array([5, -3]), *args[2:]])
+    np.testing.assert_array_equal(simulate(module, args).outputs[0], want.outputs[0])
