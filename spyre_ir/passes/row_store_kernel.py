@@ -36,16 +36,18 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.hardware import card_of
+from spyre_ir.hardware import DEFAULT_CONFIG, card_of
 from spyre_ir.passes.tile_kernel import BodyBuilder, hoist_definitions
 
 
-def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int) -> dataflow.KernelOp:
-    """The kernel storing `op`'s source rows into its dest in place (module docstring)."""
+def row_store_kernel(op: spyre.ScatterOp, name: str, lx_bytes: int,
+                     cores: int) -> dataflow.KernelOp:  # fmt: skip
+    """The kernel storing `op`'s source rows into its dest in place (module docstring),
+    on at most `cores` cores."""
     dest, indices, source = op.dest, op.indices, op.source
     shape, axis = spyre.shape_of(dest), op.axis
     count = spyre.shape_of(indices)[0]
-    cores = max(1, min(count, card_of(op).cores))
+    cores = max(1, min(count, cores))
     in_types = [dest.type, indices.type, source.type]
     block = dataflow.new_kernel_block(in_types, [dest.type])
     kernel = dataflow.KernelOp(
@@ -84,12 +86,16 @@ class SpyreRowStoreKernels(ModulePass):
 
     name = "spyre-row-store-kernels"
 
+    cores: int = DEFAULT_CONFIG.cores
+    """Most cores a kernel runs on (at most the module's card's)."""
     lx_bytes: int = 0
-    """LX per core the kernels are built for (0: the module's card)."""
+    """LX per core the kernels are built for (0: the module's card's)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lx_bytes = self.lx_bytes or card_of(op).lx_bytes
+        card = card_of(op)
+        cores = min(self.cores, card.cores)
+        lx_bytes = self.lx_bytes or card.lx_bytes
         scatters = [o for o in op.walk() if isinstance(o, spyre.ScatterOp) and o.in_place]
         for k, scatter in enumerate(scatters):
-            kernel = row_store_kernel(scatter, f"store_rows_{k}", lx_bytes)
+            kernel = row_store_kernel(scatter, f"store_rows_{k}", lx_bytes, cores)
             Rewriter.replace_op(scatter, kernel)
