@@ -61,6 +61,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-fuse",
         "spyre-partition-cores",
         "spyre-tile",
+        "spyre-row-store-kernels",
         "spyre-double-buffer",
         "spyre-allocate-scratchpad",
     )),

@@ -42,7 +42,7 @@ COST_CLASSES: dict[str, tuple[Unit, str]] = {
     "one-hot-matmul": (
         "ls",
         "the selects and matmuls spyre-lower-scatter rewrites it to; "
-        "a scatter it leaves in place: sim/row_store.py (device_copy_s)",
+        "a scatter it leaves in place: a row-store kernel (passes/row_store_kernel.py: ls loads and stores)",
     ),
 }
 """Cost class -> (the unit whose ops it times, the formula: a function of cost_model

@@ -134,6 +134,12 @@ def _partition_cores() -> type[ModulePass]:
     return SpyrePartitionCores
 
 
+def _row_store_kernels() -> type[ModulePass]:
+    from spyre_ir.passes.row_store_kernel import SpyreRowStoreKernels
+
+    return SpyreRowStoreKernels
+
+
 def _tile() -> type[ModulePass]:
     from spyre_ir.passes.tile import SpyreTile
 
@@ -246,6 +252,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "spyre-fuse": _fuse,
     "spyre-partition-cores": _partition_cores,
     "spyre-tile": _tile,
+    "spyre-row-store-kernels": _row_store_kernels,
     "spyre-decompose": _decompose,
     "spyre-decompose-long-rows": _decompose_long_rows,
     "spyre-stickify": _stickify,

@@ -7,10 +7,12 @@ LPDDR5 bytes do not grow with the cache, and the cache's block is the same at ev
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from spyre_ir.runtime import telemetry
@@ -86,7 +88,7 @@ def test_the_kept_image_holds_the_written_cache(card) -> None:
 def test_rows_that_are_an_input_are_stored_in_place_too(card) -> None:
     """Rows passed in as they are (a graph input) are no row-store output: the write
     itself is the graph's result. spyre-lower-scatter stores it in place into the cache
-    argument (a row store between kernels), so its LPDDR5 bytes do not grow with the
+    argument (a row-store kernel tied to it), so its LPDDR5 bytes do not grow with the
     cache either, and the cache is eager's."""
     lpddr = {}
     for length in (16, 256):
@@ -333,3 +335,76 @@ def test_the_position_wrap_is_left_to_the_row_store(card) -> None:
     assert _launches(_write_as_is, (3, 9)) == [["store_rows_0"]] * 2
     names = _launches(_put_as_is, (-3, 4))
     assert all(launch[-1] == "store_rows_0" for launch in names), names
+
+
+def _eager_error(fn, length: int, position: int) -> str:
+    cache = torch.zeros(1, HEADS, length, DIM, dtype=torch.float16)
+    x = torch.ones(1, HEADS, 1, DIM, dtype=torch.float16)
+    try:
+        fn(cache, torch.tensor([position]), x)
+    except IndexError as error:
+        return str(error)
+    raise AssertionError(f"eager accepts position {position}")
+
+
+@pytest.mark.parametrize("fn", [_write_doubled, _write_as_is, _put_as_is])
+@pytest.mark.parametrize("position", [-1, 16, -17])
+def test_a_position_eager_refuses_raises_on_the_card(card, fn, position) -> None:
+    """index_copy_ refuses a negative position and any position past the cache, as
+    eager does (index_put counts -1 from the end, so only 16 and -17 are refused there):
+    the compiled call raises eager's IndexError, on the host-stored rows (`x * 2`) and on
+    the row-store kernel (the rows an input), and a good position after it still works."""
+    if fn is _put_as_is and position == -1:
+        return  # a position index_put accepts: test_the_position_wrap_is_left_to_the_row_store
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="spyre")
+    cache = torch.zeros(1, HEADS, 16, DIM, dtype=torch.float16)
+    x = torch.ones(1, HEADS, 1, DIM, dtype=torch.float16)
+    want = _eager_error(fn, 16, position)
+    with pytest.raises(IndexError, match=re.escape(want.split(": ")[-1])):
+        compiled(cache, torch.tensor([position]), x)
+    compiled(cache, torch.tensor([3]), x)
+    expected = torch.zeros_like(cache)
+    fn(expected, torch.tensor([3]), x)
+    assert np.array_equal(cache.numpy(), as_on_the_card(expected.numpy()))
+    torch._dynamo.reset()
+
+
+def _decode_steps(length: int, steps: int = 3):
+    """`steps` compiled decode steps at positions 3, 4, ..: the outputs, the caches, and
+    each launch's report."""
+    torch._dynamo.reset()
+    gen = torch.Generator().manual_seed(length)
+    weights = [torch.randn(HEADS * D64, HEADS * D64, generator=gen).half() * 0.1 for _ in range(3)]
+    ck = torch.randn(1, HEADS, length, D64, generator=gen).half()
+    cv = torch.randn(1, HEADS, length, D64, generator=gen).half()
+    compiled = torch.compile(_decode_step, backend="spyre", dynamic=False)
+    outs = []
+    with telemetry.recording() as rec:
+        for step in range(steps):
+            x = torch.randn(1, 1, HEADS * D64, generator=gen).half()
+            outs.append(compiled(ck, cv, torch.tensor([3 + step]), x, *weights))
+    torch._dynamo.reset()
+    return outs, (ck, cv), [launch.report for launch in rec.launches]
+
+
+def test_a_decode_step_writes_the_kept_caches_without_copying_them(card, tmp_path) -> None:
+    """The caches' slots are `written` (a row-store kernel's result is tied to them), so
+    each launch hands the kept caches' buffers to the simulator, which stores the new rows
+    into them: no byte of a cache is copied in (the report's tied_copy_bytes). Without the
+    tie in the recipe each launch copies both caches in (DLFloat16 codes, 2 bytes an
+    element, as a card launch hands them to the simulator); the outputs and caches are the same bits over several steps."""
+    from spyre_ir.dialects import recipe as R
+
+    length = 64
+    outs, caches, reports = _decode_steps(length)
+    assert [r["tied_copy_bytes"] for r in reports] == [0, 0, 0]
+    card.setattr(R, "written_inputs", lambda entry: set())
+    card.setenv("SPYRE_CACHE_DIR", str(tmp_path / "untied"))  # compiled anew
+    untied_outs, untied_caches, untied = _decode_steps(length)
+    cache_bytes = 2 * HEADS * length * D64 * 2  # both caches, as the simulator holds them
+    assert [r["tied_copy_bytes"] for r in untied] == [cache_bytes] * 3
+    assert all(torch.equal(a, b) for a, b in zip(outs, untied_outs))
+    assert all(torch.equal(a, b) for a, b in zip(caches, untied_caches))
+    # the step's card work is the same: the tie saves host copies, not LPDDR5 traffic
+    assert [r["lpddr_bytes"] for r in reports] == [r["lpddr_bytes"] for r in untied]

@@ -9,7 +9,7 @@ import pytest
 from test_sim_engine import TO_UNITS, lower, random_args
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.dialects import core
+from spyre_ir.dialects import core, spyre
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.interp.dataflow import run_module
 from spyre_ir.sim.engine import simulate
@@ -158,18 +158,28 @@ func.func @main(%cache: tensor<1x2x64x64xf16>, %pos: tensor<2xi64>, %x: tensor<1
 """
 
 
+def _row_store_programs(module) -> list:
+    return [p for p in _programs(module) if p.sym_name.data.startswith("store_rows")]
+
+
 def test_an_in_place_scatter_gives_the_one_hot_results_for_fewer_bytes() -> None:
-    """spyre-lower-scatter's row store (a scatter into an unread argument, stored in
-    place between kernels, spyre_ir/sim/row_store.py) against its one-hot lowering:
-    the same bits, and the bytes of the written rows instead of the cache's images; a
-    negative position counts from the end, as in the one-hot form."""
+    """spyre-lower-scatter's row store (a scatter into an unread argument, a kernel of
+    its own tied to the cache, spyre_ir/passes/row_store_kernel.py) against its one-hot
+    lowering: the same bits, and the bytes of the written rows instead of the cache's
+    images; a negative position counts from the end, as in the one-hot form. The L2
+    interpreter gives the simulator's bits."""
     args = random_args(DECODE, seed=6, index_bound=64)
     args[1] = np.array([5, -3], dtype=args[1].dtype)
     one_hot = lower(DECODE, "spyre-lower-scatter{in-place=false}," + TO_UNITS)
     in_place = lower(DECODE, TO_UNITS)
-    assert any(getattr(op, "in_place", None) is not None for op in in_place.walk())
+    (store,) = _row_store_programs(in_place)
+    assert store.tied_inputs() == {0: 0}  # its result is the cache argument's buffer
+    assert any(isinstance(op, D.PositionOp) for op in store.walk())
+    assert not any(isinstance(op, spyre.ScatterOp) for op in in_place.walk())
     want, got = simulate(one_hot, args), simulate(in_place, args)
     np.testing.assert_array_equal(got.outputs[0], want.outputs[0])
+    l2 = run_module(lower(DECODE, "spyre-to-dataflow"), args, halves="dlfloat16")
+    np.testing.assert_array_equal(l2[0], got.outputs[0])
     stores = [k for k in got.report["kernels"] if k["name"].startswith("store_rows")]
     # hand-computed: the 2 x 2 new rows, one 128-byte stick each, read and written once
     assert [k["lpddr_bytes"] for k in stores] == [2 * 4 * 128]
@@ -179,40 +189,65 @@ def test_an_in_place_scatter_gives_the_one_hot_results_for_fewer_bytes() -> None
 
 
 def test_a_row_store_is_in_the_trace_where_it_ran() -> None:
-    """The row store is a slice of the card's track among the programs, in the order
-    the report lists them, and its own process with the LS unit's LPDDR5 write busy."""
+    """The row store is a program of the card's track, in the order the report lists
+    them, whose LS unit loads the rows and writes them to LPDDR5 (a store per row)."""
     args = random_args(DECODE, seed=6, index_bound=64)
     result = simulate(lower(DECODE, TO_UNITS), args, trace=True)
     events = result.trace["traceEvents"]
     card = [e for e in events if e["ph"] == "X" and e["pid"] == 0]
     kernels = result.report["kernels"]
     assert [e["args"]["name"] for e in card] == [k["name"] for k in kernels]
-    (store,) = [e for e in card if e["cat"] == "row_store"]
+    (store,) = [e for e in card if e["name"] == "@store_rows_0"]
     # the rows are an input: stored first, then the attention program reads the cache
-    assert store["name"] == "store_rows_0" and card.index(store) == 0 and len(card) > 1
-    # the launches follow one another on the card's track
+    assert store["cat"] == "program" and card.index(store) == 0 and len(card) > 1
     for before, after in zip(card, card[1:]):
         assert after["ts"] == pytest.approx(before["ts"] + before["dur"])
     (kernel,) = [k for k in kernels if k["name"] == "store_rows_0"]
     assert store["dur"] == pytest.approx(kernel["simulated_us"])
     names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
-    pid = next(p for p, n in names.items() if n.startswith("store_rows_0"))
-    (write,) = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+    pid = next(p for p, n in names.items() if n.startswith("@store_rows_0"))
     threads = {e["tid"]: e["args"]["name"] for e in events
                if e["name"] == "thread_name" and e["pid"] == pid}  # fmt: skip
-    assert threads[write["tid"]] == "ls lpddr write"
-    assert (write["ts"], write["dur"]) == (store["ts"], store["dur"])
-    assert write["args"]["lpddr_bytes"] == kernel["lpddr_bytes"] == 2 * 4 * 128
+    work = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+    # the 2 positions on 2 cores: core 0 (the trace's) loads and stores one row
+    assert names[pid] == "@store_rows_0 (2 cores)"
+    writes = [e for e in work if threads[e["tid"]] == "ls lpddr write"]
+    assert [e["name"] for e in writes] == ["ls.store"]
+    assert sum(e["name"] == "ls.load" for e in work) == 1
+    assert kernel["lpddr_bytes"] == 2 * 4 * 128
 
 
 @pytest.mark.parametrize("position", [64, -65])
 def test_a_row_store_position_out_of_range_is_a_located_error(position) -> None:
     """A position past dest's size along the dim (either end) stops the row store with
     the scatter's location and the L1 interpreter's message, as the one-hot form would."""
-    from spyre_ir.sim.engine import SimulationError
+    from spyre_ir.interp.tensor import InterpreterError
 
     args = random_args(DECODE, seed=6, index_bound=64)
     args[1] = np.array([5, position], dtype=args[1].dtype)
     in_place = lower(DECODE, TO_UNITS)
-    with pytest.raises(SimulationError, match=rf"spyre.scatter.*index {position} is out of range"):
+    with pytest.raises(InterpreterError, match=rf"test.mlir:3:3: 'dataflow.position' \(program "
+                       rf"@store_rows_0\): index {position} is out of range for dim 2"):  # fmt: skip
         simulate(in_place, args)
+
+
+def test_a_no_wrap_row_store_refuses_a_negative_position() -> None:
+    """index_copy's scatter (`no_wrap`): a negative position is out of range for the
+    row-store kernel's `dataflow.position` (no `wrap`), as for the L1 interpreter."""
+    from spyre_ir.interp import tensor as l1
+    from spyre_ir.interp.tensor import InterpreterError
+
+    text = DECODE.replace("%x dim = 2 :", "%x dim = 2 {no_wrap} :")
+    args = random_args(text, seed=6, index_bound=64)
+    args[1] = np.array([5, -3], dtype=args[1].dtype)
+    module = lower(text, TO_UNITS)
+    (store,) = _row_store_programs(module)
+    (position,) = [op for op in store.walk() if isinstance(op, D.PositionOp)]
+    assert position.wrap is None
+    with pytest.raises(InterpreterError, match="index -3 is out of range for dim 2 of size 64"):
+        simulate(module, args)
+    with pytest.raises(InterpreterError, match="index -3 is out of range for dim 2 of size 64"):
+        l1.run_module(lower(text, "canonicalize"), args)
+    args[1] = np.array([5, 61], dtype=args[1].dtype)  # the same rows, counted from 0
+    want = simulate(lower(DECODE, TO_UNITS), [*args[:1], np.array([5, -3]), *args[2:]])
+    np.testing.assert_array_equal(simulate(module, args).outputs[0], want.outputs[0])

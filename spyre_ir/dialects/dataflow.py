@@ -856,6 +856,56 @@ class ComputeOp(ComputeBase):
     name = "dataflow.compute"
 
 
+@irdl_op_definition
+class PositionOp(IRDLOperation):
+    """A runtime scalar: element `index` of the 1-D integer input memory `source` (the
+    positions of a KV cache write), as an index for the offsets of later moves. The host
+    reads it when it patches the launch's addresses and writes it into the program's
+    scalar table, so no unit loads it: the LS unit adds it to a store's address, which
+    then lands at `base + position * stride` of the destination. A position outside
+    `[0, bound)` is an error (the launch stops), except that with `wrap` one in
+    `[-bound, 0)` counts from the end (index_put's rule; index_copy's refuses it).
+    `dim` (of the destination) is for the message."""
+
+    name = "dataflow.position"
+    source = operand_def(DdrType)
+    index = operand_def(IndexType)
+    dim = prop_def(IntegerAttr[I64])
+    bound = prop_def(IntegerAttr[I64])
+    wrap = opt_prop_def(UnitAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source `[` $index `]` `dim` $dim `bound` $bound attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue, index: SSAValue, dim: int, bound: int, wrap: bool):
+        props: dict[str, Attribute] = {
+            "dim": IntegerAttr(dim, i64),
+            "bound": IntegerAttr(bound, i64),
+        }
+        if wrap:
+            props["wrap"] = UnitAttr()
+        super().__init__(operands=[source, index], result_types=[IndexType()], properties=props)
+
+    def verify_(self) -> None:
+        memory = self.source.type
+        assert isinstance(memory, DdrType)
+        if len(memory.get_shape()) != 1 or element_type_name(memory.element_type) not in (
+            "i32",
+            "i64",
+        ):
+            raise VerifyException(f"'{self.name}': positions come from a 1-D i32 or i64 memory")
+        if self.bound.value.data < 1:
+            raise VerifyException(f"'{self.name}': bound must be >= 1")
+        kernel = parent_kernel(self)
+        if kernel is None:
+            raise VerifyException(f"'{self.name}' must be inside a dataflow.kernel")
+        if self.source not in kernel.input_memories:
+            raise VerifyException(
+                f"'{self.name}': the host patches positions of a program input only"
+            )
+
+
 def ring_group_check(op: Operation, size: int, stride: int) -> None:
     """A ring group is `size` cores `stride` apart; the groups must tile the kernel."""
     kernel = parent_kernel(op)
@@ -943,7 +993,7 @@ class RingAllgatherOp(RingAllgatherBase):
 
 DATAFLOW_OPS = (
     GroupOp, YieldOp, KernelOp, EndOp, AllocLxOp, SlotOp, LoadOp, StoreOp, GatherOp,
-    ScatterOp, ComputeOp,
+    ScatterOp, ComputeOp, PositionOp,
     RingAllreduceOp, RingAllgatherOp,
 )  # fmt: skip
 

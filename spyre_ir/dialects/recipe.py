@@ -27,6 +27,10 @@ and one `recipe.plan` that says how the host runs it:
   ways out: `recipe.transfer "d2h"` (to the host, unstickified there) or
   `recipe.restickify` (to a row-major device array).
 * `recipe.compute` launches the entry function once.
+* An input slot marked `written` is a block the compute writes in place: a program of
+  the entry has its result tied to that argument (`tied` on `core.program`, a KV cache's
+  row store). A launch hands the slot's block (and the values it holds) to the compute
+  as they are, which writes the rows into them, instead of giving it a copy.
 
 The `hash` is the SHA-256 of the artifact text with the hash itself blanked
 (`spyre_ir.runtime.artifact.content_hash`), so a damaged artifact is detected on load.
@@ -49,6 +53,7 @@ from xdsl.dialects.builtin import (
     SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.func import FuncOp
@@ -112,19 +117,25 @@ class SlotOp(IRDLOperation):
     index = prop_def(IntegerAttr[I64])
     slot_type = prop_def(TensorType)
     size = prop_def(IntegerAttr[I64])
+    written = opt_prop_def(UnitAttr)
+    """An input the compute writes in place (see the module docstring)."""
     traits = lazy_traits_def(lambda: (HasParent(PlanOp),))
-    assembly_format = "$sym_name $role $index `:` $slot_type `size` $size attr-dict"
+    assembly_format = (
+        "$sym_name $role $index `:` $slot_type `size` $size (`written` $written^)? attr-dict"
+    )
 
-    def __init__(self, name: str, role: str, index: int, slot_type: TensorType):
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "role": StringAttr(role),
-                "index": IntegerAttr(index, i64),
-                "slot_type": slot_type,
-                "size": IntegerAttr(device_size_bytes(slot_layout(slot_type)), i64),
-            }
-        )
+    def __init__(self, name: str, role: str, index: int, slot_type: TensorType,
+                 written: bool = False):  # fmt: skip
+        props = {
+            "sym_name": StringAttr(name),
+            "role": StringAttr(role),
+            "index": IntegerAttr(index, i64),
+            "slot_type": slot_type,
+            "size": IntegerAttr(device_size_bytes(slot_layout(slot_type)), i64),
+        }
+        if written:
+            props["written"] = UnitAttr()
+        super().__init__(properties=props)
 
     def verify_(self) -> None:
         where = f"'{self.name}' @{self.sym_name.data}"
@@ -134,6 +145,8 @@ class SlotOp(IRDLOperation):
             )
         if self.index.value.data < 0:
             raise VerifyException(f"{where}: index must be >= 0")
+        if self.written is not None and self.role.data != "input":
+            raise VerifyException(f"{where}: only an input slot is written in place")
         if any(d < 0 for d in self.slot_type.get_shape()):
             raise VerifyException(f"{where}: a slot needs a static shape")
         try:
@@ -340,6 +353,28 @@ class PlanOp(IRDLOperation):
                         f"{where}: slot @{slot.sym_name.data} is {slot.slot_type}, but "
                         f"{role} {slot.index.value.data} of {self.entry} is {t}"
                     )
+        written = written_inputs(func)
+        for slot in slots.values():
+            if slot.written is not None and slot.index.value.data not in written:
+                raise VerifyException(
+                    f"{where}: slot @{slot.sym_name.data} is written, but no program of "
+                    f"{self.entry} writes input {slot.index.value.data} in place"
+                )
+
+
+def written_inputs(entry: FuncOp) -> set[int]:
+    """The arguments of `entry` that a program of it writes in place: the tied input
+    (`tied`, spyre_ir/dialects/dataflow.py) of a result of a kernel or core program."""
+    args = {arg: i for i, arg in enumerate(entry.body.block.args)}
+    written = set()
+    for op in entry.body.block.ops:
+        tied = getattr(op, "tied_inputs", None)
+        if tied is None:
+            continue
+        for i in tied().values():
+            if op.operands[i] in args:
+                written.add(args[op.operands[i]])
+    return written
 
 
 RECIPE_OPS = (PlanOp, SlotOp, PatchAddressesOp, TransferOp, RestickifyOp, ComputeOp)

@@ -262,7 +262,10 @@ class ScatterOp(SpyreOp):
     `in_place` (set by spyre-lower-scatter): the result *is* `dest`'s buffer, tied as
     a program's result is (`DeviceProgramBase.tied`): only the source's slices are
     stored, at the runtime positions, and the ops that read the result read `dest`'s
-    buffer. `dest` is then a function argument whose only reader is this op."""
+    buffer. `dest` is then a function argument whose only reader is this op.
+
+    `no_wrap` (torch.index_copy's rule): a negative index is an error, not counted from
+    the end."""
 
     name = "spyre.scatter"
     dest = operand_def(TensorType)
@@ -270,6 +273,7 @@ class ScatterOp(SpyreOp):
     source = operand_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
     in_place = opt_prop_def(UnitAttr)
+    no_wrap = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (

@@ -173,6 +173,9 @@ class DataflowInterpreter(_Interpreter):
         # Kernel name -> the contents its outputs start with (memory the kernel does not
         # store keeps them, as on the card); an output given none starts as zeros.
         self.output_contents: dict[str, Sequence[np.ndarray]] = {}
+        # Bytes copied into the buffer of a tied result because its input was not one
+        # (an entry argument given unpadded or read-only): host work, not card time.
+        self.tied_copy_bytes = 0
 
     def held_name(self, element: Attribute) -> str:
         """The name tensors and buffers of `element` are held under: "dlf16" for f16

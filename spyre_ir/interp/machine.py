@@ -118,6 +118,7 @@ class KernelMachine:
             scf.IfOp: self.if_,
             D.AllocLxOp: self.alloc_lx,
             D.SlotOp: self.slot,
+            D.PositionOp: self.position,
             # By base class: levels below may subclass these ops (see `handler`).
             D.LoadBase: self.load,
             D.StoreBase: self.store,
@@ -152,6 +153,8 @@ class KernelMachine:
             if i in tied:  # the input's buffer itself, updated in place
                 source = memories[1 + tied[i]]
                 memory = self._ddr(source.data, arg, True, label, in_place=True)
+                if memory.data is not source.data:  # copied in: it was no buffer
+                    self.interp.tied_copy_bytes += memory.data.nbytes
                 source.array = source.data = memory.data  # the input reads what is written
                 outputs.append(memory)
                 continue
@@ -329,6 +332,19 @@ class KernelMachine:
     def slot(self, op: D.SlotOp, operands: list) -> list:
         buffer, index = operands
         return [buffer.slot(index, buffer.shape[0])]
+
+    def position(self, op: D.PositionOp, operands: list) -> list:
+        """The runtime position the host patches in (`dataflow.position`), checked."""
+        memory: DdrMemory = operands[0]
+        values = np.asarray(memory.data).reshape(-1)[np.asarray(operands[1])].astype(np.int64)
+        bound, dim = op.bound.value.data, op.dim.value.data
+        low = -bound if op.wrap is not None else 0
+        bad = values[(values < low) | (values >= bound)]
+        if bad.size:
+            raise InterpreterError(
+                f"index {int(bad.flat[0])} is out of range for dim {dim} of size {bound}"
+            )
+        return [np.where(values < 0, values + bound, values)]
 
     def _box(self, offsets: Sequence[object], extents: Sequence[int], shape: Sequence[int]) -> Box:
         if self.box_feed is not None:

@@ -392,16 +392,18 @@ def _gather(op: S.GatherOp, table: np.ndarray, indices: np.ndarray) -> np.ndarra
 def _scatter(op: S.ScatterOp, dest: np.ndarray, indices: np.ndarray,
              source: np.ndarray) -> np.ndarray:  # fmt: skip
     out = dest.copy()
-    out[scatter_positions(op.axis, dest, indices)] = source
+    out[scatter_positions(op.axis, dest, indices, op.no_wrap is None)] = source
     return out
 
 
-def scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray) -> tuple:
+def scatter_positions(dim: int, dest: np.ndarray, indices: np.ndarray, wrap: bool = True) -> tuple:
     """The index tuple that puts a scatter's sources at `indices` along `dim` (negative
-    indices counted from the end), checked against the size of `dim`."""
+    indices counted from the end if `wrap`, else out of range), checked against the
+    size of `dim`."""
     size = dest.shape[dim]
-    if indices.size and (indices.min() < -size or indices.max() >= size):
-        bad = indices[(indices < -size) | (indices >= size)].flat[0]
+    low = -size if wrap else 0
+    if indices.size and (indices.min() < low or indices.max() >= size):
+        bad = indices[(indices < low) | (indices >= size)].flat[0]
         raise InterpreterError(f"index {bad} is out of range for dim {dim} of size {size}")
     where: list = [slice(None)] * dest.ndim
     where[dim] = np.where(indices < 0, indices + size, indices)

@@ -5,7 +5,8 @@
   `spyre.scatter_add` into the destination seen as 1-D, at the flat positions of the
   index tensor's elements (the coordinates of `index`, its values along `dim`), as
   `aten.gather` is one flat gather. `index_add` is a `spyre.scatter_add` along its dim
-  (its decomposition, `index_put(accumulate=True)`, is in aten_lowerings.py).
+  (its decomposition, `index_put(accumulate=True)`, is in aten_lowerings.py);
+  `index_copy` a `no_wrap` `spyre.scatter` along its dim (negative positions refused).
   spyre-lower-scatter turns both into one-hot selects and matmuls.
 * `transformers.grouped_mm_fallback` (transformers' grouped_mm experts under
   torch.compile with f16/f32 weights) and `aten._grouped_mm` (2-D input, 3-D weights,
@@ -24,6 +25,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import SSAValue
 
 from spyre_ir import shape_rules
@@ -165,6 +167,28 @@ def lower_index_add(imp: Importer, node: torch.fx.Node) -> SSAValue:
         return imp.reshape(out, ())
     return imp.emit(spyre.ScatterAddOp(x, imp.reshape(index, (shape_rules.numel(shape(index)),)),
                                        source, dim, meta_type(node)))  # fmt: skip
+
+
+@lowers(aten.index_copy.default)
+def lower_index_copy(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """x.index_copy(dim, index, source) (StaticCache's `index_copy_`, kept from
+    Inductor's decomposition to index_put, runtime/backend.py): source's slices at
+    positions `index` along dim, a `no_wrap` spyre.scatter, since torch refuses a
+    negative position here where index_put counts it from the end."""
+    x, index, source = imp.value(node.args[0]), imp.value(node.args[2]), imp.value(node.args[3])
+    dim, dtype = _dim(node), meta_dtype(node)
+    source = imp.cast(source, dtype)
+    if not shape(x):  # 0-d: index and source are one element
+        x1 = imp.reshape(x, (1,))
+        out = imp.emit(spyre.ScatterOp(x1, imp.reshape(index, (1,)), imp.reshape(source, (1,)),
+                                       0, x1.type))  # fmt: skip
+        out.owner.properties["no_wrap"] = UnitAttr()
+        return imp.reshape(out, ())
+    count = shape_rules.numel(shape(index))
+    source = imp.reshape(source, tuple(count if d == dim else n for d, n in enumerate(shape(x))))
+    out = imp.emit(spyre.ScatterOp(x, imp.reshape(index, (count,)), source, dim, meta_type(node)))
+    out.owner.properties["no_wrap"] = UnitAttr()
+    return out
 
 
 @lowers(aten.empty.memory_format)

@@ -3,7 +3,8 @@
 For the entry function (`main` unless told otherwise) of a module at L3 (its device work
 in `core.program`s), the pass appends one `recipe.plan`: a slot per argument and result,
 typed as the entry's signature (so the stick layouts the compiler chose travel with
-them), the address-patch callback, both ways in for each input (h2d transfer, on-card
+them; an input a program writes in place, a KV cache under a row store, is `written`),
+the address-patch callback, both ways in for each input (h2d transfer, on-card
 restickify), the compute, both ways out for each output, and the content hash of the
 whole text. The module then is the artifact: MLIR text that `spyre-opt` reads back and
 `spyre_ir.runtime.recipe.PreparedRecipe` runs.
@@ -34,8 +35,9 @@ PAD_VALUE = 0.0
 def build_plan(entry: FuncOp) -> R.PlanOp:
     """The plan for `entry` with a blank hash (`seal` fills it in)."""
     name = entry.sym_name.data
+    written = R.written_inputs(entry)
     ins = [
-        R.SlotOp(f"in{i}", "input", i, _tensor(entry, t))
+        R.SlotOp(f"in{i}", "input", i, _tensor(entry, t), i in written)
         for i, t in enumerate(entry.function_type.inputs.data)
     ]
     outs = [

@@ -456,7 +456,7 @@ class Fuser:
         if current is not None and self.try_extend(current, op):
             return current
         if isinstance(op, spyre.ScatterOp) and op.in_place is not None:
-            return None  # a row store between groups (spyre-lower-scatter)
+            return None  # a row store between groups (spyre-row-store-kernels)
         if isinstance(op, spyre.ReshapeOp):
             if current is not None and reads_before(current, op.input):
                 current.hoisted.append(op)

@@ -213,7 +213,9 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     less ``im2col`` (F.unfold), which lowering/aten_conv.py takes as strided slices
     rather than as Inductor's gather by computed index tensors, and ``round.decimals``,
     whose decomposition multiplies by 10**-d where torch's kernel divides by 10**d,
-    and ``lerp.Scalar``, whose decomposition rounds each step to 16 bits."""
+    and ``lerp.Scalar``, whose decomposition rounds each step to 16 bits, and
+    ``index_copy``, whose decomposition (index_put) would count a negative position from
+    the end where torch's kernel refuses it."""
     from torch._decomp import get_decompositions
     from torch._inductor.decomposition import select_decomp_table
 
@@ -224,6 +226,7 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     table.pop(aten.im2col.default, None)
     table.pop(aten.round.decimals, None)  # lowering/aten_bitwise.py: torch's kernel, exactly
     table.pop(aten.lerp.Scalar, None)  # lowering/aten_lowerings.py: at f32, as torch's kernel
+    table.pop(aten.index_copy.default, None)  # lowering/aten_scatter.py: no negative positions
     return table
 
 

@@ -114,6 +114,8 @@ class Slot:
     size: int
     device_dtype: np.dtype
     host_dtype: np.dtype
+    written: bool = False
+    """An input the compute writes in place (`recipe.slot ... written`)."""
 
     @classmethod
     def from_op(cls, op: R.SlotOp) -> Slot:
@@ -127,7 +129,8 @@ class Slot:
             raise LaunchError("invalid stick layout: " + "; ".join(problems))
         device, host = _DTYPES[element]
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
-                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host))  # fmt: skip
+                   element, layout, op.size.value.data, np.dtype(device), np.dtype(host),
+                   op.written is not None)  # fmt: skip
 
     @property
     def array_dtype(self) -> np.dtype:
@@ -274,7 +277,9 @@ class StickImage:
     values: np.ndarray | None = None
     """The image read back as the simulator takes it (read-only), kept from the first
     launch that reads it: the block is written once (staged, or left by the launch that
-    made it) and only read afterwards, so later launches skip decoding it again."""
+    made it) and only read afterwards, so later launches skip decoding it again. Bound
+    to a `written` slot it is the writable buffer the compute stores rows into (its
+    bytes on the card are brought up to date after the compute, `_written_back`)."""
 
     @classmethod
     def for_slot(cls, card: Card, slot: Slot, pad: float, block: DeviceBlock) -> StickImage:
@@ -713,6 +718,7 @@ class PreparedRecipe:
                     store.write(self.card.memory, value)
                 else:
                     slot.write_image(self._view(launch, slot), value, 0.0, codes=True)
+            self._written_back(launch)
             telemetry.record_launch(telemetry.LaunchRecord(self.name, result.report, result.trace,
                                                            time.perf_counter() - start))  # fmt: skip
             return result.report["simulated_us"] * 1e-6
@@ -720,17 +726,37 @@ class PreparedRecipe:
         return run
 
     def _read_input(self, launch: _Launch, slot: Slot) -> np.ndarray:
-        """Input `slot`'s values as the simulator takes them; a kept image's are read once."""
+        """Input `slot`'s values as the simulator takes them; a kept image's are read once.
+        A `written` slot's are a writable array inside one a trash element larger along
+        every dim (the buffer form the simulator writes a tied result into without a
+        copy, `DdrMemory.in_place`), so the compute writes its rows into them."""
         image = launch.bound.get(slot.name)
         if image is None:
             out = np.empty(slot.shape, slot.sim_dtype)
-            return slot.read_into(self._view(launch, slot), out, codes=True)
-        if image.values is None:
-            out = np.empty(slot.shape, slot.sim_dtype)
             values = slot.read_into(self._view(launch, slot), out, codes=True)
-            values.flags.writeable = False  # shared by every later launch
+            return _writable_buffer(values) if slot.written else values
+        if image.values is None or (slot.written and not image.values.flags.writeable):
+            if image.values is None:
+                out = np.empty(slot.shape, slot.sim_dtype)
+                values = slot.read_into(self._view(launch, slot), out, codes=True)
+            else:
+                values = image.values
+            if slot.written:  # the kept values are this buffer from now on
+                values = _writable_buffer(values)
+            else:
+                values.flags.writeable = False  # shared by every later launch
             image.values = values
         return image.values
+
+    def _written_back(self, launch: _Launch) -> None:
+        """After the compute: a kept image a program wrote in place holds the new values
+        (its `values`); its bytes on the card get them too, unless a row store of this
+        launch writes those rows there (the same rows, `row_store.RowStore`)."""
+        stored = {id(store.image) for store in launch.stores.values()}
+        for slot in self.inputs:
+            image = launch.bound.get(slot.name)
+            if slot.written and image is not None and id(image) not in stored:
+                slot.write_image(self._view(launch, slot), image.values, image.pad, codes=True)
 
     def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
         config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
@@ -770,6 +796,15 @@ class PreparedRecipe:
             return cost_model.host_transfer_s(nbytes, config)
 
         return run
+
+
+def _writable_buffer(values: np.ndarray) -> np.ndarray:
+    """`values` copied into the leading part of a zero array one larger along every dim
+    (the trash element a vectorised store sends overhanging elements to)."""
+    base = np.zeros([n + 1 for n in values.shape], values.dtype)
+    view = base[(*(slice(0, n) for n in values.shape), Ellipsis)]
+    view[...] = values
+    return view
 
 
 def _fetched_bytes(slot: Slot, fetch: Fetch) -> int:

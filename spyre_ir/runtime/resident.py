@@ -39,7 +39,13 @@ import torch
 from torch import fx
 
 from spyre_ir.runtime.recipe import Fetch, PreparedRecipe, Slot, StickImage
-from spyre_ir.runtime.row_store import RowStore, RowWrite, find_row_writes, mark_lagging
+from spyre_ir.runtime.row_store import (
+    RowStore,
+    RowWrite,
+    find_row_writes,
+    graph_writes,
+    mark_lagging,
+)
 
 aten = torch.ops.aten
 
@@ -363,6 +369,7 @@ class CardPartition:
         self.writes = analyse_results(graph.graph)
         # results compiled as their new rows (backend: row_store.rows_graph), stored in place
         self.row_writes = find_row_writes(graph.graph)
+        self.graph_writes = graph_writes(graph.graph)  # positions checked before a launch
         self.position = {
             n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")
         }
@@ -386,6 +393,9 @@ class CardPartition:
         if len(args) != len(recipe.inputs) or len(recipe.outputs) != len(self.outputs):
             raise RuntimeError(f"spyre: {self.name} takes {len(recipe.inputs)} inputs and gives "
                                f"{len(recipe.outputs)} results; called with {len(args)}")  # fmt: skip
+        for w in self.graph_writes:
+            w.checked(tuple(evaluate_index(n, args, self.position) for n in w.indices),
+                      tuple(args[w.source].shape))  # fmt: skip
         kept = images(recipe.card)
         bound, staged = self._bind(recipe, kept, args)
         on_card = any(t.device.type == "spyre" for t in args)

@@ -8,8 +8,8 @@ one-hot select that writes the whole cache out again (``spyre-lower-scatter``). 
 - at compile time (:func:`rows_graph`), the partition graph given to the compiler returns
   ``rows`` in that output's place, so the kernel stores only the new rows; a use of the
   written cache inside the graph (attention reading it) keeps the write, which
-  ``spyre-lower-scatter`` stores in place into the cache argument (a row store between
-  the kernels, spyre_ir/sim/row_store.py) when nothing else reads the cache;
+  ``spyre-lower-scatter`` stores in place into the cache argument (a row-store kernel
+  tied to it, spyre_ir/passes/row_store_kernel.py) when nothing else reads the cache;
 - at launch (:class:`RowStore`), the positions are computed on the host from the
   partition's integer inputs (as addresses are patched), and the store of that output
   lands in the cache input's own stick image at those rows: the cache's block is the
@@ -38,8 +38,8 @@ from spyre_ir.layout import StickLayout
 
 aten = torch.ops.aten
 
-__all__ = ["RowStore", "RowWrite", "catch_up", "find_row_writes", "lagging_rows", "mark_lagging",
-           "row_offsets", "rows_graph"]  # fmt: skip
+__all__ = ["RowStore", "RowWrite", "catch_up", "find_row_writes", "graph_writes", "lagging_rows",
+           "mark_lagging", "row_offsets", "rows_graph"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,27 @@ class RowWrite:
     dim: int
     index: fx.Node
     rows: fx.Node
+    wrap: bool = True
+    """Whether a negative position counts from the end (index_put); index_copy's is an
+    error, as in torch."""
 
     @property
     def indices(self) -> tuple[fx.Node | None, ...]:
         return (None,) * self.dim + (self.index,)
+
+    def checked(self, index: tuple, shape: tuple[int, ...]) -> tuple:
+        """`index` (the host's positions, `evaluate_index` per dim) if every position is
+        one torch accepts along `dim` of a cache of `shape`; else the IndexError torch's
+        kernel raises, before anything is launched."""
+        size = shape[self.dim]
+        positions = np.asarray(index[self.dim]).reshape(-1)
+        low = -size if self.wrap else 0
+        bad = positions[(positions < low) | (positions >= size)]
+        if bad.size:  # torch's words: index_put counts the dims of its index tensors
+            what, dim = ("index", 0) if self.wrap else ("index_copy_(): index", self.dim)
+            raise IndexError(f"{what} {int(bad[0])} is out of bounds for dimension {dim} "
+                             f"with size {size}")  # fmt: skip
+        return index
 
 
 def find_row_writes(graph: fx.Graph) -> dict[int, RowWrite]:
@@ -80,7 +97,26 @@ def find_row_writes(graph: fx.Graph) -> dict[int, RowWrite]:
     return found
 
 
-def _row_write_of(i: int, node: Any, position: dict[fx.Node, int]) -> RowWrite | None:
+def graph_writes(graph: fx.Graph) -> list[RowWrite]:
+    """Every row write into an input of `graph` at host-computable positions, an output
+    or not (a KV write only attention reads; `output` -1 for all): their positions are
+    checked on the host before a launch, as torch's kernel would."""
+    from spyre_ir.runtime.resident import _host_index
+
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    position = {n: i for i, n in enumerate(placeholders)}
+    writes = []
+    for node in graph.nodes:
+        write = _row_write_of(-1, node, position, exact=False)
+        if write is not None and _host_index(write.index, position):
+            writes.append(write)
+    return writes
+
+
+def _row_write_of(i: int, node: Any, position: dict[fx.Node, int],
+                  exact: bool = True) -> RowWrite | None:  # fmt: skip
+    """`node` as a write of whole rows along one dim of input `cache`; unless `exact`,
+    rows that broadcast to the written region count too (for the positions' check)."""
     if not isinstance(node, fx.Node) or node.op != "call_function":
         return None
     args = node.args
@@ -106,9 +142,11 @@ def _row_write_of(i: int, node: Any, position: dict[fx.Node, int]) -> RowWrite |
     if index_val.dim() != 1 or index_val.dtype not in (torch.int64, torch.int32):
         return None
     want = tuple(cache_val.shape[:dim]) + (index_val.shape[0],) + tuple(cache_val.shape[dim + 1 :])
-    if tuple(rows_val.shape) != want or rows_val.dtype != cache_val.dtype:
+    if exact and (tuple(rows_val.shape) != want or rows_val.dtype != cache_val.dtype):
         return None
-    return RowWrite(i, position[cache], dim, index, rows)
+    return RowWrite(
+        i, position[cache], dim, index, rows, node.target is not aten.index_copy.default
+    )
 
 
 def rows_graph(gm: fx.GraphModule) -> fx.GraphModule:
@@ -172,9 +210,10 @@ class RowStore:
         device[self.offsets()] = values if codes else self.slot.to_device_elements(values)
         kept = self.image.values
         if kept is not None:
+            writeable = kept.flags.writeable  # a `written` slot's buffer stays writable
             kept.flags.writeable = True  # the image's own copy (recipe._read_input)
             kept[self.index] = values
-            kept.flags.writeable = False
+            kept.flags.writeable = writeable
 
     def read(self, memory: Any) -> np.ndarray:
         """The rows as the simulator gives them, read back from the image."""

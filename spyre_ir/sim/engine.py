@@ -117,7 +117,6 @@ from spyre_ir.interp.machine import KernelMachine, LocatedError, LxBuffer, index
 from spyre_ir.interp.tensor import InterpreterError, op_label, run_entry
 from spyre_ir.sim import replay
 from spyre_ir.sim.report import program_stats, run_report
-from spyre_ir.sim.row_store import store_rows
 from spyre_ir.sim.scheduler import (
     END,
     FOR,
@@ -197,14 +196,10 @@ def simulate(
     with _blas_threads(blas_threads):
         # the card's launch reads the results once, into its images: no copies of them
         outputs = run_entry(sim.interp, args, entry, copy_results=not card_format)
-    report = run_report([_stats_of(launch) for launch in sim.launches], config)
-    events = trace_events(sim.launches, config) if trace else None
+    report = run_report([program.stats for program in sim.programs], config)
+    report["tied_copy_bytes"] = sim.interp.tied_copy_bytes
+    events = trace_events(sim.programs, config) if trace else None
     return SimResult(outputs, report, events)
-
-
-def _stats_of(launch) -> dict:
-    """A launch's report: a program's stats, or a row store's report itself."""
-    return launch if isinstance(launch, dict) else launch.stats
 
 
 class _Simulation:
@@ -217,7 +212,7 @@ class _Simulation:
         self.interp = DataflowInterpreter(
             module, check_races, "dlfloat16", card_format,
             runners={core.ProgramOp: self._run_program, D.KernelOp: refuse, D.GroupOp: refuse,
-                     spyre.ScatterOp: self._store_rows}, codes=codes,
+                     spyre.ScatterOp: self._scatter}, codes=codes,
         )  # fmt: skip
         shared = replay.shared_caches(module)
         if shared is not None:  # facts of ops that never change: kept between runs
@@ -225,30 +220,26 @@ class _Simulation:
         self.config = config
         self.tracing = trace
         self.numerics = numerics
-        self.programs: list[_Program] = []
-        self.launches: list = []  # programs and row-store reports, in the order they ran
+        self.programs: list[_Program] = []  # in the order they ran
 
     def _run_program(self, op: Operation, operands: list) -> list:
         assert isinstance(op, core.ProgramOp)
         program = _Program(self, op)
         results = program.run(operands)
         self.programs.append(program)
-        self.launches.append(program)
         for value, result in zip(results, op.results):
             self.interp.check_result(value, op, result, "simulator")
         return results
 
-    def _store_rows(self, op: Operation, operands: list) -> list:
+    def _scatter(self, op: Operation, operands: list) -> list:
         assert isinstance(op, spyre.ScatterOp)
         if op.in_place is None:  # a one-hot scatter left at L1: as the interpreter runs it
             return self.interp.run_tensor_op(op, operands)
-        try:
-            stores = sum(isinstance(launch, dict) for launch in self.launches)
-            written, stats = store_rows(op, operands, self.config, stores)
-        except InterpreterError as error:
-            raise SimulationError(f"{op_label(op)}: {error}") from None
-        self.launches.append(stats)
-        return [written]
+        raise SimulationError(
+            f"{op_label(op)}: an in-place scatter is still an L1 op; the simulator runs "
+            "it as a row-store kernel (spyre-opt -p spyre-row-store-kernels, part of "
+            "spyre-to-dataflow)"
+        )
 
     @staticmethod
     def _refuse_l2(op: Operation, operands: list) -> list:
@@ -262,6 +253,12 @@ class _Simulation:
 
 
 # ---------------------------------------------------------------- programs
+
+
+def _patched_positions(program: core.ProgramOp) -> bool:
+    """Whether `program` stores at runtime positions (`dataflow.position`): its boxes
+    depend on the data, so a replay of recorded boxes would store at old positions."""
+    return any(isinstance(op, D.PositionOp) for op in program.walk())
 
 
 class _Program:
@@ -298,7 +295,7 @@ class _Program:
         """The program body (called by `KernelMachine.run` with the core id and the
         memories): declare buffers, constants and queues, then schedule the units."""
         machine = self.machine
-        if not machine.check and self.sim.numerics:
+        if not machine.check and self.sim.numerics and not _patched_positions(self.op):
             recording = replay.lookup(self.op, self.config, self.tracing)
             if recording is not None:
                 self._replay(recording, args)

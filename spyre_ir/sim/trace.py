@@ -2,9 +2,8 @@
 
 `trace_events(launches, config)` turns the events the scheduler recorded for core 0
 (every core has the same timing) into the trace event JSON Perfetto and chrome://tracing
-load; docs/simulator.md ("Reading a trace") describes it. A row store (sim/row_store.py,
-given as its report) is a launch too: a slice of the card's track and a process whose
-one thread, the LS unit's LPDDR5 write channel, is busy for all of it.
+load; docs/simulator.md ("Reading a trace") describes it. A KV cache row store is a
+program like any other (spyre-row-store-kernels).
 """
 
 from __future__ import annotations
@@ -28,28 +27,9 @@ def _trace_tid(index: int, lane: int) -> int:
     return index + 1 if lane == 0 else len(core.UNITS) + lane
 
 
-def _row_store_events(stats: dict, pid: int, start: float, to_us: float) -> list[dict]:
-    """A row store's events: its slice of the card's track and its own process."""
-    args = {k: v for k, v in stats.items() if not k.startswith("_")}
-    dur = stats["_cycles"] * to_us
-    tid = _trace_tid(core.UNITS.index("ls"), _WRITE_LANE)
-    return [
-        {"name": stats["name"], "cat": "row_store", "ph": "X", "ts": start, "dur": dur,
-         "pid": 0, "tid": 0, "args": args},
-        {"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-         "args": {"name": f"{stats['name']} (row store)"}},
-        {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
-         "args": {"sort_index": pid}},
-        {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-         "args": {"name": f"ls {RESOURCES[LPDDR]} write"}},
-        {"name": "store_rows", "cat": RESOURCES[LPDDR], "ph": "X", "ts": start, "dur": dur,
-         "pid": pid, "tid": tid, "args": {"lpddr_bytes": stats["lpddr_bytes"]}},
-    ]  # fmt: skip
-
-
 def trace_events(launches: Sequence, config: SpyreConfig) -> dict:
-    """Chrome trace events: one process per program, one thread per unit (core 0), and
-    one per row store (its report, a dict), in the order they ran."""
+    """Chrome trace events: one process per program, one thread per unit (core 0), in
+    the order they ran."""
     to_us = 1e6 / config.clock_hz
     events: list[dict] = [
         {"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "card"}},
@@ -58,10 +38,6 @@ def trace_events(launches: Sequence, config: SpyreConfig) -> dict:
     ]  # fmt: skip
     start = 0.0
     for pid, program in enumerate(launches, start=1):
-        if isinstance(program, dict):
-            events += _row_store_events(program, pid, start, to_us)
-            start += program["_cycles"] * to_us
-            continue
         name = program.op.sym_name.data
         stats = {k: v for k, v in program.stats.items() if not k.startswith("_")}
         events.append({"name": f"@{name}", "cat": "program", "ph": "X", "ts": start,

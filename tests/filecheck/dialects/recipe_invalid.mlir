@@ -358,3 +358,41 @@ recipe.plan @r for @main hash "0123456789abcdef0123456789abcdef0123456789abcdef0
   recipe.restickify @in0
   recipe.compute @main
 }
+
+// -----
+
+// Only an input slot is written in place.
+func.func @main(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  func.return %x : tensor<4x64xf16>
+}
+recipe.plan @r for @main hash "0000000000000000000000000000000000000000000000000000000000000000" {
+  recipe.slot @in0 "input" 0 : tensor<4x64xf16> size 512
+  // CHECK: recipe_invalid.mlir:[[# @LINE + 2]]:3: error: 'recipe.slot' @out0: only an input slot is written in place
+  // expected-error @+1 {{only an input slot is written in place}}
+  recipe.slot @out0 "output" 0 : tensor<4x64xf16> size 512 written
+  recipe.patch_addresses [@in0, @out0]
+  recipe.transfer "h2d" @in0 pad 0.0
+  recipe.restickify @in0
+  recipe.compute @main
+  recipe.transfer "d2h" @out0
+  recipe.restickify @out0
+}
+
+// -----
+
+// A written input is one a program of the entry writes in place (a tied result).
+func.func @main(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  func.return %x : tensor<4x64xf16>
+}
+// CHECK: recipe_invalid.mlir:[[# @LINE + 2]]:1: error: 'recipe.plan' @r: slot @in0 is written, but no program of @main writes input 0 in place
+// expected-error @+1 {{slot @in0 is written, but no program of @main writes input 0 in place}}
+recipe.plan @r for @main hash "0000000000000000000000000000000000000000000000000000000000000000" {
+  recipe.slot @in0 "input" 0 : tensor<4x64xf16> size 512 written
+  recipe.slot @out0 "output" 0 : tensor<4x64xf16> size 512
+  recipe.patch_addresses [@in0, @out0]
+  recipe.transfer "h2d" @in0 pad 0.0
+  recipe.restickify @in0
+  recipe.compute @main
+  recipe.transfer "d2h" @out0
+  recipe.restickify @out0
+}

@@ -1,9 +1,10 @@
 // spyre-lower-scatter's in-place stores (spyre_ir/passes/lower_scatter.py): a plain
 // scatter into a function argument that nothing else reads (a KV cache, whose written
-// value attention reads) is marked `in_place` and not lowered; spyre-to-units keeps it
-// between the kernels (the simulator's row store, spyre_ir/sim/row_store.py), where the
-// kernel after it reads its result; and the simulator gives what the one-hot lowering
-// gives, bit for bit.
+// value attention reads) is marked `in_place` and not lowered; spyre-to-units makes it a
+// kernel of its own (spyre-row-store-kernels, spyre_ir/passes/row_store_kernel.py) whose
+// result is tied to the cache argument and whose LS unit stores each row at a runtime
+// position (`dataflow.position`), and the kernel after it reads its result; the
+// simulator gives what the one-hot lowering gives, bit for bit.
 
 // RUN: spyre-opt %s -p spyre-lower-scatter --split-input-file | filecheck %s
 // RUN: spyre-opt %s -p spyre-lower-scatter --split-input-file | spyre-opt --split-input-file 2>&1 | %no-traceback
@@ -18,8 +19,15 @@
 // CHECK-NOT:     spyre.broadcast_to
 // UNITS-LABEL: func.func @decode
 // UNITS:         core.program @rows_0
-// UNITS:         %w = spyre.scatter %cache[%pos], %0 dim = 2 {in_place}
-// UNITS-NEXT:    core.program @matmul_1 cores({{[0-9]+}}) (%w, %q)
+// UNITS:         %w = core.program @store_rows_0 cores(1) (%cache, %pos, %0) {{{.*}}tied = array<i64: 0>
+// UNITS:           core.unit "ls" {
+// UNITS-NEXT:        scf.for %step = %{{.*}} to %{{.*}} step
+// UNITS:                 %[[J:.*]] = arith.remui
+// UNITS-NEXT:          ls.load %{{.*}}[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] into %[[ROW:[a-z0-9_]+]]
+// UNITS-NEXT:          %[[P:.*]] = dataflow.position %{{.*}}[%[[J]]] dim 2 bound 16 {wrap}
+// UNITS-NEXT:          ls.store %[[ROW]] into %{{.*}}[%{{.*}}, %{{.*}}, %[[P]], %{{.*}}]
+// UNITS-NOT:     spyre.scatter
+// UNITS:         core.program @matmul_1 cores({{[0-9]+}}) (%w, %q)
 func.func @decode(%cache: tensor<1x2x16x64xf16>, %pos: tensor<1xi64>, %x: tensor<1x2x1x64xf16>, %q: tensor<1x2x1x64xf16>) -> tensor<1x2x1x16xf16> {
   %two = spyre.full {value = 2.0 : f64} : tensor<f16>
   %k = spyre.mul %x, %two : tensor<1x2x1x64xf16>, tensor<f16> -> tensor<1x2x1x64xf16>
@@ -79,14 +87,16 @@ func.func @index_add(%x: tensor<16x64xf16>, %pos: tensor<3xi64>, %v: tensor<3x64
 
 // Positions wrapped as the frontend writes them (select(i < 0, i + 16, i)): the row
 // store wraps a negative position itself, so it is given the raw positions and the wrap
-// (a kernel of its own at L3) goes; the rows are the argument %x, so no kernel is left.
+// (a kernel of its own at L3) goes; the rows are the argument %x, so the row store is
+// the only kernel left.
 // CHECK-LABEL: func.func @wrapped
 // CHECK-NOT:     spyre.lt
 // CHECK-NOT:     spyre.select
 // CHECK:         %w = spyre.scatter %cache[%pos], %x dim = 2 {in_place}
 // UNITS-LABEL: func.func @wrapped
+// UNITS-NEXT:    %w = core.program @store_rows_0 cores(1) (%cache, %pos, %x)
 // UNITS-NOT:     core.program
-// UNITS:         %w = spyre.scatter %cache[%pos], %x dim = 2 {in_place}
+// UNITS:         func.return %w
 func.func @wrapped(%cache: tensor<1x2x16x64xf16>, %pos: tensor<1xi64>, %x: tensor<1x2x1x64xf16>) -> tensor<1x2x16x64xf16> {
   %zero = spyre.full {value = 0 : i64} : tensor<i64>
   %neg = spyre.lt %pos, %zero : tensor<1xi64>, tensor<i64> -> tensor<1xi1>
