@@ -57,6 +57,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-fold-broadcast-matmul",
         "spyre-decompose-long-rows",
         "spyre-stickify",
+        "spyre-fold-layouts",
         "spyre-schedule-chains",
         "spyre-fuse",
         "spyre-partition-cores",

@@ -54,6 +54,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import fuse_norm_prologue as norm_prologue
 from spyre_ir.passes import row_model
+from spyre_ir.passes.fold_layouts import is_view_transpose
 from spyre_ir.passes.tile_copy import is_copy_op
 
 MAX_GROUP_OPS = 128
@@ -453,11 +454,12 @@ class Fuser:
     def place(self, groups: list[Candidate], current: Candidate | None,
               op: Operation) -> Candidate | None:  # fmt: skip
         """Put `op` in the open group `current` or a new one; returns the open group."""
-        if current is not None and self.try_extend(current, op):
+        moves = not is_view_transpose(op)  # spyre-fold-layouts made it a view
+        if moves and current is not None and self.try_extend(current, op):
             return current
         if isinstance(op, spyre.ScatterOp) and op.in_place is not None:
             return None  # a row store between groups (spyre-lower-scatter)
-        if isinstance(op, spyre.ReshapeOp):
+        if isinstance(op, spyre.ReshapeOp) or not moves:
             if current is not None and reads_before(current, op.input):
                 current.hoisted.append(op)
                 return current
