@@ -192,7 +192,7 @@ class _Folder:
         assert source is not None and reshape_is_view(source, target)
         for reader in readers:
             self.rewriter.replace_all_uses_with(reader.results[0], reshape.result)
-            self.rewriter.erase_op(reader)
+            self.rewriter.erase(reader)
 
     def fold_transpose(self, op: spyre.TransposeOp) -> None:
         target = _layout(op.result)
