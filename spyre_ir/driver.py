@@ -53,6 +53,7 @@ STAGES: tuple[Stage, ...] = (
         "spyre-lower-scatter",
         "spyre-fuse-attention",
         "spyre-sink-matmul-reshapes",
+        "spyre-fuse-rotary",
         "spyre-fuse-norm-prologue",
         "spyre-fold-broadcast-matmul",
         "spyre-decompose-long-rows",

@@ -131,6 +131,9 @@ class Candidate:
     hoisted: list[Operation] = field(default_factory=list)
     """Reshapes of values from before the group, met while it was open: they move
     before the group."""
+    deferred: list[Operation] = field(default_factory=list)
+    """Layout views of the group's values met while it was open (see
+    `layout_view_of`): they stay after the group, which stays open."""
 
     _seen: tuple[int, set[Operation], list[SSAValue]] = field(
         default=(0, set(), []), init=False, repr=False, compare=False
@@ -244,6 +247,9 @@ class Fuser:
     prologues: bool = True
     """A matmul group takes in the norm chain marked as its A's prologue (see
     passes/fuse_norm_prologue.py)."""
+    rotary: bool = True
+    """A matmul group takes a rotary embedding on its result's head view (see
+    `head_view_op`, passes/fuse_rotary.py)."""
     placed: set[Operation] = field(default_factory=set)
     """Folded operand ops already in a group (a restickify several matmuls read)."""
 
@@ -331,6 +337,8 @@ class Fuser:
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
         if candidate.kind in ("copy", "attention") or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
+        if any(o.owner in candidate.deferred for o in op.operands):
+            return False  # the view stands after the group
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
         if not outputs:
@@ -353,10 +361,13 @@ class Fuser:
         if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
             candidate.ops.extend([*self.unplaced_folds(op, paired=True), op])
             return True
-        # matmul / gather: only an elementwise epilogue on the anchor's rows.
-        if not isinstance(op, row_model.ELEMENTWISE):
+        # matmul / gather: only an elementwise epilogue on the anchor's rows, or (a
+        # rotary embedding) ops on the head view of a matmul's result.
+        heads = self.rotary and isinstance(anchor, spyre.MatmulOp) and \
+            head_view_op(candidate, anchor, op)  # fmt: skip
+        if not heads and not isinstance(op, row_model.ELEMENTWISE):
             return False
-        if isinstance(anchor, spyre.MatmulOp):
+        if isinstance(anchor, spyre.MatmulOp) and not heads:
             inside = {r for o in candidate.ops for r in o.results}
             if epilogue_kind(op, inside) not in self.epilogues:
                 return False
@@ -463,6 +474,9 @@ class Fuser:
             if current is not None and reads_before(current, op.input):
                 current.hoisted.append(op)
                 return current
+            if current is not None and layout_view_of(current, op):
+                current.deferred.append(op)
+                return current
             return None  # a free view between groups
         if current is not None and self.place_tail(groups, current):
             current = None
@@ -539,6 +553,66 @@ def pairs_with(candidate: Candidate, anchor: Operation | None, op: spyre.MatmulO
     # The group stands where the anchor stood: op's B must exist there already.
     b = op.rhs.owner.input if folded[1] else op.rhs
     return reads_before(candidate, b)
+
+
+def layout_view_of(candidate: Candidate, op: Operation) -> bool:
+    """`op` is a view of a value the group computes that spyre-fold-layouts made: a
+    transpose moving no byte, or a reshape read only by such transposes (v's head split
+    between k's matmul and k's rotary epilogue). It stands after the group without
+    closing it; no op reading it may join the group."""
+    owner = op.operands[0].owner
+    if owner not in candidate.ops and owner not in candidate.deferred:
+        return False
+    if is_view_transpose(op):
+        return True
+    uses = [u.operation for u in op.results[0].uses]
+    return isinstance(op, spyre.ReshapeOp) and bool(uses) and all(map(is_view_transpose, uses))
+
+
+def head_split(op: Operation) -> int | None:
+    """The head width D of a reshape [m, H * D] -> [m, H, D] (a matmul result's head
+    view, spyre-fuse-rotary), else None."""
+    if not isinstance(op, spyre.ReshapeOp):
+        return None
+    before, after = row_model.shape(op.input), row_model.shape(op.result)
+    if len(before) != 2 or len(after) != 3 or tuple(after[:1]) != tuple(before[:1]):
+        return None
+    return after[2] if after[1] * after[2] == before[1] else None
+
+
+def head_view_op(candidate: Candidate, anchor: spyre.MatmulOp, op: Operation) -> bool:
+    """`op` runs on the head view [m, H, D] of one of the group's matmul results: the
+    view itself (a reshape of the result, read only inside the group) or an elementwise
+    op, or a slice or concat along D, on head-view values of the group. Each output tile
+    of the matmul holds whole heads, so the epilogue computes these on its tiles."""
+    matmuls = [o for o in candidate.ops if isinstance(o, spyre.MatmulOp)]
+    results = [mm.result for mm in matmuls]
+    if head_split(op) is not None:
+        return op.operands[0] in results
+    views = [o.results[0] for o in candidate.ops if head_split(o) is not None]
+    if not views:
+        return False
+    m, n = row_model.shape(anchor.result)
+    inside = {r for o in candidate.ops for r in o.results}
+    heads = [row_model.shape(v) for v in views]
+
+    def on_heads(value: SSAValue) -> bool:
+        shape = row_model.shape(value)
+        return len(shape) == 3 and any(tuple(shape[:2]) == tuple(h[:2]) for h in heads)
+
+    if not all(on_heads(r) for r in op.results):
+        return False
+    if isinstance(op, (spyre.SliceOp, spyre.ConcatOp)):
+        return all(o in inside and on_heads(o) for o in op.operands) and (
+            isinstance(op, spyre.ConcatOp) and op.dim.value.data % 3 == 2
+            or isinstance(op, spyre.SliceOp) and row_model.shape(op.input)[:2]
+            == row_model.shape(op.result)[:2] and list(spyre.ints(op.steps)) == [1, 1, 1])  # fmt: skip
+    if not isinstance(op, (spyre.BinaryOp, spyre.UnaryOp)):
+        return False
+    # Other operands: of the head view, a scalar, or [m, 1, D] (cos, sin per position).
+    return all(o in inside and on_heads(o) or row_model.shape(o) == () or
+               len(row_model.shape(o)) == 3 and row_model.shape(o)[0] == m
+               and row_model.shape(o)[1] == 1 for o in op.operands)  # fmt: skip
 
 
 def reads_before(candidate: Candidate, value: SSAValue) -> bool:
@@ -652,6 +726,9 @@ class SpyreFuse(ModulePass):
     fuse_mask_layout: bool = True
     """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
     t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
+    fuse_rotary: bool = True
+    """false: ops on a matmul result's head view (a rotary embedding, see
+    passes/fuse_rotary.py) run in a kernel of their own."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -668,7 +745,7 @@ class SpyreFuse(ModulePass):
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
                       self.fuse_matmul_pairs, self.trim_epilogues,
                       self.fuse_relayout_pairs, self.fuse_mask_layout,
-                      self.fuse_norm_prologue)  # fmt: skip
+                      self.fuse_norm_prologue, self.fuse_rotary)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -10,6 +10,7 @@ verifies it on each kernel built."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -22,7 +23,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
 from spyre_ir.passes import row_model
 from spyre_ir.passes.double_buffer import leading_loads
-from spyre_ir.passes.fuse import swaps_last_two
+from spyre_ir.passes.fuse import head_split, swaps_last_two
 from spyre_ir.passes.fuse_norm_prologue import is_prologue
 from spyre_ir.passes.matmul_tiling import (
     MatmulShape,
@@ -41,6 +42,7 @@ from spyre_ir.passes.tile_kernel import (
     transposed_load,
 )
 from spyre_ir.passes.tile_prologue import Prologue, prologue_bytes
+from spyre_ir.passes.tile_rows import slice_on_tile
 
 
 @dataclass
@@ -127,7 +129,11 @@ class MatmulGroup:
         inputs = {o for op in self.epilogue if not isinstance(op, spyre.RestickifyOp)
                   for o in op.operands if o not in inside and o not in self.results
                   and spyre.shape_of(o) == out}  # fmt: skip
-        return sum(2 * elem_bytes(v) for v in [*results, *inputs])
+        # A head-view value holds its share of the output's elements (a rotary's halves
+        # half), rounded up to whole bytes.
+        share = lambda v: math.prod(spyre.shape_of(v)) / math.prod(out)  # noqa: E731
+        return math.ceil(sum(2 * elem_bytes(v) * min(share(v), 1.0)
+                             for v in [*results, *inputs]))  # fmt: skip
 
 
 def tile_matmul_group(
@@ -175,7 +181,11 @@ class Epilogue:
         # A pair's two halves are its two matmuls' tiles of the same output columns, which
         # one epilogue combines: one set of tiles per row block, not one per half.
         self.outs = 1 if parts.second else tiling.halves
-        if self.ops:
+        views = [op for op in self.ops if head_split(op) is not None]
+        self.heads = HeadView.of(views, parts, tiling) if views else None
+        if self.heads is not None:
+            self.analysis = self.heads.analysis
+        elif self.ops:
             self.analysis = row_model.analyse(self.ops, parts.outputs, rank, whole_rows=False)
         else:
             self.analysis = row_model.RowAnalysis(rank, spyre.shape_of(mm.result),
@@ -201,9 +211,20 @@ class Epilogue:
                     if isinstance(v.owner, spyre.RestickifyOp):
                         half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
                     else:
-                        half[v] = b.alloc(self.analysis.tile_shape(v, self.extents),
-                                          spyre.element_of(v))  # fmt: skip
+                        half[v] = b.alloc(self.tile_shape(v), spyre.element_of(v))
                 self.buffers[-1].append(half)
+
+    def tile_shape(self, value: SSAValue) -> tuple[int, ...]:
+        """`value`'s tile: the output tile's shape, or of a head-view value its heads."""
+        if self.heads is not None and value in self.heads.values:
+            return self.heads.analysis.tile_shape(value, self.heads.extents)
+        return self.analysis.tile_shape(value, self.extents)
+
+    def offsets(self, fb: BodyBuilder, value: SSAValue, at: list[SSAValue]) -> list[SSAValue]:
+        """Where `value`'s tile of the output tile at `at` (row, column) starts."""
+        if self.heads is not None and value in self.heads.values:
+            at = [*at[:-1], fb.div(at[-1], self.heads.width)]
+        return box_offsets(fb, value, self.analysis.axes.get(value, ()), at)
 
     def output_tile(self, j: int, h: int) -> SSAValue:
         """Where the cast puts row block j, half h of the matmul's result (of a pair:
@@ -212,19 +233,76 @@ class Epilogue:
             return self.buffers[j][0][self.results[h]]
         return self.buffers[j][h][self.results[0]]
 
+    def per_row(self, operand: SSAValue) -> bool:
+        """An input with the same tile for every column of the output (rotary's cos and
+        sin, [m, 1, D]): loaded once per M tile, not per output tile."""
+        axes = self.analysis.axes.get(operand, ())
+        return self.heads is not None and bool(axes) and axes[-1] is None
+
+    @property
+    def column_inputs(self) -> list[SSAValue]:
+        return [o for o in self.inputs if not self.per_row(o)]
+
+    def load_row_inputs(self, lb: BodyBuilder, j: int, at: list[SSAValue]) -> None:
+        """Row block j's per-row inputs (`per_row`), at row offsets `at`, for every half."""
+        for h in range(self.outs):
+            for operand in [o for o in self.inputs if self.per_row(o)]:
+                lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
+                                        self.buffers[j][h][operand]))  # fmt: skip
+
     def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
         """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
         for h, at in enumerate(row_offsets[: self.outs]):
-            for operand in self.inputs:
-                offsets = box_offsets(fb, operand, self.analysis.axes.get(operand, ()), at)
+            for operand in self.column_inputs:
+                offsets = self.offsets(fb, operand, at)
                 fb.emit(dataflow.LoadOp(self.memory[operand], offsets,
                                         self.buffers[j][h][operand]))  # fmt: skip
 
     def apply(self, fb: BodyBuilder, j: int, h: int) -> None:
         tiles = self.buffers[j][h]
         for op in self.ops:
-            if not isinstance(op, spyre.RestickifyOp):
-                fb.compute(op, [tiles[o] for o in op.operands], [tiles[r] for r in op.results])
+            ins, outs = [tiles[o] for o in op.operands], [tiles[r] for r in op.results]
+            if isinstance(op, spyre.SliceOp) and self.heads is not None:
+                fb.compute_named(op.name, ins, outs, slice_on_tile(
+                    op, self.heads.analysis, self.heads.extents))  # fmt: skip
+            elif not isinstance(op, spyre.RestickifyOp):
+                fb.compute(op, ins, outs)  # a head view: the tile rearranged (ls)
+
+
+@dataclass
+class HeadView:
+    """A 2-D matmul's epilogue on the head view [m, H, D] of its results (a rotary
+    embedding, spyre-fuse-rotary): each output tile [rows, th] holds th / D whole heads,
+    seen as [rows, th / D, D] by a reshape computed on the tile; the ops after it are
+    tiled by two row dims (positions, heads) with D whole, and their inputs ([m, 1, D]:
+    cos, sin) and outputs are loaded and stored at column / D."""
+
+    width: int
+    analysis: row_model.RowAnalysis
+    extents: list[int]
+    values: set[SSAValue]
+
+    @staticmethod
+    def of(views: list[Operation], parts: MatmulGroup, tiling: MatmulTiling) -> HeadView:
+        widths = {head_split(op) for op in views}
+        width = widths.pop()
+        mm = parts.mm
+        if widths or len(spyre.shape_of(mm.result)) != 2 or tiling.th % width:
+            raise located_error(mm, f"spyre-tile: the head view of a matmul's result needs "
+                                    f"tiles of whole heads ({width} columns), the plan's "
+                                    f"are {tiling.th} wide")  # fmt: skip
+        ops = [op for op in parts.epilogue if op not in views]
+        values = {v for op in views for v in op.results}
+        values |= {v for op in ops for v in (*op.operands, *op.results)
+                   if len(spyre.shape_of(v)) == 3}  # fmt: skip
+        outputs = [v for v in parts.outputs if v in values]
+        analysis = row_model.analyse(ops, outputs, 2, whole_rows=False)
+        for result in parts.results:  # the accumulators' own [rows, th] tiles
+            analysis.axes[result] = (0, 1)
+        for view in views:
+            analysis.axes.setdefault(view.results[0], (0, 1))
+        extents = [tiling.rows_per_block, tiling.th // width]
+        return HeadView(width, analysis, extents, values)
 
 
 class MatmulEmitter:
@@ -312,6 +390,9 @@ class MatmulEmitter:
         if self.prologue is not None:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
+        for j in range(len(self.epilogue.buffers)):
+            at = [*self.batch_index, self.block_top(lb, j), lb.const(0)]
+            self.epilogue.load_row_inputs(lb, j, at)
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
@@ -393,7 +474,7 @@ class MatmulEmitter:
             for j in range(t.row_blocks):
                 steps.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
                               accumulate=True)  # fmt: skip
-        for j in range(t.row_blocks if self.epilogue.inputs else 0):
+        for j in range(t.row_blocks if self.epilogue.column_inputs else 0):
             self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
         for j in range(t.row_blocks):
             for h in range(t.halves):
@@ -492,7 +573,7 @@ class MatmulEmitter:
             if self.prologue is not None:
                 self.prologue.scale_rows(fb, j, self.block_accs[j][h])
             fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
-        if load_inputs and ep.inputs:
+        if load_inputs and ep.column_inputs:
             ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))
         for h, at in enumerate(self.row_offsets(fb, j, n_half)[: ep.outs]):
             ep.apply(fb, j, h)
@@ -504,7 +585,7 @@ class MatmulEmitter:
         sk = t.split[2]
         axes = ep.analysis.axes[value]
         if sk > 1 and axes == tuple(range(self.rank)) and \
-                list(ep.analysis.tile_shape(value, ep.extents)) == ep.extents:  # fmt: skip
+                list(ep.tile_shape(value)) == ep.extents:  # fmt: skip
             # The cores of a K group hold the same reduced tile: each stores its tm / sk
             # rows, picked from the tile reshaped to [sk, .., tm / sk, th].
             rows = t.tm // sk
@@ -513,8 +594,7 @@ class MatmulEmitter:
             fb.compute_named("spyre.reshape", [tile], [split])
             tile = fb.emit(dataflow.SlotOp(split, self.ck)).results[0]
             at = [*self.batch_index, fb.add(self.m0, fb.mul(self.ck, rows)), at[-1]]
-        offsets = box_offsets(fb, value, axes, at)
-        fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], offsets))
+        fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], ep.offsets(fb, value, at)))
 
 
 VARIANTS: dict[MatmulVariant, Callable[[MatmulEmitter, BodyBuilder], None]] = {
