@@ -94,6 +94,10 @@ class MatmulGroup:
         return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values),
                            prologue)  # fmt: skip
 
+    def head_width(self) -> int | None:
+        """The head width D of the epilogue's head view, if it has one."""
+        return next((w for w in map(head_split, self.epilogue) if w is not None), None)
+
     @property
     def results(self) -> list[SSAValue]:
         """The matmuls' results, which the epilogue reads from the accumulators."""
@@ -160,6 +164,10 @@ def tile_matmul_group(
     if parts.second is not None and tiling.halves == 1:
         # A pair's two halves are its two matmuls' B tiles, one per corelet.
         tiling = replace(tiling, halves=2)
+    width = parts.head_width()
+    if width and parts.second is None and tiling.th % width and tiling.tn % width == 0:
+        # A head view needs tiles of whole heads: one corelet takes the whole tile.
+        tiling = replace(tiling, halves=1)
     shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)
     emitter = MatmulEmitter(parts, tiling, shell)
     emitter.emit()
@@ -269,6 +277,11 @@ class Epilogue:
                 fb.compute(op, ins, outs)  # a head view: the tile rearranged (ls)
 
 
+class NoWholeHeads(Exception):
+    """The plan's output tiles hold no whole heads: spyre-tile splits the head view off
+    (passes/split_head_view.py)."""
+
+
 @dataclass
 class HeadView:
     """A 2-D matmul's epilogue on the head view [m, H, D] of its results (a rotary
@@ -288,9 +301,7 @@ class HeadView:
         width = widths.pop()
         mm = parts.mm
         if widths or len(spyre.shape_of(mm.result)) != 2 or tiling.th % width:
-            raise located_error(mm, f"spyre-tile: the head view of a matmul's result needs "
-                                    f"tiles of whole heads ({width} columns), the plan's "
-                                    f"are {tiling.th} wide")  # fmt: skip
+            raise NoWholeHeads(f"tiles of {tiling.th} columns, heads of {width}")
         ops = [op for op in parts.epilogue if op not in views]
         values = {v for op in views for v in op.results}
         values |= {v for op in ops for v in (*op.operands, *op.results)
