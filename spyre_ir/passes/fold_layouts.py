@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.stick_layout import StickLayoutAttr, tensor_layout
 from spyre_ir.layout import StickLayout, contiguous_strides, default_layout, validate
+from spyre_ir.passes.stickify import reshape_is_view
 
 # ------------------------------------------------------------------ layouts
 
@@ -186,8 +187,6 @@ class _Folder:
             return
         self.set(reshape.input, inner)
         self.rewriter.replace_value_with_new_type(reshape.result, op.result.type)
-        from spyre_ir.passes.stickify import reshape_is_view
-
         source = _layout(reshape.input)
         assert source is not None and reshape_is_view(source, target)
         for reader in readers:

@@ -13,7 +13,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.passes.fuse import head_split, is_scalar_constant
+from spyre_ir.passes.fuse import is_scalar_constant
+from spyre_ir.passes.fuse_heads import head_split
 
 
 def head_ops(ops: list[Operation]) -> list[Operation]:

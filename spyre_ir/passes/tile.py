@@ -26,8 +26,9 @@ from spyre_ir.passes.split_group import row_overflows, split_group
 from spyre_ir.passes.split_head_view import split_head_view
 from spyre_ir.passes.tile_attention import tile_attention_group
 from spyre_ir.passes.tile_copy import tile_copy_group
+from spyre_ir.passes.tile_head_view import NoWholeHeads
 from spyre_ir.passes.tile_kernel import hoist_definitions
-from spyre_ir.passes.tile_matmul import NoWholeHeads, tile_matmul_group
+from spyre_ir.passes.tile_matmul import tile_matmul_group
 from spyre_ir.passes.tile_rows import tile_rows_group
 
 
