@@ -51,6 +51,8 @@ UNFUSED: dict[str, object] = {
     "fuse_mask_layout": False,
     "fuse_relayout_pairs": False,
     "fuse_norm_prologue": False,
+    "fold_layouts": False,
+    "fuse_rotary": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 
@@ -106,6 +108,13 @@ class _Pipeline(ModulePass):
     """spyre-fuse-norm-prologue's and spyre-fuse's switch for an RMSNorm computed in the
     matmul kernels reading it, as a prologue on their A tiles (false: a kernel of its
     own writing the normalised activation)."""
+    fuse_rotary: bool = True
+    """spyre-fuse-rotary's and spyre-fuse's switch: rotary embedding on a projection's
+    heads runs as its matmul's epilogue (false: a rows kernel of its own)."""
+    fold_layouts: bool = True
+    """spyre-fold-layouts' switch: a kernel stores its result in the layout its
+    relayout reader needs, so that relayout (a head split or merge, a [s, h] result
+    returned as [1, s, h]) is a view (false: a kernel of its own)."""
     a_resident: bool = False
     """spyre-tile's switch for A_RESIDENT matmul tilings (off by default: see
     docs/passes.md)."""

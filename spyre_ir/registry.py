@@ -188,6 +188,18 @@ def _sink_matmul_reshapes() -> type[ModulePass]:
     return SpyreSinkMatmulReshapes
 
 
+def _fuse_rotary() -> type[ModulePass]:
+    from spyre_ir.passes.fuse_rotary import SpyreFuseRotary
+
+    return SpyreFuseRotary
+
+
+def _fold_layouts() -> type[ModulePass]:
+    from spyre_ir.passes.fold_layouts import SpyreFoldLayouts
+
+    return SpyreFoldLayouts
+
+
 def _fold_broadcast_matmul() -> type[ModulePass]:
     from spyre_ir.passes.fold_broadcast_matmul import SpyreFoldBroadcastMatmul
 
@@ -244,6 +256,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dataflow-to-units": _dataflow_to_units,
     "spyre-to-dataflow": _to_dataflow,
     "spyre-fold-broadcast-matmul": _fold_broadcast_matmul,
+    "spyre-fold-layouts": _fold_layouts,
+    "spyre-fuse-rotary": _fuse_rotary,
     "spyre-sink-matmul-reshapes": _sink_matmul_reshapes,
     "spyre-fuse-norm-prologue": _fuse_norm_prologue,
     "spyre-fuse-attention": _fuse_attention,

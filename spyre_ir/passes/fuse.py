@@ -54,6 +54,8 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, card_of
 from spyre_ir.passes import fuse_norm_prologue as norm_prologue
 from spyre_ir.passes import row_model
+from spyre_ir.passes.fold_layouts import is_view_transpose
+from spyre_ir.passes.fuse_heads import head_view_op, layout_view_of
 from spyre_ir.passes.tile_copy import is_copy_op
 
 MAX_GROUP_OPS = 128
@@ -130,6 +132,9 @@ class Candidate:
     hoisted: list[Operation] = field(default_factory=list)
     """Reshapes of values from before the group, met while it was open: they move
     before the group."""
+    deferred: list[Operation] = field(default_factory=list)
+    """Layout views of the group's values met while it was open (see
+    `layout_view_of`): they stay after the group, which stays open."""
 
     _seen: tuple[int, set[Operation], list[SSAValue]] = field(
         default=(0, set(), []), init=False, repr=False, compare=False
@@ -243,6 +248,9 @@ class Fuser:
     prologues: bool = True
     """A matmul group takes in the norm chain marked as its A's prologue (see
     passes/fuse_norm_prologue.py)."""
+    rotary: bool = True
+    """A matmul group takes a rotary embedding on its result's head view (see
+    `head_view_op`, passes/fuse_rotary.py)."""
     placed: set[Operation] = field(default_factory=set)
     """Folded operand ops already in a group (a restickify several matmuls read)."""
 
@@ -330,6 +338,8 @@ class Fuser:
     def try_extend(self, candidate: Candidate, op: Operation) -> bool:
         if candidate.kind in ("copy", "attention") or len(candidate.ops) >= MAX_GROUP_OPS:
             return False
+        if any(o.owner in candidate.deferred for o in op.operands):
+            return False  # the view stands after the group
         ops = [*candidate.ops, op]
         outputs = candidate.outputs(op)
         if not outputs:
@@ -352,10 +362,13 @@ class Fuser:
         if isinstance(op, spyre.MatmulOp) and self.pairs and pairs_with(candidate, anchor, op):
             candidate.ops.extend([*self.unplaced_folds(op, paired=True), op])
             return True
-        # matmul / gather: only an elementwise epilogue on the anchor's rows.
-        if not isinstance(op, row_model.ELEMENTWISE):
+        # matmul / gather: only an elementwise epilogue on the anchor's rows, or (a
+        # rotary embedding) ops on the head view of a matmul's result.
+        heads = self.rotary and isinstance(anchor, spyre.MatmulOp) and \
+            head_view_op(candidate, anchor, op)  # fmt: skip
+        if not heads and not isinstance(op, row_model.ELEMENTWISE):
             return False
-        if isinstance(anchor, spyre.MatmulOp):
+        if isinstance(anchor, spyre.MatmulOp) and not heads:
             inside = {r for o in candidate.ops for r in o.results}
             if epilogue_kind(op, inside) not in self.epilogues:
                 return False
@@ -453,13 +466,17 @@ class Fuser:
     def place(self, groups: list[Candidate], current: Candidate | None,
               op: Operation) -> Candidate | None:  # fmt: skip
         """Put `op` in the open group `current` or a new one; returns the open group."""
-        if current is not None and self.try_extend(current, op):
+        moves = not is_view_transpose(op)  # spyre-fold-layouts made it a view
+        if moves and current is not None and self.try_extend(current, op):
             return current
         if isinstance(op, spyre.ScatterOp) and op.in_place is not None:
             return None  # a row store between groups (spyre-row-store-kernels)
-        if isinstance(op, spyre.ReshapeOp):
+        if isinstance(op, spyre.ReshapeOp) or not moves:
             if current is not None and reads_before(current, op.input):
                 current.hoisted.append(op)
+                return current
+            if current is not None and layout_view_of(current, op):
+                current.deferred.append(op)
                 return current
             return None  # a free view between groups
         if current is not None and self.place_tail(groups, current):
@@ -650,6 +667,9 @@ class SpyreFuse(ModulePass):
     fuse_mask_layout: bool = True
     """false: the restickify of an attention's mask (a [s, t] mask viewed as [1, 1, s,
     t]) runs as a kernel of its own instead of in the attention kernel's mask loads."""
+    fuse_rotary: bool = True
+    """false: ops on a matmul result's head view (a rotary embedding, see
+    passes/fuse_rotary.py) run in a kernel of their own."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -666,7 +686,7 @@ class SpyreFuse(ModulePass):
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
                       self.fuse_matmul_pairs, self.trim_epilogues,
                       self.fuse_relayout_pairs, self.fuse_mask_layout,
-                      self.fuse_norm_prologue)  # fmt: skip
+                      self.fuse_norm_prologue, self.fuse_rotary)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -10,6 +10,7 @@ verifies it on each kernel built."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -23,6 +24,7 @@ from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import SpyreConfig, card_of
 from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
+from spyre_ir.passes.fuse_heads import head_split
 from spyre_ir.passes.fuse_norm_prologue import is_prologue
 from spyre_ir.passes.matmul_tiling import (
     MatmulShape,
@@ -35,7 +37,6 @@ from spyre_ir.passes.tile_epilogue import Epilogue
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
     KernelShell,
-    box_offsets,
     elem_bytes,
     new_kernel,
     split_index,
@@ -98,6 +99,10 @@ class MatmulGroup:
         return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values),
                            prologue)  # fmt: skip
 
+    def head_width(self) -> int | None:
+        """The head width D of the epilogue's head view, if it has one."""
+        return next((w for w in map(head_split, self.epilogue) if w is not None), None)
+
     @property
     def results(self) -> list[SSAValue]:
         """The matmuls' results, which the epilogue reads from the accumulators."""
@@ -133,7 +138,11 @@ class MatmulGroup:
         inputs = {o for op in self.epilogue if not isinstance(op, spyre.RestickifyOp)
                   for o in op.operands if o not in inside and o not in self.results
                   and spyre.shape_of(o) == out}  # fmt: skip
-        return sum(2 * elem_bytes(v) for v in [*results, *inputs])
+        # A head-view value holds its share of the output's elements (a rotary's halves
+        # half), rounded up to whole bytes.
+        share = lambda v: math.prod(spyre.shape_of(v)) / math.prod(out)  # noqa: E731
+        return math.ceil(sum(2 * elem_bytes(v) * min(share(v), 1.0)
+                             for v in [*results, *inputs]))  # fmt: skip
 
 
 def tile_matmul_group(
@@ -157,6 +166,10 @@ def tile_matmul_group(
     if parts.second is not None and tiling.halves == 1:
         # A pair's two halves are its two matmuls' B tiles, one per corelet.
         tiling = replace(tiling, halves=2)
+    width = parts.head_width()
+    if width and parts.second is None and tiling.th % width and tiling.tn % width == 0:
+        # A head view needs tiles of whole heads: one corelet takes the whole tile.
+        tiling = replace(tiling, halves=1)
     shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)
     emitter = MatmulEmitter(parts, tiling, shell)
     emitter.emit()
@@ -337,6 +350,9 @@ class MatmulEmitter:
         elif self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
+        for j in range(len(self.epilogue.buffers)):
+            at = [*self.batch_index, self.block_top(lb, j), lb.const(0)]
+            self.epilogue.load_row_inputs(lb, j, at)
         VARIANTS[t.variant](self, lb)
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
@@ -427,7 +443,7 @@ class MatmulEmitter:
             for j in range(t.row_blocks):
                 steps.compute(mm, [a_tiles[j], self.b_bufs[h]], [self.block_accs[j][h]],
                               accumulate=True)  # fmt: skip
-        for j in range(t.row_blocks if self.epilogue.inputs else 0):
+        for j in range(t.row_blocks if self.epilogue.column_inputs else 0):
             self.epilogue.load_inputs(last, j, self.row_offsets(last, j, n_half))
         if self.in_k_loop:
             self.prologue.end(last, t.split[2])
@@ -572,7 +588,7 @@ class MatmulEmitter:
             if self.prologue is not None:
                 self.prologue.scale_rows(fb, j, self.block_accs[j][h])
             fb.compute_named("spyre.cast", [self.block_accs[j][h]], [ep.output_tile(j, h)])
-        if load_inputs and ep.inputs:
+        if load_inputs and ep.column_inputs:
             ep.load_inputs(fb, j, self.row_offsets(fb, j, n_half))
         for h, at in enumerate(self.row_offsets(fb, j, n_half)[: ep.outs]):
             ep.apply(fb, j, h)
@@ -584,7 +600,7 @@ class MatmulEmitter:
         sk = t.split[2]
         axes = ep.analysis.axes[value]
         if sk > 1 and axes == tuple(range(self.rank)) and \
-                list(ep.analysis.tile_shape(value, ep.extents)) == ep.extents:  # fmt: skip
+                list(ep.tile_shape(value)) == ep.extents:  # fmt: skip
             # The cores of a K group hold the same reduced tile: each stores its tm / sk
             # rows, picked from the tile reshaped to [sk, .., tm / sk, th].
             rows = t.tm // sk
@@ -593,8 +609,7 @@ class MatmulEmitter:
             fb.compute_named("spyre.reshape", [tile], [split])
             tile = fb.emit(dataflow.SlotOp(split, self.ck)).results[0]
             at = [*self.batch_index, fb.add(self.m0, fb.mul(self.ck, rows)), at[-1]]
-        offsets = box_offsets(fb, value, axes, at)
-        fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], offsets))
+        fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], ep.offsets(fb, value, at)))
 
 
 VARIANTS: dict[MatmulVariant, Callable[[MatmulEmitter, BodyBuilder], None]] = {
