@@ -53,7 +53,7 @@ class Unit:
     """One unit's instruction stream and clock (cycles)."""
 
     __slots__ = ("name", "index", "gen", "op", "path", "clock", "ready", "drained", "busy",
-                 "ports", "channels", "blocked", "done", "events")  # fmt: skip
+                 "ports", "channels", "shown", "blocked", "done", "events")  # fmt: skip
 
     def __init__(self, name: str, index: int, gen: Iterator, op: core.UnitOp, path: list):
         self.name, self.index, self.gen, self.op, self.path = name, index, gen, op, path
@@ -63,6 +63,7 @@ class Unit:
         self.busy = [0.0] * len(RESOURCES)
         self.ports = [0.0] * len(RESOURCES)  # LS: when the LPDDR5 bus / ring port is free
         self.channels = [0.0, 0.0]  # LS: when its LPDDR5 read / write channel is free
+        self.shown = [0.0, 0.0]  # LS: where the last move shown on each channel's track ends
         self.blocked: tuple | None = None  # the (code, queue, op) it waits on
         self.done = False
         self.events: list[tuple] = []  # (info, start, cycles, channel) when tracing
@@ -231,7 +232,13 @@ class Scheduler:
             unit.clock = issued
             unit.ports[LPDDR] = start + bus
             unit.channels[channel] = own_start + own
+            # Shown (and counted busy) on its channel's track from where the move before
+            # it there ends: the bus may start a move before the last one is done.
             start = end - cycles
+            if start < unit.shown[channel]:
+                start = unit.shown[channel]
+                cycles = end - start
+            unit.shown[channel] = end
         else:
             unit.clock = end if holds else issued
             unit.ports[resource] = end
