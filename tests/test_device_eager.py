@@ -378,3 +378,30 @@ def test_float32_ops_warn_once_that_they_run_in_float16() -> None:
     with pytest.warns(UserWarning, match=F32_AS_F16) as caught:
         (x * 3.0 + 1.0).cpu()
     assert sum(F32_AS_F16.replace(".", ":") in str(w.message) for w in caught) == 1
+
+
+REDUCTION_SCRIPT = """
+import torch
+from spyre_ir.runtime import device
+device.setup()
+fns = [lambda t: (t * 3).sum(), lambda t: (t * 3).sum(0, keepdim=True),
+       lambda t: (t + 1).sum(), lambda t: t.sum() * 3, lambda t: (t * 3).amax()]
+x = torch.arange(1, 65, dtype=torch.float16)
+for fn in fns:
+    torch._dynamo.reset()
+    got = torch.compile(fn, backend="spyre")(x.to("spyre")).cpu()
+    print(torch.equal(got, fn(x)), got.tolist(), fn(x).tolist())
+"""
+
+
+def test_compiled_reductions_of_a_spyre_tensor_come_back_whole() -> None:
+    """A compiled graph on a spyre tensor ending in a reduction: its result, read in
+    place from the stick image into the device tensor, came back as 0 or garbage (40.0
+    for 9.0). In a fresh process, as a user runs it (in this one it did not show)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", REDUCTION_SCRIPT], capture_output=True,
+                         text=True, timeout=300, check=True)  # fmt: skip
+    lines = out.stdout.splitlines()
+    assert len(lines) == 5 and all(line.startswith("True") for line in lines), out.stdout
