@@ -51,3 +51,23 @@ def test_codes_give_the_codes_of_the_float32_run(text: str) -> None:
             assert got.dtype == np.uint16 and got.shape == want.shape
             np.testing.assert_array_equal(D.decode(got), want)  # NaN equal to NaN
             np.testing.assert_array_equal(got, D.encode(want))
+
+
+def test_a_scatter_into_a_table_of_codes_writes_codes() -> None:
+    """`ls.scatter` (the paged KV write) into a table the simulator holds as codes: the
+    rows land encoded, as a store's do (they were written as float32 values cast to
+    uint16)."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "filecheck/dialects/dataflow_scatter.mlir"
+    text = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("//"))
+    ctx = registry.make_context()
+    module = parse_and_verify(ctx, text, "dataflow_scatter.mlir")
+    registry.PASSES["convert-dataflow-to-units"]()().apply(ctx, module)
+    rng = np.random.default_rng(0)
+    table = D.round_to_dlf16(rng.standard_normal((100, 64)).astype(np.float32))
+    ids = rng.permutation(100)[:8].astype(np.int32)
+    new = D.round_to_dlf16(rng.standard_normal((8, 64)).astype(np.float32) * 3)
+    args = [D.encode(table), ids, D.encode(new)]
+    got = simulate(module, args, "update", card_format=True, codes=True, check_races=False)
+    np.testing.assert_array_equal(got.outputs[0][ids], D.encode(new))

@@ -429,14 +429,7 @@ class KernelMachine:
         table: DdrMemory = operands[0]
         indices = operands[1].read()
         dest: LxBuffer = operands[2]
-        rows = table.shape[0]
-        bad = (indices < 0) | (indices >= rows)
-        if bad.any():
-            core = int(np.argwhere(bad)[0][0])
-            raise InterpreterError(
-                f"core {core}: index {indices[bad].flat[0]} is out of range for a table "
-                f"of {rows} rows"
-            )
+        _check_rows(indices, table.shape[0])
         rows_of = table.data[indices]
         dest.write(decode(rows_of) if table.codes else rows_of)
         return []
@@ -450,15 +443,10 @@ class KernelMachine:
         table: DdrMemory = operands[2]
         if not table.writable:
             raise InterpreterError(f"scatters into {table.label}, which is read-only")
-        rows = table.shape[0]
-        bad = (indices < 0) | (indices >= rows)
-        if bad.any():
-            core = int(np.argwhere(bad)[0][0])
-            raise InterpreterError(
-                f"core {core}: index {indices[bad].flat[0]} is out of range for a table "
-                f"of {rows} rows"
-            )
-        if value.dtype != table.array.dtype:  # f16 held in float32
+        _check_rows(indices, table.shape[0])
+        if table.codes:  # DLFloat16 values (float32 in LX) as the card's codes in DDR
+            value = encode(value)
+        elif value.dtype != table.array.dtype:  # f16 held in float32
             value = converted(value, table.array.dtype)
         table.data[indices] = value
         if table.writers is not None:
@@ -517,3 +505,13 @@ class KernelMachine:
         every = np.broadcast_to(stacked, (blocks, size, stride, *full.shape))
         full.write(every.reshape(self.cores, *full.shape))
         return []
+
+
+def _check_rows(indices: np.ndarray, rows: int) -> None:
+    """A gather's or scatter's row indices (per core) name rows of a table of `rows`."""
+    bad = (indices < 0) | (indices >= rows)
+    if bad.any():
+        core = int(np.argwhere(bad)[0][0])
+        raise InterpreterError(
+            f"core {core}: index {indices[bad].flat[0]} is out of range for a table of {rows} rows"
+        )

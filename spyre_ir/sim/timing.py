@@ -62,16 +62,21 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     return move
 
 
+def _table_rows(table: D.DdrType, indices: D.LxType, config) -> tuple[int, int]:
+    """(rows, bytes) a gather or scatter moves: one whole row of `table` per index."""
+    shape = table.get_shape()
+    stick_dim, per_stick = lpddr.stick_geometry(table, config)
+    row = cm.box_sticks((1, *shape[1:]), shape, stick_dim, per_stick)
+    rows = math.prod(indices.get_shape())
+    return rows, rows * row * config.stick_bytes
+
+
 def time_gather(program, op: ls.GatherOp) -> Timer:
     """`ls.gather`: one row of the table per index, on the LPDDR5 port."""
     config, cores = program.config, program.cores
     table, indices = op.table.type, op.indices.type
     assert isinstance(table, D.DdrType) and isinstance(indices, D.LxType)
-    shape = table.get_shape()
-    stick_dim, per_stick = lpddr.stick_geometry(table, config)
-    row = cm.box_sticks((1, *shape[1:]), shape, stick_dim, per_stick)
-    rows = math.prod(indices.get_shape())
-    nbytes = rows * row * config.stick_bytes
+    rows, nbytes = _table_rows(table, indices, config)
     info = Info(op.name, LPDDR, {"bytes": nbytes})
     cycles = lpddr.gather_cycles(nbytes, rows, cores, config)
     return _static(program, cycles, config.lpddr_latency_cycles, info, (1,), (2,),
@@ -84,11 +89,7 @@ def time_scatter(program, op: ls.ScatterOp) -> Timer:
     config, cores = program.config, program.cores
     table, indices = op.dest.type, op.indices.type
     assert isinstance(table, D.DdrType) and isinstance(indices, D.LxType)
-    shape = table.get_shape()
-    stick_dim, per_stick = lpddr.stick_geometry(table, config)
-    row = cm.box_sticks((1, *shape[1:]), shape, stick_dim, per_stick)
-    rows = math.prod(indices.get_shape())
-    nbytes = rows * row * config.stick_bytes
+    rows, nbytes = _table_rows(table, indices, config)
     info = Info(op.name, LPDDR, {"bytes": nbytes})
     cycles = lpddr.scatter_cycles(nbytes, rows, cores, config)
     return _static(program, cycles, config.lpddr_latency_cycles, info, (0, 1), (),
