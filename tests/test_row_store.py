@@ -268,17 +268,9 @@ def _decode_step(ck, cv, pos, x, wq, wk, wv):
 
 
 def _decode_bytes(length: int):
-    torch._dynamo.reset()
-    gen = torch.Generator().manual_seed(length)
-    weights = [torch.randn(HEADS * D64, HEADS * D64, generator=gen).half() * 0.1 for _ in range(3)]
-    ck = torch.randn(1, HEADS, length, D64, generator=gen).half()
-    cv = torch.randn(1, HEADS, length, D64, generator=gen).half()
-    compiled = torch.compile(_decode_step, backend="spyre", dynamic=False)
-    x = torch.randn(1, 1, HEADS * D64, generator=gen).half()
-    with telemetry.recording() as rec:
-        out = compiled(ck, cv, torch.tensor([3]), x, *weights)
-    (launch,) = rec.launches
-    return out, (ck, cv), launch.report
+    """One compiled decode step at position 3: its output, the caches and its report."""
+    outs, caches, (report,) = _decode_steps(length, steps=1)
+    return outs[0], caches, report
 
 
 def test_attention_reads_the_caches_once_in_a_decode_step(card, tmp_path) -> None:
