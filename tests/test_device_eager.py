@@ -405,3 +405,34 @@ def test_compiled_reductions_of_a_spyre_tensor_come_back_whole() -> None:
                          text=True, timeout=300, check=True)  # fmt: skip
     lines = out.stdout.splitlines()
     assert len(lines) == 5 and all(line.startswith("True") for line in lines), out.stdout
+
+
+FAKE_MODE_SCRIPT = """
+import warnings
+import numpy as np
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+warnings.simplefilter("ignore")
+with FakeTensorMode():  # as inside a backend's compile: the module's first import
+    from spyre_ir.interp import dlfloat16, halves
+    values = np.linspace(-70000, 70000, 1 << 17, dtype=np.float32)
+    half = np.empty(values.shape, np.float16)
+    halves.convert_into(half, values)
+    same_in_mode = np.array_equal(half, values.astype(np.float16))
+table = dlfloat16._DECODED.astype(np.float16).view(np.uint16)
+print(np.array_equal(dlfloat16.CODE_TO_F16, table), same_in_mode)
+"""
+
+
+def test_half_conversions_run_under_a_torch_mode() -> None:
+    """The root cause of the reductions above: halves.convert_into converted through
+    torch's copy_, which dynamo's FakeTensorMode (active while our backend compiles)
+    traced instead of running, leaving the np.empty destination as it was. The
+    DLFloat16 -> fp16 table, built when its module was first imported inside a
+    compile (a fresh process), held 0 and NaN. In a fresh process: the first import."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FAKE_MODE_SCRIPT], capture_output=True,
+                         text=True, timeout=300, check=True)  # fmt: skip
+    assert out.stdout.split() == ["True", "True"], out.stdout

@@ -27,8 +27,22 @@ _HALF_FLOAT = (np.dtype(np.float16), np.dtype(np.float32))
 
 
 def _torch() -> ModuleType | None:
-    """torch when this process has imported it, else None (never imports it)."""
-    return sys.modules.get("torch")
+    """torch when this process has imported it and no torch mode is active, else None
+    (never imports it). Under a dispatch or function mode (dynamo's FakeTensorMode
+    while a backend compiles) a copy between views of numpy arrays is traced, not run:
+    the destination kept whatever np.empty gave it (the DLFloat16 -> fp16 table, first
+    built while spyre_ir.interp.dlfloat16 was imported inside a compile, came out 0 and
+    NaN)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    c = getattr(torch, "_C", None)
+    try:
+        if c._len_torch_dispatch_stack() or c._len_torch_function_stack():
+            return None
+    except AttributeError:  # torch is still being imported
+        return None
+    return torch
 
 
 def _torch_view(torch: ModuleType, array: np.ndarray) -> object | None:

@@ -764,10 +764,11 @@ class PreparedRecipe:
         store = launch.stores.get(slot.name)
 
         def run() -> float:
-            # All of a host output, in place. A device output goes the long way: read in
-            # place into its elements, a graph ending in a reduction (`(t * 3).sum()` on a
-            # spyre tensor) came back as 0 or garbage.
-            if store is None and index is None and not fetch.rows and not isinstance(out, DeviceArray):  # fmt: skip
+            # All of it, in place: into a host array, or a device output's elements.
+            if store is None and index is None and not fetch.rows:  # all of it, in place
+                if isinstance(out, DeviceArray):
+                    slot.read_into(self._view(launch, slot), out._elements())
+                    return cost_model.device_copy_s(nbytes, config)
                 slot.read_into(self._view(launch, slot), out, rounded=True)
                 return cost_model.host_transfer_s(nbytes, config)
             values = (
