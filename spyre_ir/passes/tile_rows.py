@@ -130,15 +130,34 @@ def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: i
     yielded = group.body.block.last_op
     assert isinstance(yielded, dataflow.YieldOp)
 
-    def stick_of(values: Sequence[SSAValue]) -> int:
-        return max((card_of(group).elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
-                    for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
-
-    inputs = stick_of(group.body.block.args)
-    moved = max(inputs, stick_of(yielded.values))
+    inputs = stick_of(group, analysis, group.body.block.args)
+    moved = max(inputs, stick_of(group, analysis, yielded.values))
     if moved > inputs and min(inner, moved) * row_bytes <= lx_bytes // 2:
         return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, moved)
     return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, inputs)
+
+
+def stick_of(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
+             values: Sequence[SSAValue]) -> int:  # fmt: skip
+    """The elements per stick of the widest-sticked of `values` whose stick dim the
+    innermost row dim walks (1 if none): a tile of fewer rows than the dim would move
+    part-sticks of it, so tiles are multiples of it."""
+    card = card_of(group)
+    return max((card.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
+
+
+def smallest_tile_bytes(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
+                        row_bytes: int, cores: int) -> int:  # fmt: skip
+    """LX bytes of the smallest tile a rows kernel can take - one stick of rows where an
+    input is read across its stick dim (`rows_tile`), else one row - twice over when a
+    core walks more than one (spyre-double-buffer gives its buffers two slots)."""
+    p, rows = analysis.row_dims, analysis.rows
+    inner = rows[-1] if p else 1
+    t = min(inner, stick_of(group, analysis, group.body.block.args))
+    items = numel(rows[:-1] if p else ()) * cost_model.ceil_div(inner, t)
+    per_core = cost_model.ceil_div(items, max(1, min(cores, items)))
+    return t * row_bytes * (2 if per_core > 1 else 1)
 
 
 def slice_on_tile(op: spyre.SliceOp, analysis: row_model.RowAnalysis,
