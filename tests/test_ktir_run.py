@@ -416,27 +416,27 @@ def test_grid_launches_a_kernel_without_one(capsys, tmp_path):
     assert "--grid: grid 'two' is not a list of tile counts" in err
 
 
-def test_overlapping_views_of_two_types_are_a_located_error(capsys, tmp_path):
-    box = "affine_set<(d0) : (d0 >= 0, -d0 + 63 >= 0)>"
-    view = (
-        "  %{v} = ktdp.construct_memory_view %{a}, sizes: [64], strides: [1] {{coordinate_set"
-        " = {box}, memory_space = #ktdp.spyre_memory_space<HBM>}} : memref<64x{t}>\n"
-    )
-    text = (
-        "func.func @k() attributes {grid = [1]} {\n"
-        "  %x_at = arith.constant 0 : index\n  %i_at = arith.constant 16 : index\n"
-        + view.format(v="x", a="x_at", box=box, t="f16")
-        + view.format(v="i", a="i_at", box=box, t="i32")
-        + "  return\n}\n"
-    )
-    path = tmp_path / "mixed.mlir"
-    path.write_text(text)
-    status, out, err = run(capsys, str(path), "--check")
+def test_views_of_two_types_that_share_memory_run_and_match(capsys, tmp_path):
+    # tests/ktir/alias_copy.mlir: an f16 and an i32 view over one region, each tile
+    # copying its own rows: aliasing without a race runs, and the region is drawn once.
+    out_npz = tmp_path / "out.npz"
+    argv = [str(KERNELS / "alias_copy.mlir"), "--check", "--output", str(out_npz)]
+    status, out, err = run(capsys, *argv)
+    assert status == 0, out + err
+    assert "views alias" in out and "check: ok (max abs error 0" in out, out
+
+
+def test_a_race_between_tiles_through_aliasing_views_is_a_located_error(capsys):
+    # tests/ktir/alias_race.mlir: the same kernel with each tile storing the other
+    # tile's rows, which that tile loads through the other type's view.
+    status, out, err = run(capsys, str(KERNELS / "alias_race.mlir"), "--check")
     assert status == 1
     assert (
-        "mixed.mlir:5:3: error: 'ktdp.construct_memory_view': this i32 view at element 16 "
-        "(bytes 64..319) overlaps the f16 view at element 0 (bytes 0..127)"
-    ) in err
+        "alias_race.mlir:50:5: error: KTIR interpreter: 'ktdp.store' on tile 1 stores byte 0 "
+        "of the memory %mem0_f16, %mem0_i32 share"
+    ) in err, err
+    assert "which 'ktdp.load' at 40:5 on tile 0 loads" in err
+    assert "a data race between tiles" in err and "Traceback" not in err
 
 
 def test_absolute_buffer_updated_in_place_doubles_its_input(capsys, tmp_path):

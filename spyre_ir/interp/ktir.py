@@ -29,6 +29,7 @@ from xdsl.traits import IsTerminator
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.interp import ktir_ops
+from spyre_ir.interp.ktir_races import Alias, RaceLog
 from spyre_ir.interp.ktir_sets import (  # noqa: F401 - names the lowering imports from here
     KtirError,
     eval_affine,
@@ -106,6 +107,7 @@ class Interpreter:
         self.body_shape: tuple[int, ...] | None = None  # the enclosing linalg.generic's
         self.mask: np.ndarray = np.ones(1, bool)
         self.lx: dict[str, int] = {}  # element dtype -> the buffer of every tile's LX
+        self.races: RaceLog | None = None  # accesses to buffers that alias (ktir_races)
 
     # ------------------------------------------------------------ plumbing
 
@@ -275,6 +277,8 @@ class Interpreter:
             raise KtirError(f"'{op.name}' reads past the end of its pointer argument", op)
         if np.any(ok & (safe < 0)):
             raise KtirError(f"'{op.name}' reads before the start of its pointer argument", op)
+        if self.races is not None and tile.view.buffer in self.races.aliases:
+            self.races.access(tile.view.buffer, op, tile.address, ok)
         return np.where(ok, memory[np.minimum(safe, memory.size - 1)], 0).astype(memory.dtype)
 
     def load(self, op: ktdp.LoadOp) -> list[object]:
@@ -297,6 +301,8 @@ class Interpreter:
             raise KtirError(f"'{op.name}' writes past the end of its pointer argument", op)
         if np.any(ok & (address < 0)):
             raise KtirError(f"'{op.name}' writes before the start of its pointer argument", op)
+        if self.races is not None and tile.view.buffer in self.races.aliases:
+            self.races.access(tile.view.buffer, op, address, ok, data.astype(memory.dtype))
         memory[address[ok]] = data[ok].astype(memory.dtype)
 
     # ------------------------------------------------------------ control flow
@@ -464,17 +470,22 @@ def run_kernel(
     pointers: dict[int, np.ndarray],
     scalars: dict[int, object],
     card_halves: bool = False,
+    aliases: dict[int, Alias] | None = None,
 ) -> dict[int, np.ndarray]:
     """Run kernel `fn` over its grid. `pointers` maps argument positions to the arrays
     behind them (copied), `scalars` the other arguments to their values; returns every
     pointer's array after the run. `card_halves`: f16 as the card holds it (DLFloat16
-    values, inputs converted on entry), the simulator's numerics."""
+    values, inputs converted on entry), the simulator's numerics. `aliases`: the
+    pointers whose memory is shared with pointers of other element types (by argument
+    position); a race on it is a KtirError naming both accesses (ktir_races)."""
     order = sorted(pointers)
     buffers = [
         card_halves_of(p) if card_halves and p.dtype == np.float16 else p.reshape(-1).copy()
         for p in (np.asarray(pointers[k]) for k in order)
     ]
     it = Interpreter(fn, buffers, ktdp.grid_of(fn, KtirError), card_halves)
+    if aliases:
+        it.races = RaceLog({order.index(k): a for k, a in aliases.items()}, it.tiles)
     args: list[object] = []
     for k, arg in enumerate(fn.body.block.args):
         if k in pointers:
@@ -482,4 +493,6 @@ def run_kernel(
         else:
             args.append(np.array([scalars[k]], dtype=ktir_ops.dtype_of(arg.type)))
     it.run_block(fn.body.block, args)
+    if it.races is not None:
+        it.races.check()
     return {k: buffers[i].reshape(np.shape(pointers[k])) for i, k in enumerate(order)}

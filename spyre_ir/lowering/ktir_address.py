@@ -13,6 +13,10 @@ the reference interpreter, the lowering and spyre-run's inputs treat it as any o
   the kernel's address space becomes a new `index` argument `%mem<ADDRESS>` (the
   buffer's lowest address), appended after the kernel's own arguments in address
   order, and each of its views sits at `%mem<ADDRESS> + (its address - ADDRESS)`;
+  overlapping views of several element types (a memory region they share) are one
+  buffer per type, `%mem<ADDRESS>_<type>`, marked with the region: the lowering
+  holds them apart, which is the kernel's meaning when no access races (spyre-run
+  checks that in the reference interpreter, spyre_ir/interp/ktir_races.py);
 * sizes and strides given as SSA values that are constants (`arith.constant`, and
   `addi` / `subi` / `muli` / `divui` / `divsi` of constants) become static first, so
   a view's reach is known.
@@ -22,7 +26,7 @@ buffers `%local<ADDRESS>` after the `%mem` ones, and views of core N's LX it onl
 reads input buffers `%core<N>_lx<ADDRESS>` (ktir_local). What stays unsupported is a
 located error naming the construct: views of L0 at absolute addresses, stores to
 `ct_local` or another core's LX there, and overlapping views of different element
-types.
+types there.
 """
 
 from __future__ import annotations
@@ -41,7 +45,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import BlockArgument, SSAValue
 
-from spyre_ir.diagnostics import op_location
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_syntax import DYNAMIC, segments
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind, SpyreMemorySpaceAttr
@@ -93,10 +96,20 @@ class AddressBuffer:
     space: str = "mem"
     """`mem` (HBM), `local` (each tile's own memory, ktir_local: one slab per tile) or
     `core<N>_lx` (core N's LX, read as input data)."""
+    region: int | None = None
+    """The byte address of the memory region it shares with buffers of other element
+    types (views of several types overlap there), else None."""
+    suffix: str = ""
+    argument: int = -1
+    """Its pointer argument's position, once bound."""
 
     @property
     def name(self) -> str:
-        return f"{self.space}{self.start}"
+        return f"{self.space}{self.start}{self.suffix}"
+
+    @property
+    def byte_start(self) -> int:
+        return self.start * ELEMENT_BYTES[element_type_name(self.element)]
 
     @property
     def local(self) -> bool:
@@ -213,65 +226,59 @@ def address_buffers(fn: func.FuncOp, unit: str = "element") -> list[AddressBuffe
 def _group(
     placed: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]], space: str
 ) -> list[AddressBuffer]:
-    """Views (byte start, byte end, view, address) grouped into buffers of views
-    whose bytes overlap."""
+    """Views (byte start, byte end, view, address) grouped into buffers: views whose
+    bytes overlap share memory (they alias). A run of overlapping views of one element
+    type is one buffer; one of several types (an HBM region) is one buffer per type,
+    each marked with the region (`AddressBuffer.region`: the lowering holds them apart,
+    spyre-run draws the region's bytes once and the reference interpreter checks that
+    no access races, ktir_races)."""
     placed.sort(key=lambda p: (p[0], p[1]))
-    buffers: list[AddressBuffer] = []
+    regions: list[list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]]] = []
     last_end = None
-    for start, end, op, address in placed:
-        element = op.result.type.element_type  # type: ignore[attr-defined]
-        if buffers and last_end is not None and start < last_end:
-            buffer = buffers[-1]
-            if buffer.element != element:
-                raise _alias_error(op, address, (start, end), buffer)
-            buffer.views.append((op, address))
-            last_end = max(last_end, end)
+    for at in placed:
+        if regions and last_end is not None and at[0] < last_end:
+            regions[-1].append(at)
+            last_end = max(last_end, at[1])
         else:
-            buffers.append(AddressBuffer(address, address, element, [(op, address)], space))
-            last_end = end
-    for buffer in buffers:
-        buffer.end = max(a + _reach(v) for v, a in buffer.views)
+            regions.append([at])
+            last_end = at[1]
+    buffers: list[AddressBuffer] = []
+    for region in regions:
+        types: dict[str, list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]]] = {}
+        for at in region:
+            types.setdefault(element_type_name(at[2].result.type.element_type), []).append(at)  # type: ignore[attr-defined]
+        if len(types) > 1 and space != "mem":
+            raise _alias_error(region, space)
+        for kind, views in types.items():
+            element = views[0][2].result.type.element_type  # type: ignore[attr-defined]
+            start = min(a for _, _, _, a in views)
+            buffer = AddressBuffer(start, start, element, [(v, a) for _, _, v, a in views], space)
+            if len(types) > 1:
+                buffer.region = region[0][0]
+                buffer.suffix = f"_{kind}"
+            buffer.end = max(a + _reach(v) for v, a in buffer.views)
+            buffers.append(buffer)
     return buffers
 
 
 def _alias_error(
-    op: ktdp.ConstructMemoryViewOp, address: int, span: tuple[int, int], buffer: AddressBuffer
+    region: list[tuple[int, int, ktdp.ConstructMemoryViewOp, int]], space: str
 ) -> LoweringError:
-    """The located error of `op` (at element `address`, bytes `span`) overlapping a
-    view of another element type in `buffer`; when either is an index view of an
-    indirect tile, it names that tile and the specification's rule the kernel breaks."""
-    width = ELEMENT_BYTES[element_type_name(buffer.element)]
-    other, at = next((v, a) for v, a in reversed(buffer.views) if (a + _reach(v)) * width > span[0])
-    other_span = (at * width, (at + _reach(other)) * width)
-    message = (
-        f"'{op.name}': this {op.result.type.element_type} view at element {address} "  # type: ignore[attr-defined]
-        f"(bytes {span[0]}..{span[1] - 1}) overlaps the {buffer.element} view at element "
-        f"{at} (bytes {other_span[0]}..{other_span[1] - 1}): aliasing memory of two "
-        "element types is not supported"
+    """The located error of a view of a tile's own or another core's memory that
+    overlaps one of another element type (aliasing there is not modelled)."""
+    first = region[0]
+    op = next(
+        at
+        for at in region
+        if at[2].result.type.element_type != first[2].result.type.element_type  # type: ignore[attr-defined]
     )
-    for view in (op, other):
-        tile = next(
-            (
-                u.operation
-                for u in view.result.uses
-                if isinstance(u.operation, ktdp.ConstructIndirectAccessTileOp)
-                and view.result in u.operation.indirect_memrefs
-            ),
-            None,
-        )
-        if tile is not None:
-            _, line, col = op_location(tile, "")
-            message += (
-                f". The {view.result.type.element_type} view is an index view of the "  # type: ignore[attr-defined]
-                f"'{tile.name}' at {line}:{col}, whose values KTDP.td uses as coordinates "
-                "of its base ('loads the index value from that view, and uses it as the "
-                "coordinate'); a view 'represents a tensor located ... at a given base "
-                "address, assuming allocation has already been done', and no allocation "
-                "puts a tensor of indices where another tensor lies (docs/ktir.md, 'The "
-                "public example kernels')"
-            )
-            break
-    return LoweringError(message, op)
+    return LoweringError(
+        f"'{op[2].name}': this {op[2].result.type.element_type} view at element {op[3]} "  # type: ignore[attr-defined]
+        f"(bytes {op[0]}..{op[1] - 1}) overlaps the {first[2].result.type.element_type} view "  # type: ignore[attr-defined]
+        f"at element {first[3]} (bytes {first[0]}..{first[1] - 1}) in {space} memory: "
+        "aliasing views of two element types are supported in HBM only",
+        op[2],
+    )
 
 
 def bind_absolute_addresses(fn: func.FuncOp, unit: str = "element") -> list[AddressBuffer]:
@@ -288,6 +295,7 @@ def bind_absolute_addresses(fn: func.FuncOp, unit: str = "element") -> list[Addr
         else None
     )
     for buffer in buffers:
+        buffer.argument = len(block.args)
         pointer = block.insert_arg(IndexType(), len(block.args))
         pointer.name_hint = buffer.name
         if buffer.local:

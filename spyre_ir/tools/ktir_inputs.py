@@ -53,6 +53,7 @@ from spyre_ir.lowering.ktir_specialize import specialize_views
 from spyre_ir.lowering.ktir_tile_offset import rebase_tile_offsets
 from spyre_ir.lowering.ktir_values import LoweringError, Pointer, kernel_pointers
 from spyre_ir.tools import spyre_run as R
+from spyre_ir.tools.ktir_alias import alias_note, aliases_of, share_regions
 
 
 def is_ktir(module: ModuleOp) -> bool:
@@ -264,7 +265,7 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         if grid is not None:
             launch_grid(fn, grid)
         # The views at constant addresses get pointers.
-        bind_absolute_addresses(fn, args.address_unit or "element")
+        buffers = bind_absolute_addresses(fn, args.address_unit or "element")
         # A kernel storing nothing: its inter-tile results are stored to be compared.
         tiles = ktdp.grid_of(fn, LoweringError)
         observed = observe_deliveries(fn, tiles)
@@ -278,18 +279,25 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         raise DiagnosticError([Diagnostic(file, line, col, str(error))]) from None
     scalars = scalar_values(fn, pointers, args.scalars)
     arrays = make_inputs(args, fn, pointers)
+    # Views of several types sharing memory: one draw of its bytes, races checked.
+    aliases = aliases_of(buffers, pointers)
+    if aliases:
+        share_regions(arrays, aliases, set(index_bounds(fn, pointers)), args.inputs is not None)
     entry = fn.sym_name.data
     named = ",".join(f"{fn.body.block.args[k].name_hint}={v!r}" for k, v in scalars.items())
     reference = None
-    if args.check:
+    if args.check or aliases:
         try:
             # On the simulator, f16 is the card's DLFloat16: the reference rounds as it.
-            reference = run_kernel(original, arrays, scalars, card_halves=args.level != "dataflow")
+            reference = run_kernel(
+                original, arrays, scalars, card_halves=args.level != "dataflow", aliases=aliases
+            )
+            reference = reference if args.check else None
         except KtirError as error:
             # A kernel the lowering refuses at an op before the interpreter's failing one
             # gets the lowering's located error (the one a run without --check gives),
             # not the interpreter's later symptom of it.
-            failed = _diag(error, args.file)
+            failed = _diag(error, args.file, (args.address_unit or "element") if aliases else None)
             refused = lowering_refusal(pipeline_of(args, named), module, args.file)
             if refused and _place(refused[0]) < _place(failed):
                 raise DiagnosticError(refused) from None
@@ -336,6 +344,8 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
         f"@{entry}: {len(results)} result{'s' * (len(results) != 1)} (the pointers it stores to)",
         file=out,
     )
+    if aliases:
+        print(alias_note(aliases, arrays, args.address_unit or "element"), file=out)
     if observed:
         print(
             f"(the kernel stores nothing: {', '.join('%' + n for n in observed)} "
@@ -455,11 +465,13 @@ def check(pointers, outputs, results, reference, out) -> int:
     return 0
 
 
-def _diag(error, path: str):
+def _diag(error, path: str, unit: str | None = None):
+    """The interpreter's located error; with views that alias, the address reading."""
     from spyre_ir.diagnostics import Diagnostic, op_location
 
     file, line, col = op_location(error.op, path) if error.op is not None else (path, 0, 0)
-    return Diagnostic(file, line, col, f"KTIR interpreter: {error}")
+    reading = f" (addresses read as {unit}s, --address-unit)" if unit else ""
+    return Diagnostic(file, line, col, f"KTIR interpreter: {error}{reading}")
 
 
 def _grid_note(fn: func.FuncOp, path: str) -> list:
