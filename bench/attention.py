@@ -13,9 +13,9 @@ Cases:
   b1 and b4 against a 512-token cache): fused no slower than unfused, and its LPDDR5
   traffic at most 1.05x the minimal bytes (Q, K, V and the output once each).
 
-Traffic is what LPDDR5 serves, the simulator's `lpddr_card_bytes`: a box several cores
+Traffic is what LPDDR5 serves, the simulator's `lpddr_bytes`: a box several cores
 load at once is read once (the card multicasts it; each core still takes its copy in
-through its own read channel, which the time accounts for). `lpddr_bytes` counts every
+through its own read channel, which the time accounts for). `delivered_bytes` counts every
 core's copy, so a plan putting two cores on one key/value head doubles it without
 reading a byte more; the table gives both (`card/min`, `copies/min`).
 
@@ -85,11 +85,11 @@ def run(name: str, shape: tuple[int, ...] | None = None) -> dict:
         kernels = sum(op.name == "core.program" for op in module.walk())
         row[label] = {"us": result.report["simulated_us"], "kernels": kernels,
                       "lpddr_bytes": result.report["lpddr_bytes"],
-                      "lpddr_card_bytes": result.report["lpddr_card_bytes"],
+                      "delivered_bytes": result.report["delivered_bytes"],
                       "max_error": error}  # fmt: skip
     row["speedup"] = row["unfused"]["us"] / row["fused"]["us"]
-    row["traffic_vs_minimal"] = row["fused"]["lpddr_card_bytes"] / minimal
-    row["copies_vs_minimal"] = row["fused"]["lpddr_bytes"] / minimal
+    row["traffic_vs_minimal"] = row["fused"]["lpddr_bytes"] / minimal
+    row["copies_vs_minimal"] = row["fused"]["delivered_bytes"] / minimal
     if shape is not None and tuple(shape) != CASES[name]:
         return row  # the targets are the case's own size's
     if name == "ibm":
@@ -125,8 +125,8 @@ def main() -> None:
               f"{r['speedup']:>6.2f}x {r['traffic_vs_minimal']:>8.3f}x "
               f"{r['copies_vs_minimal']:>9.3f}x {ibm:>9}  {target(r)}")  # fmt: skip
     print(
-        "card/min: fused LPDDR5 bytes served (lpddr_card_bytes, a multicast box once) over "
-        "the minimal bytes; copies/min: lpddr_bytes (every core's copy) over them"
+        "card/min: fused LPDDR5 bytes served (lpddr_bytes, a multicast box once) over "
+        "the minimal bytes; copies/min: delivered_bytes (every core's copy) over them"
     )
     if options.json:
         with open(options.json, "w") as f:

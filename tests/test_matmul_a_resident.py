@@ -125,7 +125,7 @@ def test_a_resident_matches_and_loads_a_once(case: str, lowering: str) -> None:
     result = differential(text, pipeline, config=CARD)
     (report,) = result.report["kernels"]
     a, b, c = -(-k // 64) * m, -(-n // 64) * k, -(-n // 64) * m
-    assert report["lpddr_card_bytes"] == 128 * (a + b + c + (-(-n // 64) * cores if bias else 0))
+    assert report["lpddr_bytes"] == 128 * (a + b + c + (-(-n // 64) * cores if bias else 0))
 
 
 def test_default_plans_never_pick_a_resident() -> None:

@@ -294,10 +294,12 @@ def test_attention_reads_the_caches_once_in_a_decode_step(card, tmp_path) -> Non
     assert torch.equal(out, results[256][0])
     assert all(torch.equal(a, b) for a, b in zip(caches, results[256][1]))
     # the select read each old cache and wrote the new one: two images more per cache
-    # (its broadcast row computed in its kernel since spyre-schedule-chains defers it)
+    # (its broadcast row computed in its kernel since spyre-schedule-chains defers it);
+    # counted as the cores move them (delivered_bytes): the served bytes of the two runs
+    # also differ by the other kernels' multicast boxes (a few sticks fewer one-hot)
     image = HEADS * 256 * D64 * 2
-    assert one_hot["lpddr_bytes"] - reports[256]["lpddr_bytes"] >= 2 * 2 * image, (
-        one_hot["lpddr_bytes"], reports[256]["lpddr_bytes"])  # fmt: skip
+    assert one_hot["delivered_bytes"] - reports[256]["delivered_bytes"] >= 2 * 2 * image, (
+        one_hot["delivered_bytes"], reports[256]["delivered_bytes"])  # fmt: skip
     torch._dynamo.reset()
 
 

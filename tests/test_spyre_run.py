@@ -193,7 +193,7 @@ func.func @main(%a: tensor<96x128xf16>, %b: tensor<128x160xf16>) -> tensor<96x16
 """
 
 REPORT_KEYS = ("simulated_us", "roofline_us", "roofline_fraction", "flops", "lpddr_bytes",
-               "ring_bytes", "lx_peak_bytes", "bottleneck", "utilization", "kernels")  # fmt: skip
+               "delivered_bytes", "ring_bytes", "lx_peak_bytes", "bottleneck", "utilization", "kernels")  # fmt: skip
 
 
 def _lowered_text(text: str, pipeline: str) -> str:

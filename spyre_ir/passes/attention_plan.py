@@ -166,7 +166,7 @@ def core_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
 
 def moved_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> int:
     """Bytes all the cores load, every copy of a multicast box counted (the
-    simulator's `lpddr_bytes` but for the output)."""
+    simulator's `delivered_bytes` but for the output)."""
     return plan.cores * core_bytes(op, plan)
 
 
@@ -209,7 +209,7 @@ def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig
 
 
 def served_bytes(op: spyre.AttentionOp, plan: AttentionPlan) -> tuple[int, int]:
-    """(reads, writes) LPDDR5 serves under `plan` (the simulator's `lpddr_card_bytes`):
+    """(reads, writes) LPDDR5 serves under `plan` (the simulator's `lpddr_bytes`):
     a box several cores load at once is read once - the key tiles of one key/value head
     the core groups walk side by side - and Q and the output move once."""
     b, h, s, d = spyre.shape_of(op.q)

@@ -70,9 +70,11 @@ Report (`SimResult.report`; every program also has the same fields in `kernels`)
 * `roofline_fraction` = roofline_us / simulated_us (<= 1 by construction, asserted).
 * `flops`: executed by all cores - matmul 2 m n k, any other tile op one per element of
   its largest operand, fills (full, iota) none; edge-tile padding included.
-  `lpddr_bytes`: whole sticks moved by all cores (inside the tensors).
-  `lpddr_card_bytes`: of those, what LPDDR5 itself serves: a box several cores load at
-  once is read once when the card multicasts (`SpyreConfig.lpddr_multicast`).
+  `lpddr_bytes`: what LPDDR5 itself serves (reads and writes at the DRAM, whole sticks
+  inside the tensors): a box several cores load at once is read once when the card
+  multicasts (`SpyreConfig.lpddr_multicast`); stores and gathers count per core.
+  `delivered_bytes`: whole sticks moved between LPDDR5 and the cores' LX as the cores
+  see them: every core's copy of a multicast box counted (>= `lpddr_bytes`).
   `ring_bytes`: bytes sent on the ring by all cores.
 * `lx_peak_bytes`: the largest per-core scratchpad peak of any program.
 * `bottleneck`: the resource with the highest busy time - "pe" / "sfp" (the busier of
@@ -275,8 +277,8 @@ class _Program:
         self.units: list[Unit] = []
         self.queues: list[Queue] = []
         self.flops = 0  # per core
-        self.lpddr_bytes = 0  # all cores
-        self.lpddr_card_bytes = 0  # what LPDDR5 serves: a multicast box once
+        self.lpddr_bytes = 0  # what LPDDR5 serves: a multicast box once
+        self.delivered_bytes = 0  # all cores' copies
         self.ring_bytes = 0.0  # all cores
         # LX buffer root -> (address space, first byte, bytes per view after k slot indices)
         self.places: dict[object, tuple[object, int, tuple[int, ...]]] = {}
@@ -328,7 +330,7 @@ class _Program:
         if self.recorder is not None:
             self._keep_recording(self.recorder)
 
-    _TIMING = ("units", "queues", "flops", "lpddr_bytes", "lpddr_card_bytes", "ring_bytes",
+    _TIMING = ("units", "queues", "flops", "lpddr_bytes", "delivered_bytes", "ring_bytes",
                "cycles", "stats")  # fmt: skip
 
     def _keep_recording(self, recorder: replay.Recorder) -> None:

@@ -51,9 +51,9 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
 
     def move(op: Operation, operands: list) -> tuple:
         boxes = lpddr.box_moves(operands[offsets], extents, shape, stick_dim, per_stick, cores)
-        program.lpddr_bytes += boxes.total * stick
+        program.delivered_bytes += boxes.total * stick
         shared = load and config.lpddr_multicast
-        program.lpddr_card_bytes += (boxes.unique if shared else boxes.total) * stick
+        program.lpddr_bytes += (boxes.unique if shared else boxes.total) * stick
         cycles = lpddr.move_cycles(boxes, nominal, load, cores, config)
         if load:
             return (INSTR, cycles, latency, info, (), (region(operands[-1]),))
@@ -218,7 +218,7 @@ def _static(
 
     def ls_timer(op: Operation, operands: list) -> tuple:
         program.lpddr_bytes += lpddr
-        program.lpddr_card_bytes += lpddr
+        program.delivered_bytes += lpddr
         program.ring_bytes += ring
         return (INSTR, cycles, latency, info,
                 tuple(region(operands[i]) for i in reads),

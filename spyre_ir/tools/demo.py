@@ -510,7 +510,7 @@ def show_kernels(run: Run, top: int) -> None:
 
 
 KERNEL_COLUMNS = ("name", "cores", "simulated_us", "roofline_us", "roofline_fraction", "bottleneck",
-                  "flops", "lpddr_bytes", "ring_bytes", "lx_peak_bytes")  # fmt: skip
+                  "flops", "lpddr_bytes", "delivered_bytes", "ring_bytes", "lx_peak_bytes")  # fmt: skip
 
 
 def write_kernels_csv(run: Run, path: Path) -> None:

@@ -49,7 +49,7 @@ Simulator options (an error at the interpreter levels):
   per-unit utilisation, and a table of the kernels (name, cores, time, roofline
   fraction, bottleneck).
 * `--report json`: the report dict (`simulated_us`, `roofline_us`, `roofline_fraction`,
-  `flops`, `lpddr_bytes`, `ring_bytes`, `lx_peak_bytes`, `bottleneck`, `utilization`,
+  `flops`, `lpddr_bytes`, `delivered_bytes`, `ring_bytes`, `lx_peak_bytes`, `bottleneck`, `utilization`,
   `busy_us`, `kernels`; see `spyre_ir.sim.engine`) as JSON on stdout, and nothing else
   there: the results and every other message go to stderr, so
   `spyre-run f.mlir --report json | python -m json.tool` works.
@@ -691,7 +691,8 @@ def format_report(rep: dict) -> str:
         f"  roofline time      {rep['roofline_us']:.3f} us",
         f"  roofline fraction  {_percent(rep['roofline_fraction'])}",
         f"  flops              {_flops(rep['flops'])}",
-        f"  LPDDR5 bytes       {_bytes(rep['lpddr_bytes'])}",
+        f"  LPDDR5 bytes       {_bytes(rep['lpddr_bytes'])} served"
+        f" ({_bytes(rep['delivered_bytes'])} delivered to the cores)",
         f"  ring bytes         {_bytes(rep.get('ring_bytes', 0))}",
         f"  LX peak            {_bytes(rep['lx_peak_bytes'])} per core"
         f" (of {_bytes(DEFAULT_CONFIG.lx_bytes)})",
