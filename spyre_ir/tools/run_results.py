@@ -54,7 +54,7 @@ def summary(value: np.ndarray, t: Attribute) -> str:
         x = value.reshape(-1)
     else:
         x = value.astype(np.float64 if wide else np.float32).reshape(-1)
-    lo, hi = x.min(), x.max()
+    lo, hi = _ends(x)
     # Finite ends (min and max propagate NaN): every value finite, no pass counts them.
     clean = bool(np.isfinite(lo) and np.isfinite(hi))
     finite = x if clean else x[np.isfinite(x)]
@@ -71,6 +71,28 @@ def summary(value: np.ndarray, t: Attribute) -> str:
     if infs:
         parts.append(f"inf {infs}")
     return "  ".join([head, *parts])
+
+
+_ENDS_CHUNK = 1 << 20
+"""Halves converted to float32 per pass of `_ends` (4 MiB of float32)."""
+
+
+def _ends(x: np.ndarray) -> tuple[np.generic, np.generic]:
+    """`(x.min(), x.max())` of a 1-D array. numpy compares halves one at a time (0.2 s
+    for layernorm 1151x8192's 9.4 M), float32 with SIMD: halves go through float32 a
+    chunk at a time (exact, NaN propagating as in min/max) and come back as halves. A
+    zero end keeps numpy's own answer, whose sign (-0 or 0) float32 may not pick."""
+    if x.dtype != np.float16 or x.size < _ENDS_CHUNK:
+        return x.min(), x.max()
+    lows, highs = [], []
+    for start in range(0, x.size, _ENDS_CHUNK):
+        part = x[start : start + _ENDS_CHUNK].astype(np.float32)
+        lows.append(part.min())
+        highs.append(part.max())
+    lo, hi = np.float16(np.array(lows).min()), np.float16(np.array(highs).max())
+    if lo == 0 or hi == 0:
+        return x.min(), x.max()
+    return lo, hi
 
 
 def report(
