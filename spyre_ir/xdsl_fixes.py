@@ -6,16 +6,66 @@
   of characters, and time triples every two characters (a 40-character unterminated
   string takes minutes). The same language with one character per repetition has a
   single way to match each prefix, so a failing match is linear in the input.
+* An op's declarative assembly format is parsed when the op is used to parse or
+  print, not when its class is defined: `irdl_op_definition` parses the format of
+  each of the ~400 ops of the dialects spyre-run loads (about a tenth of its start-up),
+  though a run parses and prints a few dozen of them. A malformed format raises the
+  same `PyRDLOpDefinitionError` on the op's first parse or print; `lazy_formats()`
+  lists the programs so that a test parses every one (tests/test_xdsl_fixes.py).
 """
 
 from __future__ import annotations
 
 import re
 
+from xdsl.irdl import declarative_assembly_format as _daf
+from xdsl.utils.exceptions import ParseError, PyRDLOpDefinitionError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
+_EAGER_FROM_STR = _daf.FormatProgram.from_str
+_LAZY: list[LazyFormatProgram] = []
+
+
+class LazyFormatProgram:
+    """An op's `FormatProgram`, parsed from its text on the first parse or print (what
+    `irdl_op_definition` uses of it: `parse` and `print`)."""
+
+    __slots__ = ("text", "op_def", "_program")
+
+    def __init__(self, text: str, op_def: object):
+        self.text, self.op_def = text, op_def
+        self._program: _daf.FormatProgram | None = None
+
+    def program(self) -> _daf.FormatProgram:
+        if self._program is None:
+            try:
+                self._program = _EAGER_FROM_STR(self.text, self.op_def)
+            except ParseError as e:  # as irdl_op_definition reports it
+                raise PyRDLOpDefinitionError(
+                    "Error during the parsing of the assembly format: ", e.args
+                ) from e
+        return self._program
+
+    def parse(self, parser, op_type):
+        return self.program().parse(parser, op_type)
+
+    def print(self, printer, op) -> None:
+        return self.program().print(printer, op)
+
+
+def _lazy_from_str(text: str, op_def: object) -> LazyFormatProgram:
+    program = LazyFormatProgram(text, op_def)
+    _LAZY.append(program)
+    return program
+
+
+def lazy_formats() -> list[LazyFormatProgram]:
+    """Every format program defined since `apply` (parsed or not)."""
+    return list(_LAZY)
+
 
 def apply() -> None:
     MLIRLexer._unescaped_characters_regex = STRING_LITERAL  # type: ignore[misc]
+    _daf.FormatProgram.from_str = staticmethod(_lazy_from_str)  # type: ignore[method-assign]

@@ -232,8 +232,6 @@ def _scalar_in_range(name: str, kind: object, value: float) -> float:
 
 
 def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int:
-    from spyre_ir.interp.ktir import KtirError, run_kernel
-
     if args.level == "tensor":
         raise R.RunError("a KTIR kernel runs at --level dataflow or sim, not tensor")
     if args.cores is not None:
@@ -287,6 +285,8 @@ def run(args: argparse.Namespace, module: ModuleOp, parse_seconds: float) -> int
     named = ",".join(f"{fn.body.block.args[k].name_hint}={v!r}" for k, v in scalars.items())
     reference = None
     if args.check or aliases:
+        from spyre_ir.interp.ktir import KtirError, run_kernel  # the reference: --check or aliases
+
         try:
             # On the simulator, f16 is the card's DLFloat16: the reference rounds as it.
             reference = run_kernel(

@@ -92,242 +92,67 @@ reads only regular .npy files whose header agrees with their size; `--output` an
 from __future__ import annotations
 
 import argparse
-import io
 import json
-import math
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO
 
 # One BLAS thread, set before numpy loads OpenBLAS (a setting of the user's own wins):
 # the simulator's tile matmuls are small, and OpenBLAS's workers spin while they wait -
 # with other processes on the cores, a 32x128x512 batch took a second instead of 10 ms.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.dialects.builtin import ModuleOp  # noqa: E402
+from xdsl.ir import Operation  # noqa: E402
+from xdsl.utils.exceptions import DiagnosticException  # noqa: E402
 
-from spyre_ir.diagnostics import (
+from spyre_ir.diagnostics import (  # noqa: E402
     Diagnostic,
     DiagnosticError,
-    NotRegularFile,
     failure_diagnostics,
     internal_error,
     op_location,
-    open_regular,
     parse_file,
     verify_all,
 )
-from spyre_ir.registry import make_context, option_problem
-from spyre_ir.tools.output import (
-    GuardedStream,
-    OutputError,
-    check_writable,
-    discard,
-    flush_stdout,
-    write_atomically,
+from spyre_ir.registry import make_context  # noqa: E402
+from spyre_ir.tools.output import GuardedStream, OutputError, discard, flush_stdout  # noqa: E402
+
+# The pieces of spyre-run, by concern; their names stay importable from here.
+from spyre_ir.tools.run_args import build_parser, check_values  # noqa: E402, F401
+from spyre_ir.tools.run_check import check, compare, tolerance  # noqa: E402, F401
+from spyre_ir.tools.run_common import (  # noqa: E402, F401
+    DEFAULT_INDEX_BOUND,
+    DEFAULT_LEVEL,
+    LEVELS,
+    REFERENCE,
+    TOLERANCE,
+    Outcome,
+    RunError,
+    RunOptions,
+    _run_sim,
 )
-
-
-class RunError(Exception):
-    """A user-facing failure: printed as `spyre-run: error: MESSAGE`, exit `code`."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass
-class Outcome:
-    """What a level's run gives: the results, and the simulator's report and trace."""
-
-    outputs: list[np.ndarray]
-    report: dict | None = None
-    trace: dict | None = None
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    trace: bool = False
-    check_races: bool = False
-    # Kernel (program) name -> the contents its outputs start with (untouched memory).
-    output_contents: dict[str, list[np.ndarray]] | None = None
-    # How the L2 interpreter holds f16: "ieee" (as L1) or "dlfloat16" (as the card).
-    halves: str = "ieee"
-
-
-Runner = Callable[[ModuleOp, list[np.ndarray], str, RunOptions], Outcome]
-
-
-def _run_tensor(module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions) -> Outcome:
-    from spyre_ir.interp.tensor import InterpreterError, run_module
-
-    try:
-        return Outcome(run_module(module, args, entry))
-    except InterpreterError as error:
-        raise RunError(str(error)) from None
-
-
-def _run_dataflow(
-    module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions
-) -> Outcome:
-    from spyre_ir.interp.dataflow import InterpreterError, run_module
-
-    try:
-        return Outcome(
-            run_module(
-                module,
-                args,
-                entry,
-                check_races=opts.check_races,
-                halves=opts.halves,
-                output_contents=opts.output_contents,
-            )
-        )
-    except InterpreterError as error:
-        raise RunError(str(error)) from None
-
-
-def _run_sim(module: ModuleOp, args: list[np.ndarray], entry: str, opts: RunOptions) -> Outcome:
-    from spyre_ir.interp.tensor import InterpreterError
-    from spyre_ir.sim.engine import simulate
-
-    try:
-        result = simulate(
-            module,
-            args,
-            entry,
-            trace=opts.trace,
-            check_races=opts.check_races,
-            output_contents=opts.output_contents,
-        )
-    except InterpreterError as error:  # SimulationError (a deadlock ...) is one
-        raise RunError(str(error)) from None
-    return Outcome(result.outputs, result.report, result.trace)
-
-
-# Execution levels by name: the runner and the IR level (1 = L1 ...) it runs.
-LEVELS: dict[str, tuple[Runner, int]] = {
-    "tensor": (_run_tensor, 1),
-    "dataflow": (_run_dataflow, 2),
-    "units": (_run_sim, 3),
-    "sim": (_run_sim, 3),
-}
-DEFAULT_LEVEL = "sim"
-DEFAULT_INDEX_BOUND = 16
-REFERENCE = {1: "the L1 interpreter", 2: "the L2 interpreter"}
-# Tolerance (rtol = atol) of --check by element type; integers and i1 compare exactly.
-# f16: twice the 1e-2 of bf16, since the simulated card holds 16-bit floats as DLFloat16
-# (9 fraction bits to fp16's 10; docs/dlfloat16.md) and the references compute IEEE fp16.
-TOLERANCE = {"f32": 1e-4, "f16": 2e-2, "bf16": 1e-2}
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
-    if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2**64), got {value}")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="spyre-run",
-        description="Run a spyre-ir program (L1, L2 or L3 IR) on the simulated Spyre card "
-        "or an interpreter, and show its results.",
-    )
-    parser.add_argument("file", metavar="FILE", help="the .mlir file to run (L1, L2 or L3)")
-    parser.add_argument("--entry", default="main", help="function to run (default: main)")
-    parser.add_argument(
-        "--seed",
-        type=_seed,
-        default=0,
-        help="seed of the random inputs (default: 0), drawn when --inputs is not given: "
-        "floats standard normal, but N(0, 1/K) for the right operand of an L1 matmul (a "
-        "weight, K the contracted size); i1 a fair coin; integers uniform in [0, 16), "
-        "or [0, rows) for the indices of a smaller gather table",
-    )
-    parser.add_argument(
-        "--inputs", metavar="A.npy,B.npy", help="comma-separated .npy files, one per argument"
-    )
-    parser.add_argument(
-        "--level",
-        choices=list(LEVELS),
-        default=DEFAULT_LEVEL,
-        help="where to run: the L1 interpreter (tensor), the L2 interpreter (dataflow) or "
-        "the simulator (units, sim; the default)",
-    )
-    parser.add_argument(
-        "--cores", type=_positive, metavar="N", help="cores for the L1 -> L2 lowering"
-    )
-    parser.add_argument(
-        "--lx-bytes",
-        type=_positive,
-        metavar="N",
-        help="LX scratchpad bytes per core for the L1 -> L2 lowering",
-    )
-    parser.add_argument(
-        "--card",
-        metavar="FILE.json",
-        help="compile for and simulate on this card: a JSON object of SpyreConfig fields "
-        "that differ from the default card",
-    )
-    parser.add_argument(
-        "--report",
-        choices=("text", "json"),
-        help="print the simulator's report: readable text, or JSON alone on stdout",
-    )
-    parser.add_argument(
-        "--trace", metavar="OUT.json", help="write the simulator's Perfetto/Chrome trace"
-    )
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="compare the results with the interpreter of the input's level; exit 1 on a mismatch",
-    )
-    parser.add_argument(
-        "--reference",
-        metavar="REF.mlir",
-        help="with --check (implied): compare with this L1 or L2 file's results instead",
-    )
-    parser.add_argument(
-        "--scalars",
-        metavar="NAME=VALUE,...",
-        help="a KTIR kernel's scalar arguments by name (see spyre_ir/tools/ktir_inputs.py)",
-    )
-    parser.add_argument(
-        "--address-unit",
-        choices=["element", "byte", "stick"],
-        help="what a KTIR kernel's absolute addresses count (default element; docs/ktir.md)",
-    )
-    parser.add_argument(
-        "--grid",
-        metavar="N[,M...]",
-        help="the launch grid of a KTIR kernel written without a grid attribute",
-    )
-    parser.add_argument("--print", action="store_true", help="print the result values")
-    parser.add_argument("--output", metavar="OUT.npz", help="save the results to an .npz file")
-    return parser
-
+from spyre_ir.tools.run_inputs import (  # noqa: E402, F401
+    _load_npy,
+    find_entry,
+    input_byte_limit,
+    load_inputs,
+    random_inputs,
+)
+from spyre_ir.tools.run_results import (  # noqa: E402, F401
+    _json_default,
+    describe,
+    format_report,
+    one_line_report,
+    report,
+    save,
+    summary,
+    write_trace,
+)
 
 # ---------------------------------------------------------------- levels
 
@@ -389,448 +214,13 @@ def lower(module: ModuleOp, source: int, target: int, args: argparse.Namespace) 
 # ---------------------------------------------------------------- inputs
 
 
-def find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
-    funcs = [op for op in module.walk() if isinstance(op, func.FuncOp)]
-    for f in funcs:
-        if f.sym_name.data == entry and f.body.blocks:
-            return f
-    known = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
-    raise RunError(f"no function @{entry} with a body (functions: {known})")
-
-
-def _tensor_types(fn: func.FuncOp) -> list[TensorType]:
-    types = list(fn.function_type.inputs.data)
-    for index, t in enumerate(types):
-        if not isinstance(t, TensorType):
-            raise RunError(f"argument {index} of @{fn.sym_name.data} is {t}, not a tensor")
-    return types  # type: ignore[return-value]
-
-
-def _index_bounds(fn: func.FuncOp) -> dict[int, int]:
-    """Per integer argument, the upper bound of its random values: the rows of the
-    tables it indexes (L1), or of the smallest table any gather of the module reads
-    (L2, L3, where indices reach gathers through kernel buffers)."""
-    from spyre_ir.dialects import dataflow as D
-    from spyre_ir.dialects.spyre import GatherOp, shape_of
-
-    module = fn.parent_op()
-    lowered = DEFAULT_INDEX_BOUND
-    if module is not None:
-        for op in module.walk():
-            if isinstance(op, D.GatherBase):
-                table = op.table.type
-                if isinstance(table, D.DdrType) and table.get_shape():
-                    lowered = min(lowered, max(table.get_shape()[0], 1))
-    bounds: dict[int, int] = {}
-    for index, arg in enumerate(fn.body.block.args):
-        bound = lowered
-        for use in arg.uses:
-            if isinstance(use.operation, GatherOp) and use.index == 1:
-                bound = min(bound, max(shape_of(use.operation.table)[0], 1))
-        bounds[index] = bound
-    return bounds
-
-
-def random_inputs(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
-    from spyre_ir.dialects.spyre import element_type_name
-    from spyre_ir.interp.numerics import to_storage
-
-    check_input_bytes(fn)
-    rng = np.random.default_rng(seed)
-    bounds, scales = _index_bounds(fn), _weight_scales(fn)
-    inputs = []
-    for index, t in enumerate(_tensor_types(fn)):
-        shape, name = tuple(t.get_shape()), element_type_name(t.element_type)
-        if name == "i1":
-            value = rng.random(shape) < 0.5
-        elif name in ("i32", "i64"):
-            value = rng.integers(0, bounds[index], size=shape)
-        else:
-            value = rng.standard_normal(shape, dtype=np.float32)
-            if index in scales:
-                value *= np.float32(scales[index])
-        inputs.append(to_storage(value, name))
-    return inputs
-
-
-def _weight_scales(fn: func.FuncOp) -> dict[int, float]:
-    """Per float argument that is the right operand of an L1 `spyre.matmul` (directly or
-    through `spyre.transpose`): 1/sqrt(K), K the contracted size (the smallest over its
-    uses), so that its random values are a weight initialised as a layer's (LeCun normal)
-    and the matmul's outputs keep the variance of its inputs. Standard normal weights
-    grow each product by sqrt(K): the two matmuls before a softmax then give scores of
-    hundreds, where the softmax is an argmax and a rounding of a score (a DLFloat16
-    place is 2 at 1024) changes the result wholesale - a check of rounding noise, not of
-    the program."""
-    from spyre_ir.dialects.spyre import MatmulOp, TransposeOp, shape_of
-
-    scales: dict[int, float] = {}
-    for index, arg in enumerate(fn.body.block.args):
-        values, contracted = [arg], []
-        while values:
-            value = values.pop()
-            for use in value.uses:
-                op = use.operation
-                if isinstance(op, TransposeOp):
-                    values.append(op.result)
-                elif isinstance(op, MatmulOp) and use.index == 1:
-                    rhs = shape_of(op.rhs)
-                    contracted.append(rhs[-2] if len(rhs) > 1 else rhs[0])
-        if contracted and min(contracted) > 0:
-            scales[index] = 1 / math.sqrt(min(contracted))
-    return scales
-
-
-def input_byte_limit() -> int:
-    """The most bytes of arguments a run draws: what the card's LPDDR5 holds, and no
-    more than half of this machine's memory (the interpreters copy them)."""
-    from spyre_ir.hardware import DEFAULT_CONFIG
-
-    limit = DEFAULT_CONFIG.lpddr_usable_bytes
-    try:
-        limit = min(limit, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2)
-    except (ValueError, OSError, AttributeError):
-        pass  # no figure for the host: the card's is the bound
-    return limit
-
-
-def check_input_bytes(fn: func.FuncOp) -> None:
-    """A RunError, before anything is allocated, when @fn's arguments are too large."""
-    from spyre_ir.dialects.spyre import element_type_name
-    from spyre_ir.hardware import ELEMENT_BYTES
-
-    total = 0
-    for t in _tensor_types(fn):
-        name = element_type_name(t.element_type)
-        total += math.prod(t.get_shape()) * ELEMENT_BYTES.get(name, 8)
-    limit = input_byte_limit()
-    if total > limit:
-        raise RunError(
-            f"the arguments of @{fn.sym_name.data} take {total} bytes; a run draws at "
-            f"most {limit} (the card's LPDDR5, half of this machine's memory)"
-        )
-
-
-def _load_npy(path: str) -> np.ndarray:
-    """One array from a regular .npy file whose header agrees with its size, so that
-    neither a FIFO nor a header declaring a huge shape can hang or exhaust memory."""
-    try:
-        with open_regular(path) as f:
-            size = os.fstat(f.fileno()).st_size
-            if f.read(6) != b"\x93NUMPY":
-                raise RunError(f"input '{path}' is not a .npy file (one array per argument)")
-            f.seek(0)
-            version = np.lib.format.read_magic(f)
-            read_header = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
-            shape, _, dtype = read_header(f)  # refuses headers over 10000 bytes
-            if dtype.hasobject:
-                raise RunError(f"input '{path}' holds Python objects, not numbers")
-            need = math.prod(shape) * dtype.itemsize
-            if need > size - f.tell():
-                raise RunError(
-                    f"input '{path}': its header declares shape {shape} of {dtype} "
-                    f"({need} bytes), but the file holds {size - f.tell()} bytes of data"
-                )
-            f.seek(0)
-            return np.load(f, allow_pickle=False)
-    except NotRegularFile as error:
-        raise RunError(f"cannot read input '{path}': {error}") from None
-    except OSError as error:
-        raise RunError(f"cannot read input '{path}': {error.strerror or error}") from None
-    except (ValueError, EOFError, SyntaxError, TypeError) as error:
-        raise RunError(f"cannot load input '{path}': {' '.join(str(error).split())}") from None
-
-
-def load_inputs(spec: str, fn: func.FuncOp) -> list[np.ndarray]:
-    from spyre_ir.interp.tensor import InterpreterError, check_value
-
-    paths = [p.strip() for p in spec.split(",") if p.strip()]
-    types = _tensor_types(fn)
-    entry = fn.sym_name.data
-    if len(paths) != len(types):
-        raise RunError(
-            f"@{entry} takes {len(types)} argument{'s' * (len(types) != 1)}, "
-            f"but --inputs names {len(paths)} file{'s' * (len(paths) != 1)}"
-        )
-    inputs = []
-    for index, (path, t) in enumerate(zip(paths, types)):
-        value = _load_npy(path)
-        hint = fn.body.block.args[index].name_hint
-        label = f"input '{path}' for argument {index}" + (f" (%{hint})" if hint else "")
-        try:
-            inputs.append(check_value(value, t, label))
-        except InterpreterError as error:
-            raise RunError(str(error)) from None
-    return inputs
-
-
 # ---------------------------------------------------------------- results
-
-
-def describe(t: Attribute) -> str:
-    from spyre_ir.interp.numerics import describe_type
-
-    return describe_type(t)
-
-
-def _moments(x: np.ndarray, chunk: int = 1 << 16) -> tuple[float, float]:
-    """Mean and standard deviation of a 1-D array, in float64, a chunk at a time (the
-    float64 temporaries of a whole large result cost more than the statistics)."""
-    mean = float(np.add.reduce(x, dtype=np.float64)) / x.size
-    squares = 0.0
-    for start in range(0, x.size, chunk):
-        d = x[start : start + chunk].astype(np.float64)
-        d -= mean
-        squares += float(np.dot(d, d))
-    return mean, math.sqrt(squares / x.size)
-
-
-def summary(value: np.ndarray, t: Attribute) -> str:
-    from spyre_ir.dialects.spyre import element_type_name
-
-    assert isinstance(t, TensorType)
-    name = element_type_name(t.element_type)
-    dtype = "bf16 (float32 storage)" if name == "bf16" else str(value.dtype)
-    head = f"{describe(t)}  shape {value.shape}  dtype {dtype}"
-    if value.size == 0:
-        return f"{head}  (empty)"
-    if value.dtype == np.bool_:
-        return f"{head}  true {int(value.sum())} of {value.size}"
-    # float32 holds every value of the card's types exactly (float64 only for f64 and
-    # 64-bit integers); the mean and std accumulate in float64 all the same.
-    wide = value.dtype.itemsize > 4 or value.dtype.kind in "iu" and value.dtype.itemsize > 2
-    if value.dtype == np.float16:  # exact as it is: no float32 copy of a large result
-        x = value.reshape(-1)
-    else:
-        x = value.astype(np.float64 if wide else np.float32).reshape(-1)
-    lo, hi = x.min(), x.max()
-    # Finite ends (min and max propagate NaN): every value finite, no pass counts them.
-    clean = bool(np.isfinite(lo) and np.isfinite(hi))
-    finite = x if clean else x[np.isfinite(x)]
-    if not clean and finite.size:
-        lo, hi = finite.min(), finite.max()
-    parts = []
-    if finite.size:
-        g = lambda v: f"{v:.6g}"  # noqa: E731
-        mean, std = _moments(finite)
-        parts.append(f"min {g(lo)}  max {g(hi)}  mean {g(mean)}  std {g(std)}")
-    nans, infs = (0, 0) if clean else (int(np.isnan(x).sum()), int(np.isinf(x).sum()))
-    if nans:
-        parts.append(f"nan {nans}")
-    if infs:
-        parts.append(f"inf {infs}")
-    return "  ".join([head, *parts])
-
-
-def report(
-    fn: func.FuncOp, results: Sequence[np.ndarray], show_values: bool, out: IO[str] | None = None
-) -> None:
-    out = out or sys.stdout
-    types = fn.function_type.outputs.data
-    print(f"@{fn.sym_name.data}: {len(results)} result{'s' * (len(results) != 1)}", file=out)
-    for index, (value, t) in enumerate(zip(results, types)):
-        print(f"result {index}: {summary(value, t)}", file=out)
-        if show_values:
-            with np.printoptions(threshold=sys.maxsize, linewidth=100):
-                print(np.array2string(value, separator=", "), file=out)
-
-
-def save(path: str, results: Sequence[np.ndarray]) -> None:
-    buffer = io.BytesIO()
-    np.savez(buffer, **{f"result_{i}": r for i, r in enumerate(results)})
-    write_atomically(path, buffer.getvalue())
 
 
 # ---------------------------------------------------------------- the simulator's report
 
 
-def _percent(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _bytes(n: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n:,} B ({n / size:.2f} {unit})"
-    return f"{n:,} B"
-
-
-def _flops(n: int) -> str:
-    for unit, size in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
-        if n >= size:
-            return f"{n:,} ({n / size:.3g} {unit})"
-    return f"{n:,}"
-
-
-def one_line_report(rep: dict) -> str:
-    """The simulator's verdict in one line, printed after the results."""
-    kernels = rep.get("kernels", [])
-    return (
-        f"simulated {rep['simulated_us']:.3f} us on the card, {len(kernels)} "
-        f"kernel{'s' * (len(kernels) != 1)} (roofline {rep['roofline_us']:.3f} us, "
-        f"{_percent(rep['roofline_fraction'])}); bottleneck {rep['bottleneck'] or '-'}"
-    )
-
-
-def format_report(rep: dict) -> str:
-    """The simulator's report as readable text (`--report text`)."""
-    from spyre_ir.hardware import DEFAULT_CONFIG
-
-    util = rep.get("utilization", {})
-    units = "  ".join(f"{k} {_percent(util[k])}" for k in ("ls", "pe0", "pe1", "sfp0", "sfp1")
-                      if k in util)  # fmt: skip
-    kinds = "  ".join(f"{k} {_percent(util[k])}" for k in ("pe", "sfp", "lpddr", "ring")
-                      if k in util)  # fmt: skip
-    lines = [
-        "simulator report (default card)",
-        f"  simulated time     {rep['simulated_us']:.3f} us",
-        f"  roofline time      {rep['roofline_us']:.3f} us",
-        f"  roofline fraction  {_percent(rep['roofline_fraction'])}",
-        f"  flops              {_flops(rep['flops'])}",
-        f"  LPDDR5 bytes       {_bytes(rep['lpddr_bytes'])} served"
-        f" ({_bytes(rep['delivered_bytes'])} delivered to the cores)",
-        f"  ring bytes         {_bytes(rep.get('ring_bytes', 0))}",
-        f"  LX peak            {_bytes(rep['lx_peak_bytes'])} per core"
-        f" (of {_bytes(DEFAULT_CONFIG.lx_bytes)})",
-        f"  bottleneck         {rep['bottleneck'] or '-'}",
-        f"  utilization        {units or '-'}",
-        f"                     {kinds}" if kinds else "",
-    ]
-    lines = [line for line in lines if line]
-    kernels = rep.get("kernels", [])
-    lines.append(f"kernels ({len(kernels)}, run one after another)")
-    if kernels:
-        width = max(len("name"), *(len(k["name"]) for k in kernels))
-        lines.append(f"  {'name':<{width}}  {'cores':>5}  {'us':>10}  {'roofline':>8}  bottleneck")
-        for k in kernels:
-            lines.append(
-                f"  {k['name']:<{width}}  {k['cores']:>5}  {k['simulated_us']:>10.3f}  "
-                f"{_percent(k['roofline_fraction']):>8}  {k['bottleneck'] or '-'}"
-            )
-    return "\n".join(lines)
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
-
-
-def write_trace(path: str, trace: dict) -> None:
-    write_atomically(path, json.dumps(trace, default=_json_default))
-
-
 # ---------------------------------------------------------------- --check
-
-
-def tolerance(t: Attribute) -> float | None:
-    """rtol = atol of --check for results of type `t`; None: exact."""
-    from spyre_ir.dialects.spyre import element_type_name
-
-    assert isinstance(t, TensorType)
-    return TOLERANCE.get(element_type_name(t.element_type))
-
-
-def _value(x: np.generic) -> str:
-    v = x.item()
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
-
-
-def _at(index: tuple[int, ...]) -> str:
-    return "[" + ", ".join(map(str, index)) + "]"
-
-
-_COMPARE_CHUNK = 1 << 22
-"""Elements compared per pass: the float64 temporaries of a chunk, not of a whole
-result (a 1.31 GB paged KV cache would take 20 GB of them)."""
-
-
-def compare(got: np.ndarray, want: np.ndarray, t: Attribute) -> tuple[float, str | None]:
-    """(max abs error over elements finite in both, a mismatch description or None)."""
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return float("inf"), (
-            f"got shape {got.shape}, dtype {got.dtype}; want shape {want.shape}, dtype {want.dtype}"
-        )
-    if got.size == 0:
-        return 0.0, None
-    tol = tolerance(t)
-    flat_got, flat_want = got.reshape(-1), want.reshape(-1)
-    atol = tol
-    if tol is not None and want.dtype == np.float16:
-        # the card rounds partial sums to DLFloat16: errors follow the largest
-        # magnitudes, two DLFloat16 places (2**-9) of the largest |want|
-        largest = _largest_finite(flat_want)
-        if largest is not None:
-            atol = max(tol, 2 * 2.0**-9 * largest)
-    max_err, count, worst, at = 0.0, 0, -1.0, 0
-    for start in range(0, got.size, _COMPARE_CHUNK):
-        stop = start + _COMPARE_CHUNK
-        part_got, part_want = flat_got[start:stop], flat_want[start:stop]
-        if np.array_equal(part_got, part_want):  # equal, NaN-free: no error, no mismatch
-            continue
-        with np.errstate(all="ignore"):
-            g, w = part_got.astype(np.float64), part_want.astype(np.float64)
-            if tol is None:
-                bad = part_got != part_want
-            else:
-                bad = ~np.isclose(g, w, rtol=tol, atol=atol, equal_nan=True)
-            finite = np.isfinite(g) & np.isfinite(w)
-            err = np.where(finite, np.abs(g - w), 0.0)
-        max_err = max(max_err, float(err.max()))
-        n_bad = int(bad.sum())
-        if n_bad:
-            count += n_bad
-            scores = np.where(bad, np.where(finite, err, np.inf), -1.0)
-            k = int(np.argmax(scores))
-            if scores[k] > worst:
-                worst, at = float(scores[k]), start + k
-    if not count:
-        return max_err, None
-    index = tuple(int(i) for i in np.unravel_index(at, got.shape))
-    rule = "exactly" if tol is None else f"within rtol = atol = {tol:g}"
-    return max_err, (
-        f"{count} of {got.size} elements differ (expected {rule}); max abs error "
-        f"{max_err:.6g}; at {_at(index)}: got {_value(got[index])}, want {_value(want[index])}"
-    )
-
-
-def _largest_finite(values: np.ndarray) -> float | None:
-    """The largest finite |value| of a 1-D float array (None when none is finite)."""
-    largest = None
-    for start in range(0, values.size, _COMPARE_CHUNK):
-        part = np.abs(values[start : start + _COMPARE_CHUNK])
-        part = part[np.isfinite(part)]
-        if part.size:
-            largest = max(largest or 0.0, float(part.max()))
-    return largest
-
-
-def check(
-    fn: func.FuncOp, got: Sequence[np.ndarray], want: Sequence[np.ndarray], reference: str
-) -> list[str]:
-    """The check's lines; the first says `ok` or the rest say `MISMATCH`."""
-    types = fn.function_type.outputs.data
-    if len(got) != len(want):
-        return [f"check: MISMATCH: {len(got)} results, {reference} gives {len(want)}"]
-    errors, problems = [], []
-    for index, (g, w, t) in enumerate(zip(got, want, types)):
-        err, problem = compare(g, w, t)
-        errors.append(err)
-        if problem:
-            problems.append(f"check: MISMATCH in result {index}: {problem} ({reference})")
-    if problems:
-        return problems
-    worst = max(errors, default=0.0)
-    return [
-        f"check: ok (max abs error {worst:.3g} against {reference}, {len(got)} "
-        f"result{'s' * (len(got) != 1)})"
-    ]
 
 
 # ---------------------------------------------------------------- main
@@ -914,43 +304,6 @@ def load_reference(args: argparse.Namespace, module: ModuleOp, fn: func.FuncOp) 
             f"{args.file} it is {_signature(fn)}"
         )
     return Reference(ref, level, ref_fn, f"{REFERENCE[level]} on {path}")
-
-
-def check_values(args: argparse.Namespace) -> None:
-    """Option values in range and outputs writable, before any work."""
-    for option in ("cores", "lx_bytes"):
-        value = getattr(args, option)
-        problem = option_problem(option, value)
-        if problem:
-            raise RunError(f"--{option.replace('_', '-')} {value} {problem}")
-    for path in (args.output, args.trace):
-        if path is not None:
-            check_writable(path)
-    check_distinct_outputs(args)
-
-
-def check_distinct_outputs(args: argparse.Namespace) -> None:
-    """A RunError when --output or --trace names a file the run reads (FILE,
-    --reference, an --inputs file) or both name one file: either would be overwritten,
-    the input lost or one output silently replaced by the other."""
-    reads = [("FILE", args.file), ("--reference", args.reference)]
-    reads += [("--inputs", p) for p in (args.inputs or "").split(",") if p.strip()]
-    seen: list[tuple[str, str]] = []
-    for flag, path in (("--output", args.output), ("--trace", args.trace)):
-        if path is None:
-            continue
-        for other_flag, other in [*reads, *seen]:
-            if other is not None and _same_file(path, other):
-                raise RunError(f"{flag} {path} is the file {other_flag} names: it would be "
-                               "overwritten")  # fmt: skip
-        seen.append((flag, path))
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one does not exist (yet): the same path is the same file
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def run(args: argparse.Namespace) -> int:
