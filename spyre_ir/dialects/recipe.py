@@ -31,6 +31,10 @@ and one `recipe.plan` that says how the host runs it:
   the entry has its result tied to that argument (`tied` on `core.program`, a KV cache's
   row store). A launch hands the slot's block (and the values it holds) to the compute
   as they are, which writes the rows into them, instead of giving it a copy.
+* An output slot `tied N` is that written input's block: the entry returns the tied
+  result itself (a graph that returns the cache it writes, as AOTAutograd does for a
+  mutated input), so the result has no block of its own; a launch binds the output slot
+  to the block input N is bound to, and nothing is copied into a second block.
 
 The `hash` is the SHA-256 of the artifact text with the hash itself blanked
 (`spyre_ir.runtime.artifact.content_hash`), so a damaged artifact is detected on load.
@@ -119,13 +123,16 @@ class SlotOp(IRDLOperation):
     size = prop_def(IntegerAttr[I64])
     written = opt_prop_def(UnitAttr)
     """An input the compute writes in place (see the module docstring)."""
+    tied = opt_prop_def(IntegerAttr[I64])
+    """An output that is the block of this written input (see the module docstring)."""
     traits = lazy_traits_def(lambda: (HasParent(PlanOp),))
     assembly_format = (
-        "$sym_name $role $index `:` $slot_type `size` $size (`written` $written^)? attr-dict"
+        "$sym_name $role $index `:` $slot_type `size` $size (`written` $written^)?"
+        " (`tied` $tied^)? attr-dict"
     )
 
     def __init__(self, name: str, role: str, index: int, slot_type: TensorType,
-                 written: bool = False):  # fmt: skip
+                 written: bool = False, tied: int | None = None):  # fmt: skip
         props = {
             "sym_name": StringAttr(name),
             "role": StringAttr(role),
@@ -135,6 +142,8 @@ class SlotOp(IRDLOperation):
         }
         if written:
             props["written"] = UnitAttr()
+        if tied is not None:
+            props["tied"] = IntegerAttr(tied, i64)
         super().__init__(properties=props)
 
     def verify_(self) -> None:
@@ -147,6 +156,8 @@ class SlotOp(IRDLOperation):
             raise VerifyException(f"{where}: index must be >= 0")
         if self.written is not None and self.role.data != "input":
             raise VerifyException(f"{where}: only an input slot is written in place")
+        if self.tied is not None and self.role.data != "output":
+            raise VerifyException(f"{where}: only an output slot is tied to an input")
         if any(d < 0 for d in self.slot_type.get_shape()):
             raise VerifyException(f"{where}: a slot needs a static shape")
         try:
@@ -360,6 +371,29 @@ class PlanOp(IRDLOperation):
                     f"{where}: slot @{slot.sym_name.data} is written, but no program of "
                     f"{self.entry} writes input {slot.index.value.data} in place"
                 )
+        self._verify_tied(where, slots, func)
+
+    def _verify_tied(self, where: str, slots: dict[str, SlotOp], func: FuncOp) -> None:
+        """An output slot tied to input N: N is a written slot of the same type, and the
+        entry returns, at that output, a program result tied to argument N."""
+        inputs = {s.index.value.data: s for s in slots.values() if s.role.data == "input"}
+        returned = tied_outputs(func)
+        for slot in slots.values():
+            if slot.tied is None:
+                continue
+            n, out = slot.tied.value.data, slot.index.value.data
+            source = inputs.get(n)
+            if source is None or source.written is None:
+                raise VerifyException(f"{where}: slot @{slot.sym_name.data} is tied to input "
+                                      f"{n}, which is no written input slot")  # fmt: skip
+            if source.slot_type != slot.slot_type:
+                raise VerifyException(f"{where}: slot @{slot.sym_name.data} is tied to "
+                                      f"@{source.sym_name.data} of another type")  # fmt: skip
+            if returned.get(out) != n:
+                raise VerifyException(
+                    f"{where}: slot @{slot.sym_name.data} is tied to input {n}, but output "
+                    f"{out} of {self.entry} is no result written in place into it"
+                )
 
 
 def written_inputs(entry: FuncOp) -> set[int]:
@@ -375,6 +409,23 @@ def written_inputs(entry: FuncOp) -> set[int]:
             if op.operands[i] in args:
                 written.add(args[op.operands[i]])
     return written
+
+
+def tied_outputs(entry: FuncOp) -> dict[int, int]:
+    """Output index -> argument index, for each output of `entry` that is a program's
+    result tied to an argument of `entry` (that argument's buffer, written in place)."""
+    args = {arg: i for i, arg in enumerate(entry.body.block.args)}
+    ret = entry.body.block.last_op
+    found = {}
+    for out, value in enumerate(ret.operands if ret is not None else ()):
+        op = getattr(value, "op", None)
+        tied = getattr(op, "tied_inputs", None)
+        if tied is None:
+            continue
+        source = tied().get(value.index)
+        if source is not None and op.operands[source] in args:
+            found[out] = args[op.operands[source]]
+    return found
 
 
 RECIPE_OPS = (PlanOp, SlotOp, PatchAddressesOp, TransferOp, RestickifyOp, ComputeOp)

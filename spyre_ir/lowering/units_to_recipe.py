@@ -3,7 +3,8 @@
 For the entry function (`main` unless told otherwise) of a module at L3 (its device work
 in `core.program`s), the pass appends one `recipe.plan`: a slot per argument and result,
 typed as the entry's signature (so the stick layouts the compiler chose travel with
-them; an input a program writes in place, a KV cache under a row store, is `written`),
+them; an input a program writes in place, a KV cache under a row store, is `written`,
+and an output that is such an input's buffer returned is `tied` to it),
 the address-patch callback, both ways in for each input (h2d transfer, on-card
 restickify), the compute, both ways out for each output, and the content hash of the
 whole text. The module then is the artifact: MLIR text that `spyre-opt` reads back and
@@ -40,8 +41,15 @@ def build_plan(entry: FuncOp) -> R.PlanOp:
         R.SlotOp(f"in{i}", "input", i, _tensor(entry, t), i in written)
         for i, t in enumerate(entry.function_type.inputs.data)
     ]
+    # an output that is a written input's buffer is that input's block (`tied`; the
+    # first such output of each input only)
+    tied: dict[int, int] = {}
+    for o, i in R.tied_outputs(entry).items():
+        same = entry.function_type.outputs.data[o] == entry.function_type.inputs.data[i]
+        if i in written and same and i not in tied.values():
+            tied[o] = i
     outs = [
-        R.SlotOp(f"out{i}", "output", i, _tensor(entry, t))
+        R.SlotOp(f"out{i}", "output", i, _tensor(entry, t), tied=tied.get(i))
         for i, t in enumerate(entry.function_type.outputs.data)
     ]
     steps: list[Operation] = [R.PatchAddressesOp([s.sym_name.data for s in ins + outs])]

@@ -116,6 +116,8 @@ class Slot:
     host_dtype: np.dtype
     written: bool = False
     """An input the compute writes in place (`recipe.slot ... written`)."""
+    tied: int | None = None
+    """An output that is the block of written input `tied` (`recipe.slot ... tied N`)."""
 
     @classmethod
     def from_op(cls, op: R.SlotOp) -> Slot:
@@ -130,7 +132,8 @@ class Slot:
         device, host = _DTYPES[element]
         return cls(op.sym_name.data, op.role.data, op.index.value.data, tuple(t.get_shape()),
                    element, layout, op.size.value.data, np.dtype(device), np.dtype(host),
-                   op.written is not None)  # fmt: skip
+                   op.written is not None,
+                   None if op.tied is None else op.tied.value.data)  # fmt: skip
 
     @property
     def array_dtype(self) -> np.dtype:
@@ -319,7 +322,7 @@ class _Launch:
     """The state of one launch: its blocks (bound images' too) and its address table
     (patched by the host callback when the stream reaches it)."""
 
-    __slots__ = ("card", "blocks", "owned", "table", "bound", "stores")
+    __slots__ = ("card", "blocks", "owned", "table", "bound", "stores", "aliases", "rows")
 
     def __init__(self, card: Card, blocks: dict, owned: set[str]) -> None:
         self.card = card
@@ -328,6 +331,10 @@ class _Launch:
         self.owned = owned  # the blocks this launch frees: not bound inputs, not kept results
         self.table: dict = {}
         self.stores: dict[str, Any] = {}  # output slot -> its row_store.RowStore
+        # output slot -> the input slot whose bound image's block it is (`Slot.tied`)
+        self.aliases: dict[str, Slot] = {}
+        # written input slot -> the only rows the compute writes into it (numpy indices)
+        self.rows: dict[str, list] = {}
 
     def release(self) -> None:
         """Free the launch's own blocks (once): by the last step, or by a step that failed,
@@ -434,18 +441,24 @@ class PreparedRecipe:
 
     def launch_resident(self, args: Sequence[Argument], fetches: Sequence[Fetch | None],
                         keep: Sequence[bool], stream: Stream | None = None,
-                        stores: dict[int, Any] | None = None) -> list[StickImage | None]:  # fmt: skip
+                        stores: dict[int, Any] | None = None,
+                        written_rows: dict[int, list] | None = None) -> list[StickImage | None]:  # fmt: skip
         """Enqueue one run whose arguments may be StickImages already on the card (bound
         to their slots, nothing staged). Result i goes back as `fetches[i]` says (None:
         nothing crosses) and, where `keep[i]`, stays on the card as the StickImage
         returned at i (valid once the stream's work has run; the caller frees it).
         Result i in `stores` (a row_store.RowStore) is stored into its rows of a bound
-        image, in place, and has no block of its own (nor a kept image)."""
+        image, in place, and has no block of its own (nor a kept image). A result whose
+        slot is `tied` to an input bound to an image is that image's block (no image of
+        its own either: the bound image holds it). `written_rows[i]` (numpy indices), where
+        given, are the only rows the compute writes into written input i: only those are
+        brought up to date in its image's bytes after the compute, not the whole image."""
         staged, stream = self._check(args), self._stream(stream)
         if len(fetches) != len(self.outputs) or len(keep) != len(self.outputs):
             raise LaunchError(f"{self.name}: {len(fetches)} fetches and {len(keep)} keeps for "
                               f"{len(self.outputs)} results")  # fmt: skip
-        return self._enqueue(staged, stream, list(fetches), list(keep), stores or {})
+        return self._enqueue(staged, stream, list(fetches), list(keep), stores or {},
+                             written_rows or {})  # fmt: skip
 
     def stage(
         self, index: int, value: np.ndarray | DeviceArray, stream: Stream | None = None
@@ -548,8 +561,9 @@ class PreparedRecipe:
         return stream
 
     def _enqueue(self, staged: list[Argument], stream: Stream, fetches: list[Fetch | None],
-                 keep: list[bool], stores: dict[int, Any] | None = None) -> list[StickImage | None]:  # fmt: skip
-        stores = stores or {}
+                 keep: list[bool], stores: dict[int, Any] | None = None,
+                 written_rows: dict[int, list] | None = None) -> list[StickImage | None]:  # fmt: skip
+        stores, written_rows = stores or {}, written_rows or {}
         blocks, owned = {}, set()
         for slot, arg in zip(self.inputs, staged):
             if isinstance(arg, StickImage):
@@ -558,9 +572,16 @@ class PreparedRecipe:
                 blocks[slot.name] = self.card.allocate(slot.size)
                 owned.add(slot.name)
         images: list[StickImage | None] = []
+        aliases = {}
         for slot, kept in zip(self.outputs, keep):
             if slot.index in stores:  # into a bound image: its block is the image's
                 blocks[slot.name] = stores[slot.index].image.block
+                images.append(None)
+                continue
+            source = self.tied_source(slot, staged)
+            if source is not None:  # the bound image of the input it is, its block
+                blocks[slot.name] = staged[source.index].block
+                aliases[slot.name] = source
                 images.append(None)
                 continue
             blocks[slot.name] = self.card.allocate(slot.size)
@@ -574,6 +595,9 @@ class PreparedRecipe:
                         if isinstance(arg, StickImage)}  # fmt: skip
         launch.stores = {slot.name: stores[slot.index] for slot in self.outputs
                          if slot.index in stores}  # fmt: skip
+        launch.aliases = aliases
+        launch.rows = {slot.name: written_rows[slot.index] for slot in self.inputs
+                       if slot.written and slot.index in written_rows}  # fmt: skip
         results = dict(zip((s.name for s in self.outputs), fetches))
 
         def enqueue(engine: str, run: Callable[[], float], what: str, nbytes: int = 0) -> None:
@@ -638,6 +662,16 @@ class PreparedRecipe:
 
         enqueue("host", release, "free slots")
         return images
+
+    def tied_source(self, slot: Slot, staged: Sequence[Argument]) -> Slot | None:
+        """The input slot whose bound image output `slot` is (its `tied`), if that input
+        is bound to a kept image; None (a block of its own) otherwise."""
+        if slot.tied is None or slot.tied >= len(self.inputs):
+            return None
+        source = self.inputs[slot.tied]
+        if not source.written or not isinstance(staged[slot.tied], StickImage):
+            return None
+        return source
 
     def _check(self, args: Sequence[Argument]) -> list[Argument]:
         """Arguments checked against the input slots; host arrays copied (a later change
@@ -716,6 +750,8 @@ class PreparedRecipe:
                 store = launch.stores.get(slot.name)
                 if store is not None:  # the rows, at their patched addresses in the image
                     store.write(self.card.memory, value)
+                elif slot.name in launch.aliases:
+                    self._tied_result(launch, slot, value)
                 else:
                     slot.write_image(self._view(launch, slot), value, 0.0, codes=True)
             self._written_back(launch)
@@ -748,20 +784,42 @@ class PreparedRecipe:
             image.values = values
         return image.values
 
+    def _tied_result(self, launch: _Launch, slot: Slot, value: np.ndarray) -> None:
+        """Output `slot` is its tied input's bound image: the simulator gives that image's
+        own buffer back (the program's tied result), which `_written_back` brings to the
+        card. A result that is not that buffer (nothing but a tied result may be) is a
+        compiler fault: it is copied into the image whole rather than lost."""
+        source = launch.aliases[slot.name]
+        image = launch.bound[source.name]
+        if image.values is not None and np.shares_memory(value, image.values):
+            return
+        image.values[...] = value
+        launch.rows.pop(source.name, None)  # the whole image is written back
+
     def _written_back(self, launch: _Launch) -> None:
         """After the compute: a kept image a program wrote in place holds the new values
         (its `values`); its bytes on the card get them too, unless a row store of this
-        launch writes those rows there (the same rows, `row_store.RowStore`)."""
+        launch writes those rows there (the same rows, `row_store.RowStore`). Where the
+        launch knows the only rows the compute writes (`launch.rows`), only those."""
+        from spyre_ir.runtime.row_store import RowStore
+
         stored = {id(store.image) for store in launch.stores.values()}
         for slot in self.inputs:
             image = launch.bound.get(slot.name)
-            if slot.written and image is not None and id(image) not in stored:
+            if not slot.written or image is None or id(image) in stored:
+                continue
+            if slot.name in launch.rows:
+                for index in launch.rows[slot.name]:
+                    RowStore(image, slot, index).write_back(self.card.memory)
+            else:
                 slot.write_image(self._view(launch, slot), image.values, image.pad, codes=True)
 
     def _stage_out(self, launch: _Launch, step: Transfer | Restickify, fetch: Fetch, nbytes: int):
         config, slot, out, index = self.card.config, step.slot, fetch.into, fetch.index
 
         store = launch.stores.get(slot.name)
+        if store is None and index is not None and slot.name in launch.aliases:
+            return self._stage_tied_rows(launch, slot, fetch, nbytes)
 
         def run() -> float:
             # All of it, in place: into a host array, or a device output's elements.
@@ -794,6 +852,24 @@ class PreparedRecipe:
                 out[...] = values
             else:
                 out[index] = values[index]
+            return cost_model.host_transfer_s(nbytes, config)
+
+        return run
+
+    def _stage_tied_rows(self, launch: _Launch, slot: Slot, fetch: Fetch, nbytes: int):
+        """The written part `fetch.index` of a tied output (its input's bound image),
+        read from the image at those elements only, not the whole image decoded."""
+        from spyre_ir.runtime.row_store import RowStore
+
+        config, out = self.card.config, fetch.into
+        source = launch.aliases[slot.name]
+
+        def run() -> float:
+            rows = RowStore(launch.bound[source.name], source, fetch.index).read(self.card.memory)
+            if isinstance(out, DeviceArray):
+                out._elements()[fetch.index] = slot.to_array_elements(rows, out.dtype)
+                return cost_model.device_copy_s(nbytes, config)
+            out[fetch.index] = slot.to_host_values(rows)
             return cost_model.host_transfer_s(nbytes, config)
 
         return run

@@ -370,6 +370,7 @@ class CardPartition:
         # results compiled as their new rows (backend: row_store.rows_graph), stored in place
         self.row_writes = find_row_writes(graph.graph)
         self.graph_writes = graph_writes(graph.graph)  # positions checked before a launch
+        self.only_writes = _only_writes(graph.graph, self.graph_writes)
         self.position = {
             n: i for i, n in enumerate(n for n in graph.graph.nodes if n.op == "placeholder")
         }
@@ -409,16 +410,20 @@ class CardPartition:
             for i, slot in enumerate(recipe.outputs)
         ]
         stream = recipe.card.current_stream()
+        written_rows = {w.source: [tuple(evaluate_index(n, args, self.position) for n in w.indices)]
+                        for w in self.only_writes}  # fmt: skip
         made = recipe.launch_resident(
-            bound, [p.fetch for p in plans], [p.keep for p in plans], stream, stores
+            bound, [p.fetch for p in plans], [p.keep for p in plans], stream, stores, written_rows
         )
+        tied = {slot.index: slot.tied for slot in recipe.outputs
+                if recipe.tied_source(slot, bound) is not None}  # fmt: skip
         try:
             stream.synchronize()
         except Exception:  # nothing of this launch may be taken for data later
             for t in staged:
                 kept.forget(t)
-            for w in self.row_writes.values():  # maybe written in part
-                kept.forget(args[w.source])
+            for source in [w.source for w in self.row_writes.values()] + list(tied.values()):
+                kept.forget(args[source])  # maybe written in part
             for image in made:
                 if image is not None:
                     image.free()
@@ -428,6 +433,12 @@ class CardPartition:
             result = plan.finish()
             if image is not None:
                 self._keep(kept, i, args, result, image)
+            elif i in tied:  # the source's bound image, written in place, holds it
+                source = args[tied[i]]
+                if result is source:
+                    kept.written_on_device(result)
+                else:
+                    kept.written_in_place(source, bound[tied[i]], result)
             elif i in stores and result is not args[self.row_writes[i].source]:
                 kept.written_in_place(args[self.row_writes[i].source], stores[i].image, result)
             elif i in stores:  # a spyre tensor: its kept image holds the rows, it lags
@@ -551,6 +562,18 @@ class CardPartition:
         return _ResultPlan(
             Fetch(out), keep, lambda: _to_torch(out, like, f"a result of {self.name}")
         )
+
+
+def _only_writes(graph: fx.Graph, writes: list[RowWrite]) -> list[RowWrite]:
+    """The writes of `writes` that are all that can change their input in a launch: the
+    only write into it and the input's only use (so the in-place store the card makes of
+    it, if any, writes exactly those rows: `launch_resident(written_rows=)`)."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    by_source: dict[int, list[RowWrite]] = {}
+    for w in writes:
+        by_source.setdefault(w.source, []).append(w)
+    return [ws[0] for source, ws in by_source.items()
+            if len(ws) == 1 and len(placeholders[source].users) == 1]  # fmt: skip
 
 
 def _region_plan(slot: Slot, host: torch.Tensor, index: Any, like: torch.Tensor) -> _ResultPlan:

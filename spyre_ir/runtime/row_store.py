@@ -215,6 +215,17 @@ class RowStore:
             kept[self.index] = values
             kept.flags.writeable = writeable
 
+    def write_back(self, memory: Any) -> None:
+        """Bring the image's bytes on the card up to date at these rows from its kept
+        values (a kernel stored the rows into the values, `recipe._written_back`)."""
+        block = self.image.block
+        device = memory.view(block.region, block.offset, self.slot.size).view(
+            self.slot.device_dtype
+        )
+        values = np.asarray(self.image.values[self.index])
+        codes = values.dtype == self.slot.device_dtype
+        device[self.offsets()] = values if codes else self.slot.to_device_elements(values)
+
     def read(self, memory: Any) -> np.ndarray:
         """The rows as the simulator gives them, read back from the image."""
         block = self.image.block
