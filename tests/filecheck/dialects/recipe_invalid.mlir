@@ -396,3 +396,41 @@ recipe.plan @r for @main hash "0000000000000000000000000000000000000000000000000
   recipe.transfer "d2h" @out0
   recipe.restickify @out0
 }
+
+// -----
+
+// Only an output slot is tied to an input.
+func.func @main(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  func.return %x : tensor<4x64xf16>
+}
+recipe.plan @r for @main hash "0000000000000000000000000000000000000000000000000000000000000000" {
+  // CHECK: recipe_invalid.mlir:[[# @LINE + 2]]:3: error: 'recipe.slot' @in0: only an output slot is tied to an input
+  // expected-error @+1 {{only an output slot is tied to an input}}
+  recipe.slot @in0 "input" 0 : tensor<4x64xf16> size 512 tied 0
+  recipe.slot @out0 "output" 0 : tensor<4x64xf16> size 512
+  recipe.patch_addresses [@in0, @out0]
+  recipe.transfer "h2d" @in0 pad 0.0
+  recipe.restickify @in0
+  recipe.compute @main
+  recipe.transfer "d2h" @out0
+  recipe.restickify @out0
+}
+
+// -----
+
+// A tied output is the block of a written input slot.
+func.func @main(%x: tensor<4x64xf16>) -> tensor<4x64xf16> {
+  func.return %x : tensor<4x64xf16>
+}
+// CHECK: recipe_invalid.mlir:[[# @LINE + 2]]:1: error: 'recipe.plan' @r: slot @out0 is tied to input 0, which is no written input slot
+// expected-error @+1 {{slot @out0 is tied to input 0, which is no written input slot}}
+recipe.plan @r for @main hash "0000000000000000000000000000000000000000000000000000000000000000" {
+  recipe.slot @in0 "input" 0 : tensor<4x64xf16> size 512
+  recipe.slot @out0 "output" 0 : tensor<4x64xf16> size 512 tied 0
+  recipe.patch_addresses [@in0, @out0]
+  recipe.transfer "h2d" @in0 pad 0.0
+  recipe.restickify @in0
+  recipe.compute @main
+  recipe.transfer "d2h" @out0
+  recipe.restickify @out0
+}
