@@ -47,7 +47,15 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
 from spyre_ir.lowering.dataflow_to_units import CORELET
-from spyre_ir.passes.attention_plan import F32, I1, I64, AttentionPlan, choose_plan, mask_tile
+from spyre_ir.passes.attention_plan import (
+    F32,
+    I1,
+    I64,
+    AttentionPlan,
+    choose_plan,
+    mask_tile,
+    units_per_item,
+)
 from spyre_ir.passes.tile_kernel import BodyBuilder, new_kernel, transposed_load
 
 F32_LOWEST = -3.4028234663852886e38
@@ -114,6 +122,9 @@ class AttentionKernel:
         core = self.shell.kernel.core_id
         self.part = top.rem(core, p.split_kv)
         unit_group = top.div(core, p.split_kv)
+        self.resident = None
+        if p.resident_kv:
+            self.resident = self.fill(top, unit_group)
         ui, ub = top.loop(p.units_per_group)
         self.unit(ub, ub.add(ub.mul(unit_group, p.units_per_group), ui))
         return self.shell.kernel
@@ -123,7 +134,8 @@ class AttentionKernel:
         q_blocks = cost_model.ceil_div(self.s, p.rows)
         qb, rest = ub.rem(unit, q_blocks), ub.div(unit, q_blocks)
         hb, item = ub.rem(rest, g // p.heads), ub.div(rest, g // p.heads)
-        self.bi, self.kv = ub.div(item, self.kvh), ub.rem(item, self.kvh)
+        if self.resident is None:  # else the fill's, the same for all the core's units
+            self.bi, self.kv = ub.div(item, self.kvh), ub.rem(item, self.kvh)
         self.h0 = ub.add(ub.mul(self.kv, g), ub.mul(hb, p.heads))
         self.s0 = ub.mul(qb, p.rows)
         zero = ub.const(0)
@@ -132,22 +144,67 @@ class AttentionKernel:
         for buffer, value in ((st["m"], F32_LOWEST), (st["l"], 0.0), (self.acc, 0.0)):
             tile_op(ub, "spyre.full", [], [buffer], {"value": float_attr(value)}, corelet=PV)
         first = ub.mul(self.part, p.key_tiles)
-        kj, kb = ub.loop(p.key_tiles)
-        self.key_tile(kb, kb.mul(kb.add(first, kj), p.keys))
+        self.kj, kb = ub.loop(p.key_tiles)
+        self.key_tile(kb, kb.mul(kb.add(first, self.kj), p.keys))
         total, acc = st["l"], self.acc
         if p.split_kv > 1:
             total, acc = self.combine(ub, acc)
         self.finish(ub, total, acc)
 
-    def load_keys(self, kb: BodyBuilder, t0: SSAValue) -> tuple[SSAValue, SSAValue | None]:
-        """Load the key chunk at t0 as K^T, and its mask tile."""
+    def item_of(self, b: BodyBuilder, unit: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(batch, key/value head) of `unit`."""
+        item = b.div(unit, units_per_item(self.op, self.plan.rows, self.plan.heads))
+        return b.div(item, self.kvh), b.rem(item, self.kvh)
+
+    def fill(self, top: BodyBuilder, unit_group: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """resident_kv: the core's K^T and V chunks (its units are all on one
+        key/value head), loaded once before its units into one slot each of two
+        resident blocks, which the key tiles of every unit read. Views of one copy
+        ([1, n, ..]), like spyre-tile's resident A block: one buffer written once and
+        read in the loops, not a multi-buffer whose slots rotate with them. The fill
+        precedes the first unit's Q load, so no compute overlaps it
+        (attention_plan.estimate_cycles counts it)."""
+        p = self.plan
+        n = p.key_tiles * p.chunks
+        blocks = []
+        for shape in ((1, 1, self.d, p.chunk), (1, 1, p.chunk, self.e)):
+            whole = self.buffer((1, n, *shape), self.elt)
+            blocks.append(top.emit(dataflow.SlotOp(whole, top.const(0))).results[0])
+        self.bi, self.kv = self.item_of(top, top.mul(unit_group, p.units_per_group))
+        kj, fb = top.loop(p.key_tiles)
+        t0 = fb.mul(fb.add(fb.mul(self.part, p.key_tiles), kj), p.keys)
+        zero = fb.const(0)
+        for i in range(p.chunks):
+            start, at = fb.add(t0, i * p.chunk), fb.add(fb.mul(kj, p.chunks), i)
+            kt, v = (fb.emit(dataflow.SlotOp(blk, at)).results[0] for blk in blocks)
+            fb.emit(transposed_load(self.mem(self.op.k), [self.bi, self.kv, zero, start], kt,
+                                    True))  # fmt: skip
+            fb.emit(dataflow.LoadOp(self.mem(self.op.v), [self.bi, self.kv, start, zero], v,
+                                    pad=0.0))  # fmt: skip
+        return blocks[0], blocks[1]
+
+    def resident_chunk(self, kb: BodyBuilder, which: int, index: int) -> SSAValue:
+        """The resident block's K^T (0) or V (1) chunk `index` of the key tile."""
+        assert self.resident is not None
+        at = kb.add(kb.mul(self.kj, self.plan.chunks), index)
+        return kb.emit(dataflow.SlotOp(self.resident[which], at)).results[0]
+
+    def load_keys(self, kb: BodyBuilder, t0: SSAValue, index: int
+                  ) -> tuple[SSAValue, SSAValue | None]:  # fmt: skip
+        """Load the key chunk at t0 as K^T (or take it from the resident block), and
+        its mask tile."""
         p, op = self.plan, self.op
         zero = kb.const(0)
-        kt = self.buffer((1, 1, self.d, p.chunk), self.elt)
-        kb.emit(transposed_load(self.mem(op.k), [self.bi, self.kv, zero, t0], kt, True))
+        if self.resident is not None:
+            kt = self.resident_chunk(kb, 0, index)
+        else:
+            kt = self.buffer((1, 1, self.d, p.chunk), self.elt)
+            kb.emit(transposed_load(self.mem(op.k), [self.bi, self.kv, zero, t0], kt, True))
         return kt, self.load_mask(kb, t0) if op.mask is not None else None
 
-    def load_values(self, kb: BodyBuilder, t0: SSAValue) -> SSAValue:
+    def load_values(self, kb: BodyBuilder, t0: SSAValue, index: int) -> SSAValue:
+        if self.resident is not None:
+            return self.resident_chunk(kb, 1, index)
         v = self.buffer((1, 1, self.plan.chunk, self.e), self.elt)
         zero = kb.const(0)
         kb.emit(dataflow.LoadOp(self.mem(self.op.v), [self.bi, self.kv, t0, zero], v, pad=0.0))
@@ -177,8 +234,8 @@ class AttentionKernel:
         values, which the last stage reads."""
         p, st = self.plan, self.stats
         starts = [kb.add(t0, i * p.chunk) for i in range(p.chunks)]
-        keys = [self.load_keys(kb, start) for start in starts]
-        values = [self.load_values(kb, start) for start in starts]
+        keys = [self.load_keys(kb, start, i) for i, start in enumerate(starts)]
+        values = [self.load_values(kb, start, i) for i, start in enumerate(starts)]
         scores = [self.scores(kb, start, *key) for start, key in zip(starts, keys)]
         self.row_reduce(kb, "spyre.reduce_max", scores, st["mt"], pe=QK, sfp=0)
         # m - mn as min(m - mt, 0): m is read and updated on one unit only.
