@@ -32,7 +32,7 @@ lit: $(STAMP)
 
 # Each benchmark prints its table and writes it as JSON next to itself (bench/*.json).
 bench: $(STAMP)
-	$(BIN)/python bench/kernels.py --json bench/kernels.json
+	$(BIN)/python bench/kernel_bench.py --json bench/kernels.json
 	$(BIN)/python bench/layer.py --json bench/layer.json
 	$(BIN)/python bench/attention.py --json bench/attention.json
 	$(BIN)/python bench/launch.py --json bench/launch.json
