@@ -14,14 +14,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m spyre_ir.tools.demo
 
+# pytest-xdist workers (CI has 2 cores): `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 2
+
 # The default tier: lint, then everything but tests marked slow.
 test: $(STAMP)
 	$(MAKE) lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not slow"
 	$(MAKE) lit
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -32,7 +35,7 @@ lit: $(STAMP)
 
 # Each benchmark prints its table and writes it as JSON next to itself (bench/*.json).
 bench: $(STAMP)
-	$(BIN)/python bench/kernels.py --json bench/kernels.json
+	$(BIN)/python bench/kernel_bench.py --json bench/kernels.json
 	$(BIN)/python bench/layer.py --json bench/layer.json
 	$(BIN)/python bench/attention.py --json bench/attention.json
 	$(BIN)/python bench/launch.py --json bench/launch.json

@@ -45,6 +45,20 @@ def _compile_errors_are_not_fallbacks(request):
         pytest.fail(f"a compile error was hidden by a CPU fallback: {listed}", pytrace=False)
 
 
+def pytest_sessionfinish(session):
+    # Under pytest-xdist (`make test` runs two workers) each worker hands its records to
+    # the controller, which prints the summary.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["spyre_cpu_ops"] = {k: sorted(v) for k, v in _cpu_ops.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    for nodeid, ops in getattr(node, "workeroutput", {}).get("spyre_cpu_ops", {}).items():
+        _cpu_ops[nodeid] = set(ops)
+
+
 def pytest_terminal_summary(terminalreporter):
     if not _cpu_ops:
         return

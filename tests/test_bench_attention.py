@@ -5,21 +5,16 @@ group whose stick-wide tile overflowed LX (tests/test_split_group.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+import bench_module  # tests/, on sys.path under pytest
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "attention.py"
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_attention", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_module.load_bench("attention")
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,12 @@ table prints, and user mistakes give a clear error and a non-zero exit status.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import bench_module  # tests/, on sys.path under pytest
 import numpy as np
 import pytest
 import torch
@@ -24,11 +24,7 @@ def run_bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_layer", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while defined
-    spec.loader.exec_module(module)
-    return module
+    return bench_module.load_bench("layer")
 
 
 def check_cases(proc: subprocess.CompletedProcess, out: Path, names: list[str]) -> None:
@@ -141,3 +137,11 @@ def test_layer_matches_a_hand_computed_decode_step() -> None:
         gate = torch.nn.functional.silu(layer.gate_proj(h2))
         want = x1 + layer.down_proj(gate * layer.up_proj(h2))
     torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_loading_the_bench_leaves_bench_off_sys_path() -> None:
+    """bench/ on sys.path lets its plain-named scripts shadow installed packages (bench's
+    old kernels.py hid HF's `kernels`, which transformers 5.25 imports: 47 failures)."""
+    load_bench()
+    bench_dir = BENCH.parent.resolve()
+    assert all(Path(p or ".").resolve() != bench_dir for p in sys.path)

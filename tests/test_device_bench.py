@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import bench_module  # tests/, on sys.path under pytest
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "eager.py"
@@ -30,11 +30,7 @@ def test_bench_measures_one_op_and_writes_json(tmp_path: Path) -> None:
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_eager", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return bench_module.load_bench("eager")
 
 
 @pytest.mark.parametrize(("args", "message"), [

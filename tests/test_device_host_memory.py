@@ -192,3 +192,29 @@ def test_compiling_and_simulating_a_graph_peaks_near_its_tensors_bytes(op: str, 
     assert peak <= 2 * tensors, (
         f"{op} {how}: peak {peak / 2**20:.0f} MiB, tensors {tensors / 2**20:.0f} MiB"
     )
+
+
+def test_a_module_is_charged_once_over_its_programs_recordings() -> None:
+    """Each recording is charged its own program's ops, so a graph of many kernels
+    counts its module once: charged per recording, a decode graph's ~80 recordings
+    overflowed the bound and evicted one another on every step."""
+    torch._dynamo.reset()
+    replay.clear()
+    x = torch.randn(64, 128, dtype=torch.float16)
+    f = torch.compile(lambda t: torch.softmax(t, -1) @ t.T + t.sum(), backend="spyre",
+                      dynamic=False)  # fmt: skip
+    f(x)
+    modules: dict[int, tuple[object, list]] = {}
+    for program in replay._RECORDINGS.keys():
+        top = program
+        while (parent := top.parent_op()) is not None:
+            top = parent
+        modules.setdefault(id(top), (top, []))[1].append(program)
+    top, programs = max(modules.values(), key=lambda m: len(m[1]))
+    assert len(programs) >= 2
+    charged = sum(replay._RECORDINGS._entries[p][1] for p in programs)
+    steps = sum(len(r.steps) + len(r.buffers)
+                for r in (replay._RECORDINGS.get(p) for p in programs))  # fmt: skip
+    module_ops = sum(1 for _ in top.walk())
+    assert charged - replay._STEP_BYTES * steps <= replay._OP_BYTES * module_ops
+    torch._dynamo.reset()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 INNER = """
@@ -41,13 +43,15 @@ def test_an_op_without_a_lowering():
 """
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_a_compile_error_hidden_by_a_fallback_fails_its_test_and_cpu_ops_are_listed(
-    pytester,
+    pytester, workers: tuple[str, ...]
 ) -> None:
+    """Also under pytest-xdist, as `make test` runs: the workers' CPU ops reach the summary."""
     conftest = Path(__file__).with_name("conftest.py").read_text()
     pytester.makeconftest(conftest)
     pytester.makepyfile(test_device_inner=INNER)
-    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", *workers)
     # the guard fails the test at teardown (its body passed: the result was right)
     result.assert_outcomes(passed=2, errors=1)
     out = result.stdout.str()

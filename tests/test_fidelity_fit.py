@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import fidelity  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_module import load_bench  # noqa: E402
 
 from spyre_ir.hardware import DEFAULT_CONFIG  # noqa: E402
+
+fidelity = load_bench("fidelity")
 
 
 def fitted(label: str) -> fidelity.Case:

@@ -69,11 +69,9 @@ def test_every_op_follows_its_operands() -> None:
 def test_layer_kernels_fewer_with_schedule() -> None:
     """The small bench layer (bench/layer.py --quick shape): scheduled, the head
     split transposes of q and k run in the rotary kernels, and numerics still match."""
-    import sys
-    from pathlib import Path
+    from bench_module import load_bench
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    import layer
+    layer = load_bench("layer")
 
     torch.manual_seed(0)
     s, case = layer.SMALL, layer.QUICK_CASES[0]

@@ -100,6 +100,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -257,10 +258,20 @@ class _Simulation:
 # ---------------------------------------------------------------- programs
 
 
+_PATCHED_POSITIONS: weakref.WeakKeyDictionary[Operation, bool] = weakref.WeakKeyDictionary()
+"""`_patched_positions` of programs of frozen modules: a decode step runs ~40 programs,
+and walking each one's ops every step cost a fifth of the step's host time."""
+
+
 def _patched_positions(program: core.ProgramOp) -> bool:
     """Whether `program` stores at runtime positions (`dataflow.position`): its boxes
     depend on the data, so a replay of recorded boxes would store at old positions."""
-    return any(isinstance(op, D.PositionOp) for op in program.walk())
+    known = _PATCHED_POSITIONS.get(program)
+    if known is None:
+        known = any(isinstance(op, D.PositionOp) for op in program.walk())
+        if replay.is_frozen(program):
+            _PATCHED_POSITIONS[program] = known
+    return known
 
 
 class _Program:

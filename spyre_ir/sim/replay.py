@@ -88,11 +88,14 @@ attributes and location); measured with tests/test_device_host_memory.py."""
 
 def recording_bytes(program: Operation, recording: Recording) -> int:
     """An estimate of the host memory a recording holds (for the bounded cache): its
-    steps, any arrays among their operands, and the module its ops keep alive."""
-    top = program
-    while (parent := top.parent_op()) is not None:
-        top = parent
-    ops = sum(1 for _ in top.walk())
+    steps, any arrays among their operands, and the program's ops it keeps alive.
+
+    Only the program's own ops: the rest of its module belongs to the module's other
+    programs (and to the compiled artifact that holds the module). Charging each
+    recording the whole module counted a module once per program: a decode graph's
+    ~80 recordings then overflowed the bound, evicted each other every step and were
+    recorded again, with a walk of the whole module each time."""
+    ops = sum(1 for _ in program.walk())
     arrays = sum(v.nbytes for step in recording.steps for v in step.operands
                  if isinstance(v, np.ndarray))  # fmt: skip
     return _STEP_BYTES * (len(recording.steps) + len(recording.buffers)) + _OP_BYTES * ops + arrays
@@ -138,7 +141,8 @@ def shared_caches(module: Operation) -> dict | None:
     return shared
 
 
-def _frozen(program: Operation) -> bool:
+def is_frozen(program: Operation) -> bool:
+    """Whether `program` lies in a module `freeze` was called on (never rewritten)."""
     op = program.parent_op()
     while op is not None:
         if op in _FROZEN:
@@ -175,7 +179,7 @@ def lookup(program: Operation, config: SpyreConfig, tracing: bool) -> Recording 
     recording = _RECORDINGS.get(program)
     if recording is None or recording.config != config or (tracing and not recording.traced):
         return None
-    if _frozen(program):
+    if is_frozen(program):
         return recording
     now = _fingerprint(program)
     old = recording.fingerprint

@@ -10,7 +10,7 @@ its bytes at the sustained read and write rates, whichever is larger). Targets (
 the fp16 peak, decode matmuls >= 85 % of LPDDR5 bandwidth, softmax/layernorm/rmsnorm
 >= 80 % of their bandwidth bound, simulator wall time <= 10x numpy and < 2 s.
 
-    python bench/kernels.py [--json out.json] [--only NAME]
+    python bench/kernel_bench.py [--json out.json] [--only NAME]
 """
 
 from __future__ import annotations
