@@ -135,6 +135,10 @@ class MatmulPlan:
     """A core keeps its M tile's whole A row block (every K step's A tile) in LX while
     it walks its N tiles, loading it once per M tile instead of once per N tile (a K
     loop's A tiles otherwise stream again for every N tile)."""
+    split_b: int | None = None
+    """Cores along the batch of a batched matmul, each group of split_m x split_n x
+    split_k cores taking a contiguous range of the batch (the M split then divides the
+    rows of each batch); None: the M split divides the rows of all batches."""
 
     @property
     def shares_a(self) -> bool:
@@ -143,7 +147,7 @@ class MatmulPlan:
 
     @property
     def cores(self) -> int:
-        return self.split_m * self.split_n * self.split_k
+        return (self.split_b or 1) * self.split_m * self.split_n * self.split_k
 
     @property
     def estimate_s(self) -> float:
@@ -234,6 +238,7 @@ def plan_matmul(
     rhs_batched: bool = False,
     paired: bool = False,
     a_resident: bool = False,
+    split_b: int | None = None,
 ) -> MatmulPlan:
     """The (split, tile) with the lowest estimated time that fits LX.
 
@@ -246,14 +251,19 @@ def plan_matmul(
     stays in LX over its N tiles). Off by default: where the estimate prefers it (8B
     prefill gate/up) the simulator measures it slower (docs/passes.md).
 
-    Rows of all batches form the M side; K is split only with a ring all-reduce of the
+    Rows of all batches form the M side, unless `split_b` (with `split`) puts split_b
+    groups of cores along the batch, each walking its batches and splitting each
+    batch's rows by split_m (the card's forced division); K is split only with a ring all-reduce of the
     partial f32 tiles. Each core streams its B tiles from LPDDR5; the cores that split N
     need the same A tiles, so each loads 1/split_n of an A tile and a ring all-gather
     completes it (when the tile's rows divide); with one K step per output tile the A
     tile is loaded once per M tile. Every core writes its C tiles; with split-K each
     core of a K group stores its tm / split_k rows of the reduced tile."""
+    if split_b is not None and (split is None or batch % split_b):
+        raise ValueError(f"a batch split of {split_b} needs a forced split and a batch "
+                         f"it divides (batch {batch})")  # fmt: skip
     problem = _MatmulProblem(batch, m, elem, config, epilogue_bytes_per_elem, rhs_batched,
-                             lx_bytes or config.lx_bytes)  # fmt: skip
+                             lx_bytes or config.lx_bytes, split_b)  # fmt: skip
     capacity = problem.capacity
     best: MatmulPlan | None = None
     best_rank: tuple[float, float, int] | None = None
@@ -277,10 +287,20 @@ class _MatmulProblem:
     epilogue_bytes_per_elem: int
     rhs_batched: bool
     capacity: int
+    split_b: int | None = None
 
     @property
     def rows(self) -> int:
-        return self.batch * self.m
+        """The rows the M split divides: of one batch under a batch split."""
+        return self.m if self.split_b else self.batch * self.m
+
+    def m_tiles(self, sm: int, mc: int, tm: int) -> int:
+        """M tiles (of tm rows) per core of the M split, mc rows each."""
+        if self.split_b:  # each batch of the core's range: its share of the M tiles
+            return self.batch // self.split_b * ceil_div(ceil_div(self.m, tm), sm)
+        if self.batch == 1:
+            return ceil_div(mc, tm)
+        return ceil_div(self.batch * ceil_div(self.m, tm), sm)
 
 
 def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
@@ -291,7 +311,7 @@ def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
         if sm > rows or sn > ceil_div(n, 128 if paired else 64) or sk > ceil_div(k, 64):
             continue
         # A tile's rows never span two batches (spyre-tile walks batch x m tiles).
-        mc = ceil_div(rows, sm) if batch == 1 else min(m, ceil_div(rows, sm))
+        mc = ceil_div(rows, sm) if batch == 1 or p.split_b else min(m, ceil_div(rows, sm))
         nc = ceil_div(n, sn)
         kc = ceil_div(k, sk)
         for tm in TILE_ROWS:
@@ -315,14 +335,14 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
     """One candidate's plan with its estimated times, or None when it does not fit LX
     (or is an A_RESIDENT tiling with nothing to keep)."""
     (sm, sn, sk), (mc, nc, kc), (tm, tn, tk) = split, extents, tile
-    batch, m, rows, elem, config = p.batch, p.m, p.rows, p.elem, p.config
+    batch, rows, elem, config = p.batch, p.rows, p.elem, p.config
     epilogue_bytes_per_elem, rhs_batched = p.epilogue_bytes_per_elem, p.rhs_batched
     lx = matmul_lx_bytes(tm, tn, tk, elem, epilogue_bytes_per_elem, sk)
     if resident:  # the A row block in place of two A tiles
         lx += (ceil_div(kc, tk) - 2) * tm * tk * elem
     if lx > p.capacity:
         return None
-    m_tiles = ceil_div(mc, tm) if batch == 1 else ceil_div(batch * ceil_div(m, tm), sm)
+    m_tiles = p.m_tiles(sm, mc, tm)
     n_tiles = ceil_div(nc, tn)
     k_tiles = ceil_div(kc, tk)
     if resident and (k_tiles == 1 or n_tiles == 1):
@@ -339,7 +359,8 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
     b_bytes = steps * tk * tn * elem
     # With split-K each core of a K group stores tm / sk rows of a tile.
     c_bytes = m_tiles * tm * n_tiles * tn * elem / sk
-    used = sm * sn * sk
+    sb = p.split_b or 1
+    used = sb * sm * sn * sk
     # The N cohort sharing an A tile: sn cores sk apart (K innermost).
     gather = (ring_allgather_seconds(tm * tk * elem, sn, config, sk)
               if share else 0.0)  # fmt: skip
@@ -357,10 +378,14 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
                              sk, config) if batch == 1 else 1  # fmt: skip
     last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
     # The card multicasts a tile several cores load at once: the sm
-    # cores of an N column share each B tile (of one batch), the sn
-    # cores of an M row each A tile they do not split and gather.
-    b_cohort = (max(1, sm // batch) if rhs_batched else sm
-                ) if config.lpddr_multicast else 1  # fmt: skip
+    # cores of an N column share each B tile (of one batch; under a
+    # batch split, the M cores of a batch group), the sn cores of an M
+    # row each A tile they do not split and gather.
+    if p.split_b:
+        b_cohort = sm if rhs_batched else sb * sm
+    else:
+        b_cohort = max(1, sm // batch) if rhs_batched else sm
+    b_cohort = b_cohort if config.lpddr_multicast else 1
     a_cohort = sn if config.lpddr_multicast and not share else 1
     ddr = lpddr_seconds(used * (a_bytes / a_cohort + b_bytes / b_cohort),
                         used * c_bytes, max(a_bytes + b_bytes, c_bytes),
@@ -421,6 +446,7 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
         + fill,
         blocks,
         resident,
+        p.split_b,
     )  # fmt: skip
 
 

@@ -5,6 +5,8 @@ the cores (see docs/dataflow.md). One typed attribute per kind of kernel:
     #dataflow.gather_plan<row_dims = 1, cores = 4>      the same, over index positions
     #dataflow.copy_plan<row_dims = 1, cores = 32>       a concat or restickify
     #dataflow.matmul_plan<cores = 32, split = [16, 1, 2]>   cores per m, n, k
+    #dataflow.matmul_plan<cores = 32, split = [2, 1, 1], split_b = 16>
+        a batched matmul with 16 cores along the batch, then m, n, k in each batch
     #dataflow.attention_plan<cores = 8>                 flash attention; on the kernel
         also `tile = [heads, rows, keys]` and `split_kv` (passes/tile_attention.py)
     #dataflow.ktir_plan<grid = [4]>                     a kernel lowered from KTIR
@@ -198,31 +200,55 @@ class CopyPlanAttr(RowPlanBase):
 
 @irdl_attr_definition
 class MatmulPlanAttr(WorkPlanAttr):
-    """`split` is the cores along m, n and k (k > 1: split-K with a ring all-reduce)."""
+    """`split` is the cores along m, n and k (k > 1: split-K with a ring all-reduce).
+
+    `split_b` (optional, a batched matmul): that many groups of m x n x k cores each
+    take a contiguous range of the batch, and the M split divides the rows of each
+    batch (the card's forced division, matmul_splits.csv `split_b`); `cores` is then
+    split_b x m x n x k. Without it the M split divides the rows of all batches
+    (batch x M tiles in contiguous ranges per core)."""
 
     name = "dataflow.matmul_plan"
     KIND = "matmul"
-    FIELDS = (("cores", "int", True), ("split", "ints", True))
+    FIELDS = (("cores", "int", True), ("split", "ints", True), ("split_b", "int", False))
     cores: IntAttr
     split: ArrayAttr[IntAttr]
+    split_b: IntAttr | NoneAttr
 
-    def __init__(self, cores: Attribute, split: Attribute):
-        super().__init__(cores, split)
+    def __init__(self, cores: Attribute, split: Attribute, split_b: Attribute | None = None):
+        super().__init__(cores, split, NoneAttr() if split_b is None else split_b)
 
     @classmethod
-    def of(cls, cores: int, split: Sequence[int]) -> MatmulPlanAttr:
-        return cls.from_values(cores=cores, split=tuple(split))
+    def of(cls, cores: int, split: Sequence[int], split_b: int | None = None) -> MatmulPlanAttr:
+        return cls.from_values(cores=cores, split=tuple(split), split_b=split_b)
 
     @property
     def split_mnk(self) -> tuple[int, int, int]:
         m, n, k = self.value("split")  # type: ignore[misc]
         return m, n, k
 
+    @property
+    def batch_split(self) -> int | None:
+        """Cores along the batch (None: the M split spans the rows of all batches)."""
+        value = self.value("split_b")
+        return value if isinstance(value, int) else None
+
+    @property
+    def split_cores(self) -> int:
+        """The cores the split uses: split_b x m x n x k."""
+        return (self.batch_split or 1) * math.prod(self.split_mnk)
+
     @classmethod
     def shape_problem(cls, values: dict[str, FieldValue]) -> str | None:
         split = values["split"]
         if isinstance(split, tuple) and len(split) != 3:
             return f"plan split must be [m, n, k], got {list(split)}"
+        split_b, cores = values.get("split_b"), values.get("cores")
+        if isinstance(split_b, int) and isinstance(split, tuple) and isinstance(cores, int):
+            need = split_b * math.prod(split)
+            if need != cores:
+                return (f"plan split_b = {split_b} x split {list(split)} is {need} cores, "
+                        f"not cores = {cores}")  # fmt: skip
         return None
 
 
@@ -274,9 +300,12 @@ def verify_plan(op: Operation, plan: WorkPlanAttr | None) -> None:
     problem = None
     limit = card_of(op).cores
     cores = plan.core_count
-    if isinstance(plan, MatmulPlanAttr) and math.prod(plan.split_mnk) > limit:
-        need = math.prod(plan.split_mnk)
-        problem = f"plan split {list(plan.split_mnk)} needs {need} cores; the card has {limit}"
+    if isinstance(plan, MatmulPlanAttr) and plan.split_cores > limit:
+        need = plan.split_cores
+        batch = f"split_b = {plan.batch_split} x " if plan.batch_split else ""
+        problem = (
+            f"plan {batch}split {list(plan.split_mnk)} needs {need} cores; the card has {limit}"
+        )
     elif cores is not None and cores > limit:
         problem = f"plan cores = {cores} is out of range [1, {limit}]"
     elif isinstance(plan, RowPlanBase):

@@ -60,7 +60,8 @@ class MatmulTiling:
 
     shape: MatmulShape
     split: tuple[int, int, int]
-    """Cores along M (of batch x M tiles), N and K."""
+    """Cores along M (of batch x M tiles; of one batch's M tiles under `split_b`), N
+    and K."""
     tm: int
     tn: int
     tk: int
@@ -71,11 +72,24 @@ class MatmulTiling:
     """The cores of an N group each load 1 / split_n of the A tile and all-gather it."""
     a_resident: bool = False
     """The A row block of an M tile stays in LX over its N tiles (A_RESIDENT)."""
+    split_b: int | None = None
+    """Core groups along the batch, each walking a contiguous range of batches (the
+    card's forced division); None: the M split divides batch x M tiles."""
 
     @property
     def cores(self) -> int:
         sm, sn, sk = self.split
-        return sm * sn * sk
+        return (self.split_b or 1) * sm * sn * sk
+
+    @property
+    def batch_per(self) -> int:
+        """Batches per core group of the batch split (1 without one)."""
+        return self.shape.batch // self.split_b if self.split_b else 1
+
+    @property
+    def m_tiles_per_batch(self) -> int:
+        """Under a batch split, the M tiles of one batch each core of the M split takes."""
+        return cost_model.ceil_div(self.m_chunks, self.split[0])
 
     @property
     def th(self) -> int:
@@ -94,6 +108,8 @@ class MatmulTiling:
     @property
     def m_per(self) -> int:
         """(batch, M) tiles per core of the M split."""
+        if self.split_b:
+            return self.batch_per * self.m_tiles_per_batch
         return cost_model.ceil_div(self.shape.batch * self.m_chunks, self.split[0])
 
     @property
@@ -123,17 +139,18 @@ class MatmulTiling:
 
 def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
                 split: tuple[int, int, int], lx_bytes: int,
-                a_resident: bool = False) -> MatmulTiling:  # fmt: skip
-    """The cost model's tiles for `shape` on `split` within `lx_bytes`; raises
-    ValueError when none fits. `a_resident`: A_RESIDENT tilings are weighed too
-    (spyre-tile's `a-resident` option, off by default)."""
+                a_resident: bool = False, split_b: int | None = None) -> MatmulTiling:  # fmt: skip
+    """The cost model's tiles for `shape` on `split` (and `split_b` cores along the
+    batch) within `lx_bytes`; raises ValueError when none fits. `a_resident`:
+    A_RESIDENT tilings are weighed too (spyre-tile's `a-resident` option, off by
+    default)."""
     s = shape
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
-                                s.rhs_batched, s.paired, a_resident)  # fmt: skip
+                                s.rhs_batched, s.paired, a_resident, split_b)  # fmt: skip
     tiling = MatmulTiling(
         shape, split, mp.tm, mp.tn, mp.tk, cost_model.corelets_sharing(mp.tn, config),
-        mp.row_blocks, mp.shares_a and s.a_shareable, mp.a_resident,
+        mp.row_blocks, mp.shares_a and s.a_shareable, mp.a_resident, split_b,
     )  # fmt: skip
     # Row blocks pay off only in a K loop's last step (the planner's `row_blocks`).
     assert tiling.row_blocks == 1 or tiling.k_per > 1, tiling

@@ -6,16 +6,20 @@ docs/dataflow.md):
   #dataflow.gather_plan<row_dims, cores>   the same, over index positions
   #dataflow.copy_plan<row_dims, cores>     a concat or restickify
   #dataflow.matmul_plan<cores, split = [m, n, k]>  from the matmul cost model; k > 1
-          is split-K with a ring all-reduce of the partial sums
+          is split-K with a ring all-reduce of the partial sums; a forced split of a
+          batched matmul adds `split_b`, the cores along the batch
   #dataflow.attention_plan<cores>          the cores on offer; spyre-tile picks the
           flash-attention tiling (passes/tile_attention.py)
 
 A matmul's split can be forced: `spyre-partition-cores{split=B,M,N,K}` for every matmul
 of the module, `{spyre.split = array<i64: b, m, n, k>}` on one `spyre.matmul` (which
-wins). Cores per axis; the batch split divides the batch and folds into the row split
-(rows of all batches form the M side, see `cost_model.plan_matmul`), so B x M cores
-take contiguous row ranges. A split that cannot be honoured (product not the cores, N or
-K not whole sticks per core) is a located error.
+wins). Cores per axis. Of a batched matmul the plan records the batch split as
+`split_b` and spyre-tile runs the card's division (matmul_splits.csv): B groups of
+M x N x K cores each walk a contiguous range of B / split_b batches, and the M split
+divides each batch's rows. (The cost model's own plans divide the rows of all batches,
+batch x M tiles in contiguous ranges per core, and carry no `split_b`.) A split that
+cannot be honoured (product not the cores, N or K not whole sticks per core) is a
+located error.
 """
 
 from __future__ import annotations
@@ -94,10 +98,10 @@ SPLIT_ATTR = "spyre.split"
 
 def forced_split(
     mm: spyre.MatmulOp, split: tuple[int, ...], cores: int, config: SpyreConfig
-) -> tuple[int, int, int] | None:
-    """The (m, n, k) split to force on `mm` (its `spyre.split` attribute, else the pass's
-    `split`), or None to let the cost model choose; a split that cannot be honoured
-    is a located error."""
+) -> tuple[int, int, int, int] | None:
+    """The (b, m, n, k) split to force on `mm` (its `spyre.split` attribute, else the
+    pass's `split`), or None to let the cost model choose; a split that cannot be
+    honoured is a located error."""
     attr = mm.attributes.get(SPLIT_ATTR)
     where = f"{SPLIT_ATTR} = array<i64: ...>" if attr is not None else "split=B,M,N,K"
     if attr is not None:
@@ -131,7 +135,7 @@ def forced_split(
         raise located_error(
             mm, f"{where}: cannot split matmul {shape} as {list(split)}: " + "; ".join(problems)
         )
-    return sb * sm, sn, sk
+    return sb, sm, sn, sk
 
 
 ROW_PLANS: dict[str, type[dataflow.RowPlanBase]] = {
@@ -169,6 +173,9 @@ def plan_group(
         elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(mm.lhs))]
         forced = forced_split(mm, split, cores, config)
         batch, m, n, k = matmul_dims(mm)
+        # A forced split of a batched matmul keeps its batch axis (the card's
+        # division); a plain matmul's batch split is 1 (forced_split checks it).
+        split_b = forced[0] if forced and batch > 1 else None
         # A pair (spyre-fuse: a second matmul sharing A) runs as both Bs side by side.
         pairs = sum(isinstance(op, spyre.MatmulOp) for op in group.body.ops)
         try:
@@ -180,13 +187,15 @@ def plan_group(
                 elem,
                 config,
                 cores,
-                split=forced,
+                split=forced[1:] if forced else None,
                 rhs_batched=len(spyre.shape_of(mm.rhs)) > 2,
                 paired=pairs > 1,
+                split_b=split_b,
             )
         except ValueError as e:
             raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
-        return dataflow.MatmulPlanAttr.of(plan.cores, (plan.split_m, plan.split_n, plan.split_k))
+        return dataflow.MatmulPlanAttr.of(plan.cores, (plan.split_m, plan.split_n, plan.split_k),
+                                          plan.split_b)  # fmt: skip
     if kind == "attention":
         from spyre_ir.passes.tile_attention import plan_attention
 

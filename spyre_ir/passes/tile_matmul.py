@@ -158,9 +158,14 @@ def tile_matmul_group(
     (A_RESIDENT); `prologue_resident`, under a norm prologue (see `plan_group_tiling`)."""
     parts = MatmulGroup.of(group)
     split = tuple(plan.split_mnk)
+    split_b = plan.batch_split
+    batch = matmul_dims(parts.mm)[0]
+    if split_b is not None and batch % split_b:
+        raise located_error(group, f"group @{group.sym_name.data}: plan split_b = {split_b} "
+                                   f"does not divide the matmul's batch {batch}")  # fmt: skip
     try:
         tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, lx_bytes,
-                                   a_resident, prologue_resident)  # fmt: skip
+                                   a_resident, prologue_resident, split_b)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     if parts.second is not None and tiling.halves == 1:
@@ -179,29 +184,30 @@ def tile_matmul_group(
 
 def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
                       split: tuple[int, int, int], lx_bytes: int, a_resident: bool,
-                      prologue_resident: bool) -> MatmulTiling:  # fmt: skip
+                      prologue_resident: bool, split_b: int | None = None) -> MatmulTiling:  # fmt: skip
     """The group's tiling; under a norm prologue its tiles take their share of LX
     first. A prologue's group weighs A_RESIDENT when `prologue_resident` (without
     split-K: the statistics need each row whole): its fill loop loads each A tile of
     an M tile once, adds it to the row statistics and scales it by the weight into
     the block, so neither the statistics' own pass over x nor a scaling per N tile
-    remains. Without a prologue A_RESIDENT is weighed when `a_resident`."""
+    remains. Without a prologue A_RESIDENT is weighed when `a_resident`. `split_b`:
+    cores along the batch (the plan's)."""
     shape = parts.shape()
     if not parts.prologue:
-        return plan_tiling(shape, config, cores, split, lx_bytes, a_resident)
+        return plan_tiling(shape, config, cores, split, lx_bytes, a_resident, split_b)
     if prologue_resident and split[2] == 1:
-        first = plan_tiling(shape, config, cores, split, lx_bytes, True)
+        first = plan_tiling(shape, config, cores, split, lx_bytes, True, split_b)
         if first.variant is MatmulVariant.A_RESIDENT:
             share = split[1] if first.shares_a else 1
             room = lx_bytes - resident_prologue_bytes(first.tm, first.tk, share)
-            tiling = plan_tiling(shape, config, cores, split, room, True)
+            tiling = plan_tiling(shape, config, cores, split, room, True, split_b)
             # The prologue's tiles, sized for `first`, hold this tiling's.
             if tiling.variant is MatmulVariant.A_RESIDENT and tiling.tm <= first.tm and \
                     tiling.tk <= first.tk and tiling.shares_a == first.shares_a:  # fmt: skip
                 return tiling
-    first = plan_tiling(shape, config, cores, split, lx_bytes)
+    first = plan_tiling(shape, config, cores, split, lx_bytes, split_b=split_b)
     room = lx_bytes - prologue_bytes(first.rows_per_block, first.tk, first.row_blocks)
-    return plan_tiling(shape, config, cores, split, room)
+    return plan_tiling(shape, config, cores, split, room, split_b=split_b)
 
 
 RESIDENT_STEPS = 4
@@ -239,6 +245,11 @@ class MatmulEmitter:
             b.rem(b.div(core, sk), sn),
             b.div(core, sk * sn),
         )
+        # Under a batch split the batch groups are outermost: core = ((cb x sm + cm) x
+        # sn + cn) x sk + ck, so each group's N and K cohorts stay as without one.
+        self.cb = None
+        if t.split_b:
+            self.cb, self.cm = b.div(self.cm, sm), b.rem(self.cm, sm)
         blocks, rows = t.row_blocks, t.rows_per_block
         resident = t.variant is MatmulVariant.A_RESIDENT
         self.in_k_loop = bool(parts.prologue) and self.stats_in_k_loop(rows)
@@ -337,11 +348,17 @@ class MatmulEmitter:
     def emit(self) -> None:
         t, b = self.t, self.shell.body
         mi, lb = b.loop(t.m_per)
-        item = lb.add(lb.mul(self.cm, t.m_per), mi)
-        self.m0 = lb.mul(lb.rem(item, t.m_chunks), t.tm)
         batch_dims = spyre.shape_of(self.parts.mm.result)[:-2]
-        self.batch_index = split_index(lb, lb.div(item, t.m_chunks), batch_dims) \
-            if batch_dims else []  # fmt: skip
+        if self.cb is not None:
+            # The card's division: this group's batches, each batch's M tiles of this core.
+            per = t.m_tiles_per_batch
+            batch = lb.add(lb.mul(self.cb, t.batch_per), lb.div(mi, per))
+            self.m0 = lb.mul(lb.add(lb.mul(self.cm, per), lb.rem(mi, per)), t.tm)
+        else:  # batch x M tiles in contiguous ranges
+            item = lb.add(lb.mul(self.cm, t.m_per), mi)
+            self.m0 = lb.mul(lb.rem(item, t.m_chunks), t.tm)
+            batch = lb.div(item, t.m_chunks)
+        self.batch_index = split_index(lb, batch, batch_dims) if batch_dims else []
         n = len(self.batch_index)
         self.a_batch = self.batch_index[n - (self.lhs_rank - 2) :] if self.lhs_rank > 2 else []
         self.b_batch = self.batch_index[n - (self.rhs_rank - 2) :] if self.rhs_rank > 2 else []

@@ -127,6 +127,60 @@ func.func @main(%a: tensor<64x128xf16>, %b: tensor<128x128xf16>) -> tensor<64x12
 
 // -----
 
+// A batch split: its groups times the split are the plan's cores, each at least one.
+func.func @main(%a: tensor<4x64x128xf16>, %b: tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:64: error: #dataflow.matmul_plan: plan split_b = 8 x split [2, 1, 1] is 16 cores, not cores = 32
+  // expected-error @+1 {{plan split_b = 8 x split [2, 1, 1] is 16 cores, not cores = 32}}
+  %0 = dataflow.group @g (%a, %b) {plan = #dataflow.matmul_plan<cores = 32, split = [2, 1, 1], split_b = 8>, dataflow.kind = "matmul", dataflow.row_dims = 1 : i64} : (tensor<4x64x128xf16>, tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  ^bb0(%x: tensor<4x64x128xf16>, %y: tensor<4x128x128xf16>):
+    %1 = spyre.matmul %x, %y : tensor<4x64x128xf16>, tensor<4x128x128xf16> -> tensor<4x64x128xf16>
+    dataflow.yield %1 : tensor<4x64x128xf16>
+  }
+  func.return %0 : tensor<4x64x128xf16>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x64x128xf16>, %b: tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:64: error: #dataflow.matmul_plan: plan split_b = 0 must be >= 1
+  // expected-error @+1 {{plan split_b = 0 must be >= 1}}
+  %0 = dataflow.group @g (%a, %b) {plan = #dataflow.matmul_plan<cores = 2, split = [2, 1, 1], split_b = 0>, dataflow.kind = "matmul", dataflow.row_dims = 1 : i64} : (tensor<4x64x128xf16>, tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  ^bb0(%x: tensor<4x64x128xf16>, %y: tensor<4x128x128xf16>):
+    %1 = spyre.matmul %x, %y : tensor<4x64x128xf16>, tensor<4x128x128xf16> -> tensor<4x64x128xf16>
+    dataflow.yield %1 : tensor<4x64x128xf16>
+  }
+  func.return %0 : tensor<4x64x128xf16>
+}
+
+// -----
+
+func.func @main(%a: tensor<4x64x128xf16>, %b: tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:3: error: 'dataflow.group' @g: plan split_b = 16 x split [2, 1, 2] needs 64 cores; the card has 32
+  // expected-error @+1 {{plan split_b = 16 x split [2, 1, 2] needs 64 cores; the card has 32}}
+  %0 = dataflow.group @g (%a, %b) {plan = #dataflow.matmul_plan<cores = 64, split = [2, 1, 2], split_b = 16>, dataflow.kind = "matmul", dataflow.row_dims = 1 : i64} : (tensor<4x64x128xf16>, tensor<4x128x128xf16>) -> tensor<4x64x128xf16> {
+  ^bb0(%x: tensor<4x64x128xf16>, %y: tensor<4x128x128xf16>):
+    %1 = spyre.matmul %x, %y : tensor<4x64x128xf16>, tensor<4x128x128xf16> -> tensor<4x64x128xf16>
+    dataflow.yield %1 : tensor<4x64x128xf16>
+  }
+  func.return %0 : tensor<4x64x128xf16>
+}
+
+// -----
+
+// A well-formed batch split that does not divide this matmul's batch (3): spyre-tile's
+// located error.
+func.func @main(%a: tensor<3x64x128xf16>, %b: tensor<3x128x128xf16>) -> tensor<3x64x128xf16> {
+  // TILE: plan_invalid.mlir:[[# @LINE + 1]]:3: error: group @g: plan split_b = 2 does not divide the matmul's batch 3
+  %0 = dataflow.group @g (%a, %b) {plan = #dataflow.matmul_plan<cores = 2, split = [1, 1, 1], split_b = 2>, dataflow.kind = "matmul", dataflow.row_dims = 1 : i64} : (tensor<3x64x128xf16>, tensor<3x128x128xf16>) -> tensor<3x64x128xf16> {
+  ^bb0(%x: tensor<3x64x128xf16>, %y: tensor<3x128x128xf16>):
+    %1 = spyre.matmul %x, %y : tensor<3x64x128xf16>, tensor<3x128x128xf16> -> tensor<3x64x128xf16>
+    dataflow.yield %1 : tensor<3x64x128xf16>
+  }
+  func.return %0 : tensor<3x64x128xf16>
+}
+
+// -----
+
 func.func @main(%a: tensor<64x128xf16>) -> tensor<64x128xf16> {
   // CHECK: plan_invalid.mlir:[[# @LINE + 2]]:3: error: 'dataflow.group' @g: plan row_dims = 3 exceeds the result rank 2
   // expected-error @+1 {{plan row_dims = 3 exceeds the result rank 2}}
