@@ -5,12 +5,8 @@ group whose stick-wide tile overflowed LX (tests/test_split_group.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import bench_module  # tests/, on sys.path under pytest
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "attention.py"
 
 
 def load_bench():
