@@ -133,8 +133,9 @@ class AttentionKernel:
         p, g, st = self.plan, self.h // self.kvh, self.stats
         q_blocks = cost_model.ceil_div(self.s, p.rows)
         qb, rest = ub.rem(unit, q_blocks), ub.div(unit, q_blocks)
-        hb, item = ub.rem(rest, g // p.heads), ub.div(rest, g // p.heads)
+        hb = ub.rem(rest, g // p.heads)
         if self.resident is None:  # else the fill's, the same for all the core's units
+            item = ub.div(rest, g // p.heads)
             self.bi, self.kv = ub.div(item, self.kvh), ub.rem(item, self.kvh)
         self.h0 = ub.add(ub.mul(self.kv, g), ub.mul(hb, p.heads))
         self.s0 = ub.mul(qb, p.rows)
