@@ -1,8 +1,11 @@
 """A forced split of a batched matmul keeps its batch axis (`split_b` of the plan): each
 group of M x N x K cores walks a contiguous range of batches and the M split divides
 each batch's rows (the card's division, matmul_splits.csv). The kernels give the L2
-interpreter's numbers bit for bit (and L1's to rounding), and the same numbers as the
-same split folded into rows (B x M cores over the rows of all batches)."""
+interpreter's numbers bit for bit (and L1's to rounding), and the numbers of the same
+split folded into rows (B x M cores over the rows of all batches) to one ulp: the two
+tile the rows differently, and the host's float32 BLAS sums a row in an order that
+depends on how many rows its matrix has (on AVX-512 CPUs), so a few outputs round the
+other way."""
 
 from __future__ import annotations
 
@@ -29,9 +32,8 @@ func.func @main(%a: tensor<{t[0]}>, %b: tensor<{t[1]}>) -> tensor<{t[2]}> {{
 
 
 # lhs, rhs, forced (b, m, n, k) split. Each case's batch split and folded split tile K
-# alike (the f32 sums run in the same order; with K = 128 the folded broadcast and
-# two-dim cases take one K step of 128 where the batch split takes two of 64, which
-# rounds a few outputs differently, each side still L2's numbers bit for bit).
+# alike (with K = 128 the folded broadcast and two-dim cases would take one K step of 128
+# where the batch split takes two of 64).
 CASES = {
     # Two batches per group, one M tile per core and batch.
     "groups": ((8, 128, 256), (8, 256, 128), (4, 1, 1, 1)),
@@ -53,6 +55,16 @@ def plan_of(text: str, cores: int) -> dataflow.MatmulPlanAttr:
     return program.plan
 
 
+def within_an_ulp(got: np.ndarray, want: np.ndarray) -> None:
+    """Results equal but for a few that round the other way: one ulp of DLFloat16 (the
+    card's halves: 9 fraction bits, two f16 ulps) apart."""
+    assert got.dtype == want.dtype == np.float16
+    apart = np.abs(got.astype(np.float32) - want.astype(np.float32))
+    ulp = 2 * np.spacing(np.abs(want)).astype(np.float32)
+    assert (apart <= ulp).all(), f"{int((apart > ulp).sum())} results more than an ulp apart"
+    assert (apart > 0).mean() < 1e-3, f"{int((apart > 0).sum())} of {got.size} results differ"
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_batch_split_matches_and_equals_the_folded_split(case: str) -> None:
     lhs, rhs, split = CASES[case]
@@ -70,12 +82,12 @@ def test_batch_split_matches_and_equals_the_folded_split(case: str) -> None:
     args = random_args(text)
     other = simulate(lower(folded, f"spyre-to-units{{cores={cores}}}", SIMPLE), args,
                      config=SIMPLE)  # fmt: skip
-    np.testing.assert_array_equal(result.outputs[0], other.outputs[0])
+    within_an_ulp(result.outputs[0], other.outputs[0])
     if flat is not None:  # a shared B: the rows of all batches as one matmul, no batch axis
         plain = simulate(lower(flat, f"spyre-to-units{{cores={cores}}}", SIMPLE),
                          [args[0].reshape(-1, lhs[-1]), args[1]], config=SIMPLE)  # fmt: skip
         assert plan_of(flat, cores).batch_split is None
-        np.testing.assert_array_equal(result.outputs[0].reshape(-1, rhs[-1]), plain.outputs[0])
+        within_an_ulp(result.outputs[0].reshape(-1, rhs[-1]), plain.outputs[0])
 
 
 def test_each_batch_group_loads_only_its_batches() -> None:
