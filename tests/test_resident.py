@@ -192,6 +192,55 @@ def test_an_index_written_cache_moves_only_the_written_rows() -> None:
         assert moves["d2h"] == row + 64 * 2, traffic  # back: the written row and the sums
 
 
+def test_an_index_written_host_cache_is_written_in_place(monkeypatch) -> None:
+    """The partition writes the new row into the host buffer itself and returns it, so
+    AOTAutograd's write-back is a copy onto itself, not a copy of the whole cache."""
+    results = []
+    call = resident.CardPartition.__call__
+
+    def spy(self, args):
+        out = call(self, args)
+        results.append([any(o is a for a in args) for o in out])
+        return out
+
+    monkeypatch.setattr(resident.CardPartition, "__call__", spy)
+    model, reference = WrittenCache(), WrittenCache()
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    with torch.no_grad():
+        for step in range(3):
+            new = models.randn(1, 1, 64, dtype=F16, seed=30 + step)
+            position = torch.tensor([step])
+            out, moves = moved(compiled, new, position)
+            torch.testing.assert_close(out, reference(new, position), atol=5e-2, rtol=1e-2)
+            torch.testing.assert_close(model.cache, reference.cache, atol=1e-2, rtol=1e-2)
+            if step:  # the kept image is still the cache's: only the row crosses
+                assert moves["h2d"] <= nbytes(new) + 128, moves
+    assert all(any(r) for r in results), results  # the cache itself came back
+
+
+class FunctionalWrite(nn.Module):
+    """index_copy as a value: the buffer it starts from must not change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 64, 64, dtype=F16))
+
+    def forward(self, new: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        return self.cache.index_copy(1, position, new)
+
+
+def test_a_functional_index_put_leaves_its_input_alone() -> None:
+    model = FunctionalWrite()
+    compiled = torch.compile(model, backend="spyre", dynamic=False)
+    with torch.no_grad():
+        for step in range(2):
+            new = models.randn(1, 1, 64, dtype=F16, seed=40 + step)
+            out = compiled(new, torch.tensor([step]))
+            assert torch.equal(model.cache, torch.zeros(1, 64, 64, dtype=F16))
+            torch.testing.assert_close(out, model(new, torch.tensor([step])), atol=1e-2, rtol=1e-2)
+            assert out.data_ptr() != model.cache.data_ptr()
+
+
 def test_a_failed_launch_keeps_nothing(monkeypatch) -> None:
     from spyre_ir.runtime.recipe import PreparedRecipe
 

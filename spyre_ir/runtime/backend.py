@@ -339,8 +339,9 @@ class SpyrePartition(torch.nn.Module):
     """
 
     def __init__(
-        self, name: str, cpu: fx.GraphModule, ir: dict[str, Any], settings: Settings
-    ) -> None:
+        self, name: str, cpu: fx.GraphModule, ir: dict[str, Any], settings: Settings,
+        write_backs: dict[int, int] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.name, self.cpu_graph, self.ir, self.settings = name, cpu, ir, settings
         ex = get_executor(settings.executor)
@@ -348,7 +349,7 @@ class SpyrePartition(torch.nn.Module):
         if settings.executor == "card":  # inputs kept on the card between calls
             from spyre_ir.runtime.resident import CardPartition
 
-            self.card = CardPartition(name, ir["recipe"], cpu)
+            self.card = CardPartition(name, ir["recipe"], cpu, write_backs or {})
         else:
             self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]
@@ -444,9 +445,12 @@ def _dump_text(ir: Any) -> str:
 
 
 def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
-                       probe: bool = False) -> SpyrePartition:  # fmt: skip
+                       probe: bool = False,
+                       write_backs: dict[int, int] | None = None) -> SpyrePartition:  # fmt: skip
     """Import one fused partition, compile it for the executor and dump it. Raises on any
-    failure. A ``probe`` (failure isolation's trial compile) is neither dumped nor reported."""
+    failure. A ``probe`` (failure isolation's trial compile) is neither dumped nor reported.
+    ``write_backs`` are the partition's results that only write an input back (see
+    :func:`_write_back_outputs`)."""
     from spyre_ir.lowering.fx_importer import import_graph
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import count_ops
@@ -474,7 +478,7 @@ def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
             for level, mod in ir.items():
                 (dump_dir / f"{graph}.{level}.mlir").write_text(_dump_text(mod))
     with telemetry.stage(graph, "prepare") as timer:
-        part = SpyrePartition(graph, sub, ir, settings)
+        part = SpyrePartition(graph, sub, ir, settings, write_backs)
     rec.stage_seconds["prepare"] = timer.seconds
     if not probe:
         telemetry.record_compile(rec)
@@ -482,17 +486,54 @@ def _compile_partition(sub: fx.GraphModule, graph: str, settings: Settings, *,
 
 
 def _compile_partitions(gm: fx.GraphModule, reasons: dict[fx.Node, str | None], graph: str,
-                        settings: Settings) -> None:  # fmt: skip
+                        settings: Settings, mutated: dict[int, int] | None = None) -> None:  # fmt: skip
     """Partition ``gm`` by ``reasons`` and swap each partition for a SpyrePartition named
-    ``<graph>_<n>``; one that fails to compile is isolated (see :func:`_isolate_failure`)."""
-    for n, name in enumerate(_partition(gm, reasons)):
+    ``<graph>_<n>``; one that fails to compile is isolated (see :func:`_isolate_failure`).
+    ``mutated``: gm's outputs that AOTAutograd copies into inputs ({output: input})."""
+    names = _partition(gm, reasons)
+    write_backs = _write_back_outputs(gm, mutated or {})
+    for n, name in enumerate(names):
         sub: fx.GraphModule = getattr(gm, name)
         try:
-            setattr(gm, name, _compile_partition(sub, f"{graph}_{n}", settings))
+            setattr(gm, name, _compile_partition(sub, f"{graph}_{n}", settings,
+                                                 write_backs=write_backs.get(name)))  # fmt: skip
         except Exception as e:
             if settings.strict:
                 raise
             setattr(gm, name, _isolate_failure(sub, f"{graph}_{n}", settings, e))
+
+
+def _mutated_inputs(n_outputs: int) -> dict[int, int]:
+    """{output: input} for the graph AOTAutograd is compiling now: the outputs that are
+    only the new data of a mutated input, which its runtime wrapper copies into that
+    input after the call (its `fw_metadata`, on the tracing context while it compiles)."""
+    from torch._guards import TracingContext
+
+    context = TracingContext.try_get()
+    meta = getattr(context, "fw_metadata", None)
+    if meta is None or meta.num_mutated_inp_runtime_indices > n_outputs:
+        return {}
+    return {k: i for k, i in enumerate(meta.mutated_inp_runtime_indices)
+            if meta.input_info[i].mutates_data and not meta.input_info[i].mutates_metadata
+            and not meta.input_info[i].mutates_storage_metadata}  # fmt: skip
+
+
+def _write_back_outputs(gm: fx.GraphModule, mutated: dict[int, int]) -> dict[str, dict[int, int]]:
+    """{partition: {its result: its input}} for each result that is only the new value of
+    an input of gm (``mutated``), where that input is the partition's argument and read by
+    nothing else: the partition may write that input in place and return it, so the
+    wrapper's copy is a copy onto itself (a KV cache is not copied whole every step)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    outputs = list(gm.graph.output_node().args[0])
+    found: dict[str, dict[int, int]] = {}
+    for k, i in mutated.items():
+        node, source = outputs[k], placeholders[i]
+        if node.target is not operator.getitem or len(node.users) != 1 or outputs.count(node) != 1:
+            continue
+        call, j = node.args
+        if call.op == "call_module" and list(source.users) == [call]:
+            found.setdefault(call.target, {})[j] = call.args.index(source)
+    return found
 
 
 def _isolate_failure(sub: fx.GraphModule, graph: str, settings: Settings,
@@ -540,8 +581,9 @@ def compile_graph(
     from spyre_ir.runtime.dynamic import BucketedGraph, is_dynamic
 
     graph = f"graph{next(_graph_ids)}"
-    if not is_dynamic(gm):
-        return make_boxed_func(_compile_static(gm, graph, settings))
+    if not is_dynamic(gm):  # a bucketed graph's inputs are padded copies: not written back
+        mutated = _mutated_inputs(len(gm.graph.output_node().args[0]))
+        return make_boxed_func(_compile_static(gm, graph, settings, mutated=mutated))
     buckets = itertools.count()
 
     def compile_bucket(static: fx.GraphModule, examples: list[Any], bucket: str) -> Callable:
@@ -552,8 +594,10 @@ def compile_graph(
 
 
 def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
-                    bucket: str | None = None) -> fx.GraphModule:  # fmt: skip
-    """Partition a static ATen graph, compile its partitions and wire them in (in place)."""
+                    bucket: str | None = None,
+                    mutated: dict[int, int] | None = None) -> fx.GraphModule:  # fmt: skip
+    """Partition a static ATen graph, compile its partitions and wire them in (in place);
+    ``mutated`` as for :func:`_compile_partitions`."""
     from spyre_ir.runtime import telemetry
     from spyre_ir.runtime.artifact import gc_paused
     from spyre_ir.runtime.f32_policy import place_f32
@@ -561,7 +605,7 @@ def _compile_static(gm: fx.GraphModule, graph: str, settings: Settings,
     with gc_paused():  # see gc_paused: collections would rescan torch's objects often
         reasons = _check_support(gm, graph, settings)
         place_f32(gm, reasons, settings)  # f32 from integers and constants: on the host
-        _compile_partitions(gm, reasons, graph, settings)
+        _compile_partitions(gm, reasons, graph, settings, mutated)
     gm.recompile()
     telemetry.record_graph(telemetry.GraphRecord(graph, bucket))
     return gm

@@ -189,6 +189,23 @@ class ResidentImages:
                 return image, found[3]
         return None
 
+    def written_on_both(self, t: torch.Tensor, image: StickImage) -> None:
+        """Host tensor `t` and `image`, its kept image bound to a launch, had the same rows
+        written in place: the image is still `t`'s, through AOTAutograd's write-back of `t`
+        onto itself (`_Entry.self_copy`); whoever else held it holds an old value: dropped."""
+        for key, entry in list(self._entries.items()):
+            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
+            if entry.ref() is not t and any(i is image for i in held):
+                self._drop(key)
+        entry = self._entries.get(id(t))
+        if entry is None or entry.ref() is not t or entry.images.get(_image_key_of(image)) is not image:
+            self.forget(t)  # its images (if any) were not the one written
+            return
+        for key in [k for k, i in entry.images.items() if i is not image]:
+            entry.images.pop(key).free()  # other layouts of t hold its old rows
+        entry.drop_pending()
+        entry.version, entry.self_copy = t._version, True
+
     def written_on_device(self, t: torch.Tensor) -> None:
         """Spyre tensor `t`'s kept image was written in place by a launch: still `t`'s,
         through AOTAutograd's write-back of `t` onto itself (see `_Entry.self_copy`)."""
@@ -363,12 +380,18 @@ _HOST_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.int64
 class CardPartition:
     """One compiled partition on the card, its inputs kept there between calls."""
 
-    def __init__(self, name: str, artifact: Any, graph: fx.GraphModule) -> None:
+    def __init__(self, name: str, artifact: Any, graph: fx.GraphModule,
+                 write_backs: dict[int, int] | None = None) -> None:  # fmt: skip
         self.name, self.artifact = name, artifact
         self.outputs = [n.meta["val"] for n in graph.graph.output_node().args[0]]
         self.writes = analyse_results(graph.graph)
         # results compiled as their new rows (backend: row_store.rows_graph), stored in place
         self.row_writes = find_row_writes(graph.graph)
+        # index writes whose result the caller only copies back into their input
+        # (backend._write_back_outputs): a host input takes the rows in place and is the result
+        sources = {i: w.source for i, w in enumerate(self.writes) if isinstance(w, IndexWrite)}
+        sources.update({i: w.source for i, w in self.row_writes.items()})
+        self.in_place = {i for i, a in (write_backs or {}).items() if sources.get(i) == a}
         self.graph_writes = graph_writes(graph.graph)  # positions checked before a launch
         self.only_writes = _only_writes(graph.graph, self.graph_writes)
         self.position = {
@@ -441,6 +464,8 @@ class CardPartition:
                     kept.written_in_place(source, bound[tied[i]], result)
             elif i in stores and result is not args[self.row_writes[i].source]:
                 kept.written_in_place(args[self.row_writes[i].source], stores[i].image, result)
+            elif i in stores and result.device.type != "spyre":  # rows written on both sides
+                kept.written_on_both(result, stores[i].image)
             elif i in stores:  # a spyre tensor: its kept image holds the rows, it lags
                 mark_lagging(result, stores[i])
                 kept.written_on_device(result)
@@ -508,6 +533,14 @@ class CardPartition:
                 from spyre_ir.runtime import device
 
                 return _ResultPlan(Fetch(device.device_array(source), index), True, lambda: source)
+            if exact and source.device.type == "cpu" and i in self.in_place:
+                plan = _region_plan(slot, source.detach(), index, like)  # fills source's memory
+
+                def in_source() -> torch.Tensor:
+                    plan.finish()
+                    return source
+
+                return _ResultPlan(plan.fetch, plan.keep, in_source)
             if exact and source.device.type == "cpu":
                 host = source.detach().clone(memory_format=torch.contiguous_format)
                 return _region_plan(slot, host, index, like)
@@ -530,13 +563,15 @@ class CardPartition:
 
         stage = np.empty(slot.shape, slot.host_dtype)
         rows_like = write.rows.meta["val"]
+        in_place = write.output in self.in_place and source.dtype == like.dtype
 
         def finish() -> torch.Tensor:
-            host = source.detach().clone(memory_format=torch.contiguous_format)
+            host = (source.detach() if in_place
+                    else source.detach().clone(memory_format=torch.contiguous_format))  # fmt: skip
             rows = _to_torch(stage, rows_like, f"the written rows of {self.name}")
             host[tuple(torch.from_numpy(np.asarray(x)) if not isinstance(x, slice) else x
                        for x in store.index)] = rows  # fmt: skip
-            return _restride(host, like)
+            return source if in_place else _restride(host, like)
 
         return _ResultPlan(Fetch(stage), False, finish)
 
