@@ -312,9 +312,10 @@ class MatmulEmitter:
     def stats_in_k_loop(self, rows: int) -> bool:
         """Whether a prologue's statistics can read the K loop's A tiles (the cost
         model's rule, which its plans weigh: `cost_model.prologue_stats_in_k_loop`)."""
-        t = self.t
+        t, share = self.t, self.t.split[1] if self.t.shares_a else 1
         return not t.a_resident and cost_model.prologue_stats_in_k_loop(
-            rows, t.tk, t.split[1] if t.shares_a else 1, t.k_per, t.n_per, t.split[2])
+            rows, t.tk, share, t.k_per, t.n_per, t.split[2]
+        )
 
     def memory_of(self, value: SSAValue) -> SSAValue:
         p, memory = self.parts, self.shell.memory

@@ -37,6 +37,7 @@ from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.fuse_norm_prologue import match_rms_norm
 from spyre_ir.passes.tile_kernel import BodyBuilder
 
+
 def stats_columns(tk: int) -> int:
     """Columns of x the statistics' loop reads at a time (`cost_model.STATS_COLUMNS`;
     the loop runs once per M tile)."""
