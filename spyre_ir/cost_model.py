@@ -20,6 +20,9 @@ TILE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 decode GEMV): the array idles on the missing rows either way, and LX, the loads and the
 numerics then carry no padding rows."""
 TILE_COLS = (64, 128, 256, 512, 1024, 2048)
+STATS_COLUMNS = 128
+"""Columns of x a norm prologue's statistics loop reads at a time (tile_prologue.py):
+its tiles take LX that the matmul's tiles would otherwise have."""
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -34,19 +37,27 @@ def pe_utilisation(tm: int, tn: int, config: SpyreConfig) -> float:
     return (tm / (ceil_div(tm, rows) * rows)) * (tn / (ceil_div(tn, cols) * cols))
 
 
-def corelets_sharing(tn: int, config: SpyreConfig) -> int:
+def corelets_sharing(tn: int, config: SpyreConfig, head_width: int | None = None) -> int:
     """Corelets that share a tile of `tn` columns: spyre-tile gives each tn / corelets
-    of them, when that is whole PE column groups; else one corelet holds the tile."""
+    of them, when that is whole PE column groups and, under an epilogue's head view of
+    `head_width` columns a head, whole heads (a tile of whole heads whose share would
+    split one, e.g. rotary's halves of a head, is one corelet's); else one corelet
+    holds the tile."""
     corelets = config.corelets_per_core
     cols = config.pe_cols * config.pe_fp16_lanes
-    return corelets if tn % (cols * corelets) == 0 else 1
+    if tn % (cols * corelets):
+        return 1
+    if head_width and tn % head_width == 0 and (tn // corelets) % head_width:
+        return 1
+    return corelets
 
 
-def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig) -> float:
+def pe_seconds(flops: float, tm: int, tn: int, config: SpyreConfig,
+               head_width: int | None = None) -> float:  # fmt: skip
     """One core's PE time for `flops` in tiles of tm x tn (see `corelets_sharing`), at
     the array's sustained rate (`pe_sustained_fraction` of its peak)."""
     corelets = config.corelets_per_core
-    used = corelets_sharing(tn, config)
+    used = corelets_sharing(tn, config, head_width)
     peak = config.fp16_peak_flops_per_core * used / corelets * config.pe_sustained_fraction
     return flops / (peak * pe_utilisation(tm, tn, config))
 
@@ -200,6 +211,18 @@ def tail_row_blocks(rows: int, tm: int, share: int, k_tiles: int, tiles: int,
     return blocks
 
 
+def prologue_stats_in_k_loop(rows: int, tk: int, share: int, k_tiles: int, n_tiles: int,
+                              split_k: int) -> bool:  # fmt: skip
+    """Whether a streaming matmul's norm prologue (spyre-fuse-norm-prologue) adds its
+    row statistics from the A tiles of x its K loop loads (`rows` of them in a row
+    block, `share` cores of an N group each taking a slice), rather than in a loop of
+    its own over x: one N tile per core (each A tile loaded once), several K steps, no
+    split-K (each core sees whole rows), and the f32 copy of the core's slice within
+    the LX kept for the statistics' own chunks (tile_prologue.prologue_bytes)."""
+    return (k_tiles > 1 and n_tiles == 1 and split_k == 1
+            and 4 * (rows // share) * tk <= 6 * rows * min(tk, STATS_COLUMNS))  # fmt: skip
+
+
 def column_tiles(columns: int) -> tuple[int, ...]:
     """Tile widths tried for a core's `columns` of N: `TILE_COLS`, and the core's whole
     share when it is whole sticks within the widest tile and no power of two divides it
@@ -239,6 +262,8 @@ def plan_matmul(
     paired: bool = False,
     a_resident: bool = False,
     split_b: int | None = None,
+    prologue: bool = False,
+    head_width: int | None = None,
 ) -> MatmulPlan:
     """The (split, tile) with the lowest estimated time that fits LX.
 
@@ -263,7 +288,8 @@ def plan_matmul(
         raise ValueError(f"a batch split of {split_b} needs a forced split and a batch "
                          f"it divides (batch {batch})")  # fmt: skip
     problem = _MatmulProblem(batch, m, elem, config, epilogue_bytes_per_elem, rhs_batched,
-                             lx_bytes or config.lx_bytes, split_b)  # fmt: skip
+                             lx_bytes or config.lx_bytes, split_b, prologue,
+                             head_width)  # fmt: skip
     capacity = problem.capacity
     best: MatmulPlan | None = None
     best_rank: tuple[float, float, int] | None = None
@@ -271,6 +297,10 @@ def plan_matmul(
         plan = _estimate(problem, *candidate)
         if plan is not None and (best_rank is None or plan.rank < best_rank):
             best, best_rank = plan, plan.rank
+    if best is None and head_width:  # no tile of whole heads fits: spyre-tile splits it
+        return plan_matmul(batch, m, n, k, elem, config, cores, epilogue_bytes_per_elem,
+                           split, lx_bytes, rhs_batched, paired, a_resident, split_b,
+                           prologue)  # fmt: skip
     if best is None:
         raise ValueError(f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX")
     return best
@@ -288,6 +318,8 @@ class _MatmulProblem:
     rhs_batched: bool
     capacity: int
     split_b: int | None = None
+    prologue: bool = False
+    head_width: int | None = None
 
     @property
     def rows(self) -> int:
@@ -347,6 +379,12 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
     k_tiles = ceil_div(kc, tk)
     if resident and (k_tiles == 1 or n_tiles == 1):
         return None  # PLAIN loads A once per M tile; one N tile, too
+    if resident and p.prologue and sk > 1:
+        return None  # the fill's statistics need whole rows (spyre-tile)
+    if p.head_width and nc % p.head_width == 0 and tn % p.head_width:
+        # The core's columns are whole heads, so are tiles that do not overhang them:
+        # in a tile of part of a head the view would run as a kernel of its own.
+        return None
     steps = m_tiles * n_tiles * k_tiles
     flops = 2 * steps * tm * tn * tk
     share = sn > 1 and tm % sn == 0
@@ -376,7 +414,8 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
     pe_rows = tm // sk if k_tiles == 1 and sk > 1 else tm
     blocks = tail_row_blocks(rows, tm, sn if share else 1, k_tiles, tiles,
                              sk, config) if batch == 1 else 1  # fmt: skip
-    last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config)
+    corelets = corelets_sharing(tn, config, p.head_width)
+    last_step = pe_seconds(2 * tm * tn * tk, pe_rows, tn, config, p.head_width)
     # The card multicasts a tile several cores load at once: the sm
     # cores of an N column share each B tile (of one batch; under a
     # batch split, the M cores of a batch group), the sn cores of an M
@@ -398,8 +437,8 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
                   ) + tk * tn * elem  # fmt: skip
     transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
                              config)  # fmt: skip
-    pe = pe_seconds(flops, pe_rows, tn, config)
-    if blocks > 1 and corelets_sharing(tn, config) == 1:
+    pe = pe_seconds(flops, pe_rows, tn, config, p.head_width)
+    if blocks > 1 and corelets == 1:
         pe /= config.corelets_per_core  # the row blocks take turns
     # A step's matmul at the kernel's PE rate (with row blocks taking
     # turns, both corelets share every step, as in `pe`).
@@ -416,7 +455,7 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
         # once step k's matmul is done, which waited for that tile of
         # step k to land: two steps take at least that chain.
         b_last = ddr_seconds(
-            used * tk * tn * elem / b_cohort / corelets_sharing(tn, config),
+            used * tk * tn * elem / b_cohort / corelets,
             config,
         )
         chain = b_last + config.lpddr_latency_s + pe / steps
@@ -437,6 +476,13 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
             + k_tiles * gather
         )
         ring = hidden * reduce
+    elif p.prologue and not prologue_stats_in_k_loop(tm // blocks, tk, sn if share else 1,
+                                                     k_tiles, n_tiles, sk):  # fmt: skip
+        # The statistics' loop over the core's rows of x (whole rows, split-K or not)
+        # precedes each M tile's N loop: nothing overlaps it either.
+        rows_x = tm * kc * sk * elem / (sn if share else 1)
+        fill = m_tiles * (config.lpddr_latency_s
+                          + lpddr_seconds(used * rows_x / a_cohort, 0.0, rows_x, config))  # fmt: skip
     return MatmulPlan(
         sm, sn, sk, tm, tn, tk,
         pe,

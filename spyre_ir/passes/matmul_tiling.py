@@ -52,6 +52,12 @@ class MatmulShape:
     paired: bool = False
     """`n` is a pair's two matmuls side by side (each tile half of each, one corelet
     per half: see `cost_model.plan_matmul`)."""
+    prologue: bool = False
+    """A is a norm prologue's result, computed in the kernel from x: the plan weighs
+    the statistics' pass over x (`cost_model.plan_matmul`'s `prologue`)."""
+    head_width: int | None = None
+    """The epilogue's head view has heads this wide: a corelet's share of a tile is
+    whole heads, or one corelet takes the tile (`cost_model.corelets_sharing`)."""
 
 
 @dataclass(frozen=True)
@@ -147,9 +153,11 @@ def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     s = shape
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
-                                s.rhs_batched, s.paired, a_resident, split_b)  # fmt: skip
+                                s.rhs_batched, s.paired, a_resident, split_b, s.prologue,
+                                s.head_width)  # fmt: skip
     tiling = MatmulTiling(
-        shape, split, mp.tm, mp.tn, mp.tk, cost_model.corelets_sharing(mp.tn, config),
+        shape, split, mp.tm, mp.tn, mp.tk,
+        cost_model.corelets_sharing(mp.tn, config, s.head_width),
         mp.row_blocks, mp.shares_a and s.a_shareable, mp.a_resident, split_b,
     )  # fmt: skip
     # Row blocks pay off only in a K loop's last step (the planner's `row_blocks`).

@@ -162,9 +162,28 @@ def rows_that_fit(group: dataflow.GroupOp, row_dims: int, lx_bytes: int) -> int:
     return analysis.row_dims
 
 
+def prologue_options(group: dataflow.GroupOp, resident: bool) -> dict[str, object]:
+    """plan_matmul's options for a matmul group under a norm prologue
+    (spyre-fuse-norm-prologue), as spyre-tile plans its tiles: the epilogue's LX, its
+    head view, the statistics' pass over x and, when `resident` (spyre-tile's
+    `prologue-resident`), A_RESIDENT. The split decides whether a core can keep its A
+    rows in LX beside its output tiles (8B prefill's q projection: 128 rows under 4 x 8
+    cores cannot beside its rotary's 256-column tiles, 64 rows under 8 x 4 can).
+    Without a prologue: none (the epilogue is not weighed)."""
+    from spyre_ir.passes.fuse_norm_prologue import is_prologue
+    from spyre_ir.passes.tile_matmul import MatmulGroup
+
+    if not any(is_prologue(op) for op in group.body.ops):
+        return {}
+    shape = MatmulGroup.of(group).shape()
+    return {"epilogue_bytes_per_elem": shape.epilogue_bytes_per_elem, "prologue": True,
+            "head_width": shape.head_width, "a_resident": resident}  # fmt: skip
+
+
 def plan_group(
-    group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = ()
-) -> dataflow.WorkPlanAttr:
+    group: dataflow.GroupOp, cores: int, split: tuple[int, ...] = (),
+    prologue_resident: bool = True,
+) -> dataflow.WorkPlanAttr:  # fmt: skip
     kind, row_dims = group_kind(group)
     check_sizes(group)
     config = card_of(group)
@@ -191,6 +210,7 @@ def plan_group(
                 rhs_batched=len(spyre.shape_of(mm.rhs)) > 2,
                 paired=pairs > 1,
                 split_b=split_b,
+                **({} if forced else prologue_options(group, prologue_resident)),
             )
         except ValueError as e:
             raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
@@ -242,6 +262,8 @@ class SpyrePartitionCores(ModulePass):
 
     cores: int = DEFAULT_CONFIG.cores
     split: tuple[int, ...] = ()
+    prologue_resident: bool = True
+    """As spyre-tile's: a matmul's split under a norm prologue weighs A_RESIDENT."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cores < 1:
@@ -251,4 +273,4 @@ class SpyrePartitionCores(ModulePass):
         cores = min(self.cores, card_of(op).cores)
         for group in op.walk():
             if isinstance(group, dataflow.GroupOp):
-                group.plan = plan_group(group, cores, split)
+                group.plan = plan_group(group, cores, split, self.prologue_resident)

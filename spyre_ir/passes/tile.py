@@ -74,7 +74,7 @@ def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: i
             kernel = tile_matmul_group(group, plan, lx_bytes, a_resident, prologue_resident)
         except NoWholeHeads:  # the head-view epilogue runs as a kernel of its own
             for part in split_head_view(group):
-                part.plan = plan_group(part, plan.cores.data)
+                part.plan = plan_group(part, plan.cores.data, prologue_resident=prologue_resident)
                 tile_group(part, part.plan, lx_bytes, a_resident, prologue_resident)
             return
     elif isinstance(plan, dataflow.AttentionPlanAttr):

@@ -46,7 +46,6 @@ from spyre_ir.passes.tile_prologue import (
     Prologue,
     prologue_bytes,
     resident_prologue_bytes,
-    stats_columns,
 )
 
 
@@ -124,7 +123,8 @@ class MatmulGroup:
             n, epilogue = 2 * n, -(-epilogue // 2)
         return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2, stackable,
                            lhs_rank == 2 and mm.lhs not in self.folded,
-                           self.second is not None)  # fmt: skip
+                           self.second is not None, bool(self.prologue),
+                           None if self.second else self.head_width())  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
         """LX bytes per output element of the epilogue's tiles, two slots each (the
@@ -171,10 +171,6 @@ def tile_matmul_group(
     if parts.second is not None and tiling.halves == 1:
         # A pair's two halves are its two matmuls' B tiles, one per corelet.
         tiling = replace(tiling, halves=2)
-    width = parts.head_width()
-    if width and parts.second is None and tiling.th % width and tiling.tn % width == 0:
-        # A head view needs tiles of whole heads: one corelet takes the whole tile.
-        tiling = replace(tiling, halves=1)
     shell = new_kernel(group, tiling.cores, lx_bytes, group.plan)
     emitter = MatmulEmitter(parts, tiling, shell)
     emitter.emit()
@@ -314,16 +310,12 @@ class MatmulEmitter:
         self.epilogue = Epilogue(parts, t, b, shell.memory)
 
     def stats_in_k_loop(self, rows: int) -> bool:
-        """Whether a prologue's statistics can read the K loop's A tiles: one N tile
-        per core (each A tile loaded once), no split-K (each core sees whole rows), and
-        the f32 copy of a tile's slice within the LX `prologue_bytes` kept for the
-        statistics' own chunks."""
-        t = self.t
-        sm, sn, sk = t.split
-        mine = rows // sn if t.shares_a else rows
-        return (t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED)
-                and t.n_per == 1 and sk == 1
-                and 4 * mine * t.tk <= 6 * rows * stats_columns(t.tk))  # fmt: skip
+        """Whether a prologue's statistics can read the K loop's A tiles (the cost
+        model's rule, which its plans weigh: `cost_model.prologue_stats_in_k_loop`)."""
+        t, share = self.t, self.t.split[1] if self.t.shares_a else 1
+        return not t.a_resident and cost_model.prologue_stats_in_k_loop(
+            rows, t.tk, share, t.k_per, t.n_per, t.split[2]
+        )
 
     def memory_of(self, value: SSAValue) -> SSAValue:
         p, memory = self.parts, self.shell.memory

@@ -37,13 +37,11 @@ from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.fuse_norm_prologue import match_rms_norm
 from spyre_ir.passes.tile_kernel import BodyBuilder
 
-STATS_COLUMNS = 128
-"""Columns of x the statistics' loop reads at a time: its tiles take LX that the
-matmul's tiles would otherwise have, and the loop runs once per M tile."""
-
 
 def stats_columns(tk: int) -> int:
-    return min(tk, STATS_COLUMNS)
+    """Columns of x the statistics' loop reads at a time (`cost_model.STATS_COLUMNS`;
+    the loop runs once per M tile)."""
+    return min(tk, cost_model.STATS_COLUMNS)
 
 
 def prologue_bytes(rows: int, tk: int, blocks: int) -> int:

@@ -31,7 +31,8 @@
 // KERNELS-NOT:   dataflow.kernel @rows
 // q: one N tile per core, whose K loop loads each A tile once: the statistics read
 // them there (cast, square, mean of this core's slice), the factors follow the last K
-// step. k: one K step, so the statistics keep a loop over x of their own.
+// step. k too: the plan weighs a loop of the statistics' own over x, so it takes a
+// split whose cores walk K for one N tile (16 x 2 cores, two K steps), not one K step.
 // KERNELS:       dataflow.kernel @matmul_0 cores({{[0-9]+}}) (%{{.*}}, %w, %wq)
 // KERNELS:         scf.for
 // KERNELS:           dataflow.load
@@ -44,10 +45,13 @@
 // KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>, !dataflow.lx<{{[0-9]+}}x1xf32>)
 // KERNELS-NOT:     dataflow.store {{.*}} !dataflow.lx<{{.*}}xf32>
 // KERNELS:       dataflow.kernel @matmul_1 cores({{[0-9]+}}) (%{{.*}}, %w, %wk)
-// KERNELS:         dataflow.compute "spyre.mean"
+// KERNELS:         scf.for
+// KERNELS:           dataflow.load
+// KERNELS:           dataflow.compute "spyre.mean"
+// KERNELS:           dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}xf16>, !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf16>)
+// KERNELS:           dataflow.compute "spyre.matmul"
 // KERNELS:         dataflow.compute "spyre.rsqrt"
-// KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}xf16>, !dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf16>)
-// KERNELS:         dataflow.compute "spyre.matmul"
+// KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>, !dataflow.lx<{{[0-9]+}}x1xf32>)
 // KERNELS-NOT:   dataflow.kernel
 // KERNELS:       func.return
 // UNFUSED-LABEL: func.func @rms_norm_q_k
