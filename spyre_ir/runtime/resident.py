@@ -198,7 +198,8 @@ class ResidentImages:
             if entry.ref() is not t and any(i is image for i in held):
                 self._drop(key)
         entry = self._entries.get(id(t))
-        if entry is None or entry.ref() is not t or entry.images.get(_image_key_of(image)) is not image:
+        mine = entry is not None and entry.ref() is t
+        if not mine or entry.images.get(_image_key_of(image)) is not image:
             self.forget(t)  # its images (if any) were not the one written
             return
         for key in [k for k, i in entry.images.items() if i is not image]:
