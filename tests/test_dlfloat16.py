@@ -180,3 +180,12 @@ def test_an_f16_model_keeps_a_value_fp16_cannot_hold(monkeypatch: pytest.MonkeyP
     mask[3, 5] = False
     torch.testing.assert_close(got[mask], want[mask], rtol=2 * 2.0**-9, atol=1e-3)
     torch._dynamo.reset()
+
+
+def test_from_fp16_of_any_layout_is_the_float32_rounding() -> None:
+    # fp16 is rounded by a lookup of its bits: strided, 0-d and n-d arrays too
+    halves = CODES.view(np.float16).reshape(256, 256)
+    for x in (halves, halves[::3, 1::2], halves.T, np.asarray(halves[7, 9]), halves[:0]):
+        got = D.round_to_dlf16(x)
+        assert got.shape == x.shape and got.dtype == np.float32
+        same(got, D.round_to_dlf16(np.asarray(x, dtype=np.float32)))

@@ -61,19 +61,13 @@ def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """Values rounded to DLFloat16 (see the module docstring), kept as float32.
     `overwrite`: round a contiguous writable float32 `x` in place."""
     if isinstance(x, np.ndarray) and x.dtype == np.float16:
-        out = converted(x, np.float32)
-        # Finite fp16 values lie inside DLFloat16's range (2^-24 .. 65504), so only
-        # the fraction needs rounding - unless a NaN or infinity is there (two cheap
-        # reductions tell, without the scratch arrays of the general path).
-        if out.size and np.isfinite(out.max()) and np.isfinite(out.min()):
-            bits = out.reshape(-1).view(np.uint32)
-            bits += _HALF_PLACE
-            bits &= _KEEP
-            return out
-    else:
-        x = np.asarray(x, dtype=np.float32)
-        in_place = overwrite and x.flags.c_contiguous and x.flags.writeable
-        out = x if in_place else np.array(x, dtype=np.float32, order="C")
+        # Every fp16 value's rounding, looked up by its bits: one pass over the data
+        # (converting, then rounding the float32 bits took four, and a fresh float32
+        # scratch as large as the result), infinities and NaN included.
+        return translate(_F16_ROUNDED, x.view(np.uint16))
+    x = np.asarray(x, dtype=np.float32)
+    in_place = overwrite and x.flags.c_contiguous and x.flags.writeable
+    out = x if in_place else np.array(x, dtype=np.float32, order="C")
     bits = out.reshape(-1).view(np.uint32)  # 1-D: numpy makes scalars of 0-d results
     size = min(bits.size, _CHUNK)
     scratch, special = np.empty(size, np.uint32), np.empty(size, np.bool_)
@@ -202,6 +196,8 @@ def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
 
 
 _ALL = np.arange(1 << 16, dtype=np.uint32)
+_F16_ROUNDED = round_to_dlf16(_ALL.astype(np.uint16).view(np.float16).astype(np.float32))
+"""Each IEEE fp16 bit pattern's DLFloat16 value (float32): round_to_dlf16 of fp16."""
 F16_TO_CODE = encode(_ALL.astype(np.uint16).view(np.float16).astype(np.float32))
 """The DLFloat16 code of each IEEE fp16 bit pattern (the h2d conversion of fp16)."""
 BF16_TO_CODE = encode((_ALL << np.uint32(16)).view(np.float32))
