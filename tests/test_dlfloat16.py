@@ -103,6 +103,9 @@ def test_underflow_goes_to_zero_keeping_the_sign() -> None:
                     D.SMALLEST, -D.SMALLEST])  # fmt: skip
     got = D.round_to_dlf16(x)
     same(got, [0.0, 0.0, -0.0, 0.0, -0.0, D.SMALLEST, D.SMALLEST, -D.SMALLEST])
+    # zeros of either sign, alone or among values the special path fixes
+    same(D.round_to_dlf16(np.float32([0.0, -0.0, 1.0])), [0.0, -0.0, 1.0])
+    same(D.round_to_dlf16(np.float32([-0.0, 1e-40, 0.0, -np.inf])), [-0.0, 0.0, 0.0, -D.MAXIMUM])
     np.testing.assert_array_equal(D.encode(x)[:5], [0, 0, 0x8000, 0, 0x8000])
 
 

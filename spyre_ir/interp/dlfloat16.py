@@ -51,6 +51,7 @@ _INF_BITS = 0x7F800000
 # Magnitudes (unrounded) that round to a finite non-zero value: [low, high].
 _LOW = np.uint32(_ZERO_EXPONENT + (1 << 14) - (1 << 13))
 _SPAN = np.uint32(0x4FFF8000 + (1 << 13) - 1 - int(_LOW))
+_ZERO_WRAPPED = np.uint32((1 << 32) - int(_LOW))  # the magnitude 0, less _LOW
 
 
 _CHUNK = 1 << 16
@@ -78,6 +79,8 @@ def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
         s -= _LOW  # wraps below: one unsigned compare finds everything not ordinary
         np.greater(s, _SPAN, out=f)
         fixes = None
+        if f.any():
+            f &= s != _ZERO_WRAPPED  # +-0 rounds to itself below (zero-filled tiles)
         if f.any():
             at = np.flatnonzero(f)
             fixes = at, _special_bits(chunk[at])
