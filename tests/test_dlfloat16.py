@@ -192,3 +192,15 @@ def test_from_fp16_of_any_layout_is_the_float32_rounding() -> None:
         got = D.round_to_dlf16(x)
         assert got.shape == x.shape and got.dtype == np.float32
         same(got, D.round_to_dlf16(np.asarray(x, dtype=np.float32)))
+
+
+def test_from_fp16_into_a_strided_output_leaves_the_rest() -> None:
+    halves = CODES.view(np.float16).reshape(512, 128)
+    padded = np.full((513, 129), 7.0, np.float32)  # a kernel output's padded memory
+    assert D.from_user(halves, out=padded[:512, :128]) is not None
+    same(padded[:512, :128], D.round_to_dlf16(halves.astype(np.float32)))
+    assert (padded[512] == 7).all() and (padded[:, 128] == 7).all()
+    wide = np.float64([[1 + 2.0**-10, 1e20]])
+    out = np.zeros((1, 2), np.float32)
+    same(D.from_user(wide, out=out), [[1 + 2.0**-9, D.MAXIMUM]])
+    same(out, [[1 + 2.0**-9, D.MAXIMUM]])

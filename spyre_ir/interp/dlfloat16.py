@@ -27,6 +27,8 @@ On the simulated card a DLFloat16 tensor is a float32 array holding DLFloat16 va
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from spyre_ir.interp.halves import converted
@@ -166,23 +168,36 @@ def translate(table: np.ndarray, codes: np.ndarray, out: np.ndarray | None = Non
     codes = np.asarray(codes, dtype=np.uint16)
     if out is None:
         out = np.empty(codes.shape, table.dtype)
-    flat_in, flat_out = codes.reshape(-1), out.reshape(-1)
+    if out.ndim > 1 and not out.flags.c_contiguous:
+        # A strided `out` (a kernel output's padded memory): blocks of its rows, each
+        # through a scratch of a chunk (not a copy of the whole tensor).
+        rows = max(1, _CHUNK // max(1, math.prod(out.shape[1:])))
+        for start in range(0, out.shape[0], rows):
+            part = slice(start, start + rows)
+            np.take(table, codes[part], out=out[part], mode="wrap")
+        return out
+    flat_in, flat_out = codes.reshape(-1), out.reshape(-1)  # views of out: contiguous, 1-D
     for start in range(0, flat_in.size, _CHUNK):
         part = slice(start, start + _CHUNK)
         np.take(table, flat_in[part], out=flat_out[part], mode="wrap")
-    if not np.shares_memory(flat_out, out) and out.size:
-        out[...] = flat_out.reshape(out.shape)
     return out
 
 
-def from_user(values: np.ndarray) -> np.ndarray:
+def from_user(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A new float32 array of host values (fp16, bf16 held in float32, f32, f64)
-    converted to DLFloat16: the host-to-card conversion."""
+    converted to DLFloat16: the host-to-card conversion. Into `out` (float32, of their
+    shape, any strides) when given: fp16 without a scratch as large as the tensor."""
     values = np.asarray(values)
-    if values.dtype not in (np.float16, np.float32):
-        values = values.astype(np.float32)
-        return round_to_dlf16(values, overwrite=True)
-    return round_to_dlf16(values)
+    if values.dtype == np.float16:
+        return translate(_F16_ROUNDED, values.view(np.uint16), out)
+    if values.dtype != np.float32:
+        rounded = round_to_dlf16(values.astype(np.float32), overwrite=True)
+    else:
+        rounded = round_to_dlf16(values)
+    if out is None:
+        return rounded
+    out[...] = rounded
+    return out
 
 
 def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:

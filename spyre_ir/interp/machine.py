@@ -161,7 +161,7 @@ class KernelMachine:
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
             outputs.append(self._ddr(zeros, arg, True, label))
             if initial is not None:  # the memory's contents before the kernel runs
-                outputs[-1].data[...] = self.interp.take_argument(initial[i], t, label)
+                self.interp.take_argument_into(outputs[-1].data, initial[i], t, label)
         memories += outputs
         if self.body is None:
             self.run_block(block, memories)
