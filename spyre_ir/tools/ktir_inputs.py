@@ -202,16 +202,20 @@ def arbitrary_halves(rng: np.random.Generator, shape: tuple[int, ...]) -> np.nda
     draws full-range uint16s as the two halves of one uint32 draw each, low half first
     (tests/test_ktir_inputs.py holds it to that), so the uint32 draw viewed as halves
     (little-endian) is the same stream at a fifth of the time; the exponent is set in
-    place (no 9.4 M-value temporaries)."""
+    place, a block at a time (no 9.4 M-value temporaries)."""
     n = math.prod(shape)
     words = rng.integers(0, 1 << 32, size=(n + 1) // 2, dtype=np.uint32)
     bits = words.view(np.uint16)[:n]
-    exponent = bits >> np.uint16(10)
-    exponent &= np.uint16(3)
-    exponent += np.uint16(12)
-    exponent <<= np.uint16(10)
-    bits &= np.uint16(0x83FF)
-    bits |= exponent
+    scratch = np.empty(min(n, DRAW_BLOCK), np.uint16)
+    for start in range(0, n, DRAW_BLOCK):
+        part = bits[start : start + DRAW_BLOCK]
+        exponent = scratch[: part.size]
+        np.right_shift(part, np.uint16(10), out=exponent)
+        exponent &= np.uint16(3)
+        exponent += np.uint16(12)
+        exponent <<= np.uint16(10)
+        part &= np.uint16(0x83FF)
+        part |= exponent
     return bits.reshape(shape).view(np.float16)
 
 
