@@ -1,10 +1,18 @@
-"""spyre-run's random inputs for a KTIR kernel: the fast draws give the values (and
-leave the generator where) the plain numpy draws they replace would."""
+"""spyre-run's host costs on a KTIR kernel: the fast random draws give the values (and
+leave the generator where) the plain numpy draws they replace would; the cyclic
+collector runs rarely during a run, and the caller's thresholds come back after it."""
+
+import gc
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from spyre_ir.tools import ktir_inputs
 from spyre_ir.tools.ktir_inputs import DRAW_BLOCK, arbitrary_halves, normal_halves
+from spyre_ir.tools.spyre_run import RUN_GC_THRESHOLD, main
+
+KERNELS = Path(__file__).parent / "ktir"
 
 
 def _old_arbitrary_halves(rng, shape):
@@ -38,3 +46,18 @@ def test_normal_halves_are_the_rounded_float32_draw(shape):
     assert got.shape == shape and got.dtype == np.float16
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
     assert np.array_equal(new.standard_normal(5), old.standard_normal(5))
+
+
+def test_a_run_collects_rarely_and_restores_the_thresholds(monkeypatch, capsys):
+    seen = []
+    run = ktir_inputs.run
+
+    def spy(*args):
+        seen.append(gc.get_threshold())
+        return run(*args)
+
+    monkeypatch.setattr(ktir_inputs, "run", spy)
+    before = gc.get_threshold()
+    assert main([str(KERNELS / "softmax.mlir"), "--seed", "0"]) == 0
+    assert seen == [RUN_GC_THRESHOLD] and gc.get_threshold() == before
+    assert "@softmax_kernel: 1 result" in capsys.readouterr().out
