@@ -170,11 +170,15 @@ def translate(table: np.ndarray, codes: np.ndarray, out: np.ndarray | None = Non
         out = np.empty(codes.shape, table.dtype)
     if out.ndim > 1 and not out.flags.c_contiguous:
         # A strided `out` (a kernel output's padded memory): blocks of its rows, each
-        # through a scratch of a chunk (not a copy of the whole tensor).
+        # looked up into one reused scratch and copied in (not a copy of the whole
+        # tensor; numpy's own buffering of a strided `out` takes twice as long).
         rows = max(1, _CHUNK // max(1, math.prod(out.shape[1:])))
+        scratch = np.empty((min(rows, out.shape[0]), *out.shape[1:]), table.dtype)
         for start in range(0, out.shape[0], rows):
-            part = slice(start, start + rows)
-            np.take(table, codes[part], out=out[part], mode="wrap")
+            part = codes[start : start + rows]
+            block = scratch[: part.shape[0]]
+            np.take(table, part, out=block, mode="wrap")
+            out[start : start + part.shape[0]] = block
         return out
     flat_in, flat_out = codes.reshape(-1), out.reshape(-1)  # views of out: contiguous, 1-D
     for start in range(0, flat_in.size, _CHUNK):
