@@ -12,13 +12,20 @@
   though a run parses and prints a few dozen of them. A malformed format raises the
   same `PyRDLOpDefinitionError` on the op's first parse or print; `lazy_formats()`
   lists the programs so that a test parses every one (tests/test_xdsl_fixes.py).
+* IR objects (ops, blocks, regions, SSA values, uses) hash and compare by identity in
+  Python methods (`return id(self)`, `return self is other`), so every dict or set
+  lookup keyed by one calls into the interpreter twice; the simulator's environment
+  (values by SSA value, facts by op) does ~100 K such lookups on a layernorm kernel.
+  object's own `__hash__` and `__eq__` are the same identity, in C.
 """
 
 from __future__ import annotations
 
 import re
 
+from xdsl.ir import core as _core
 from xdsl.irdl import declarative_assembly_format as _daf
+from xdsl.irdl.operations import IRDLOperation
 from xdsl.utils.exceptions import ParseError, PyRDLOpDefinitionError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -66,6 +73,15 @@ def lazy_formats() -> list[LazyFormatProgram]:
     return list(_LAZY)
 
 
+# The classes whose Python `__hash__` / `__eq__` are identity (xDSL 0.74; arith's binary
+# ops repeat it too, left alone: their module is not loaded by every entry point).
+IDENTITY_CLASSES = (_core.SSAValue, _core.Use, _core._IRNode, IRDLOperation)
+
+
 def apply() -> None:
+    for cls in IDENTITY_CLASSES:
+        for name in ("__hash__", "__eq__"):
+            if name in vars(cls):
+                setattr(cls, name, getattr(object, name))
     MLIRLexer._unescaped_characters_regex = STRING_LITERAL  # type: ignore[misc]
     _daf.FormatProgram.from_str = staticmethod(_lazy_from_str)  # type: ignore[method-assign]

@@ -103,6 +103,9 @@ def test_underflow_goes_to_zero_keeping_the_sign() -> None:
                     D.SMALLEST, -D.SMALLEST])  # fmt: skip
     got = D.round_to_dlf16(x)
     same(got, [0.0, 0.0, -0.0, 0.0, -0.0, D.SMALLEST, D.SMALLEST, -D.SMALLEST])
+    # zeros of either sign, alone or among values the special path fixes
+    same(D.round_to_dlf16(np.float32([0.0, -0.0, 1.0])), [0.0, -0.0, 1.0])
+    same(D.round_to_dlf16(np.float32([-0.0, 1e-40, 0.0, -np.inf])), [-0.0, 0.0, 0.0, -D.MAXIMUM])
     np.testing.assert_array_equal(D.encode(x)[:5], [0, 0, 0x8000, 0, 0x8000])
 
 
@@ -180,3 +183,24 @@ def test_an_f16_model_keeps_a_value_fp16_cannot_hold(monkeypatch: pytest.MonkeyP
     mask[3, 5] = False
     torch.testing.assert_close(got[mask], want[mask], rtol=2 * 2.0**-9, atol=1e-3)
     torch._dynamo.reset()
+
+
+def test_from_fp16_of_any_layout_is_the_float32_rounding() -> None:
+    # fp16 is rounded by a lookup of its bits: strided, 0-d and n-d arrays too
+    halves = CODES.view(np.float16).reshape(256, 256)
+    for x in (halves, halves[::3, 1::2], halves.T, np.asarray(halves[7, 9]), halves[:0]):
+        got = D.round_to_dlf16(x)
+        assert got.shape == x.shape and got.dtype == np.float32
+        same(got, D.round_to_dlf16(np.asarray(x, dtype=np.float32)))
+
+
+def test_from_fp16_into_a_strided_output_leaves_the_rest() -> None:
+    halves = CODES.view(np.float16).reshape(512, 128)
+    padded = np.full((513, 129), 7.0, np.float32)  # a kernel output's padded memory
+    assert D.from_user(halves, out=padded[:512, :128]) is not None
+    same(padded[:512, :128], D.round_to_dlf16(halves.astype(np.float32)))
+    assert (padded[512] == 7).all() and (padded[:, 128] == 7).all()
+    wide = np.float64([[1 + 2.0**-10, 1e20]])
+    out = np.zeros((1, 2), np.float32)
+    same(D.from_user(wide, out=out), [[1 + 2.0**-9, D.MAXIMUM]])
+    same(out, [[1 + 2.0**-9, D.MAXIMUM]])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from xdsl.dialects.builtin import i32
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def
@@ -55,3 +57,29 @@ def test_parsed_and_printed_as_before():
     again = parse_and_verify(registry.make_context(), str(module), "f.mlir")
     assert str(again) == str(module)
     assert "scf.for %i = %a to %c step %c iter_args(%x = %a) -> (index)" in str(module)
+
+
+def test_ir_objects_hash_and_compare_by_identity_without_python_calls():
+    text = """func.func @f(%a: index) -> index {
+  %c = arith.constant 1 : index
+  func.return %c : index
+}
+"""
+    module = parse_and_verify(registry.make_context(), text, "f.mlir")
+    fn = module.body.block.first_op
+    op = fn.body.block.first_op
+    value, block, region = op.results[0], fn.body.block, fn.body
+    use = next(iter(value.uses))
+    twin = op.clone()
+    for x in (op, value, block, region, use, module):
+        assert x == x and not x != x and {x: 1}[x] == 1
+    assert op != twin and op.results[0] != twin.results[0] and len({op, twin}) == 2
+    calls: list[str] = []
+    sys.setprofile(lambda frame, event, arg: calls.append(frame.f_code.co_name))
+    try:
+        seen = {value: 0, op: 1, block: 2, region: 3, use: 4}
+        found = [seen[value], seen[op], seen[block], seen[region], seen[use], op == twin]
+    finally:
+        sys.setprofile(None)
+    assert found == [0, 1, 2, 3, 4, False]
+    assert not [name for name in calls if name in ("__hash__", "__eq__")]

@@ -199,6 +199,16 @@ class DataflowInterpreter(_Interpreter):
         # IEEE fp16, or bf16 values in float32: the h2d conversion (round, saturate)
         return from_user(check_value(value, t, what))
 
+    def take_argument_into(self, out: np.ndarray, value: object, t: Attribute, what: str) -> None:
+        """`out[...] = take_argument(value, t, what)`: fp16 converted straight into `out`
+        (a kernel output's padded memory), without a scratch as large as the tensor."""
+        if self.half == "dlf16" and is_half(t) and not self.card_format:
+            value = check_value(value, t, what)
+            if value.dtype == np.float16:
+                from_user(value, out=out)
+                return
+        out[...] = self.take_argument(value, t, what)
+
     def give_result(self, value: np.ndarray, t: Attribute) -> np.ndarray:
         if self.half == "dlf16" and is_half(t) and not self.card_format:
             return to_user(value, _user_dtype(t))  # the d2h conversion

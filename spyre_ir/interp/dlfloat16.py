@@ -27,6 +27,8 @@ On the simulated card a DLFloat16 tensor is a float32 array holding DLFloat16 va
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from spyre_ir.interp.halves import converted
@@ -51,6 +53,7 @@ _INF_BITS = 0x7F800000
 # Magnitudes (unrounded) that round to a finite non-zero value: [low, high].
 _LOW = np.uint32(_ZERO_EXPONENT + (1 << 14) - (1 << 13))
 _SPAN = np.uint32(0x4FFF8000 + (1 << 13) - 1 - int(_LOW))
+_ZERO_WRAPPED = np.uint32((1 << 32) - int(_LOW))  # the magnitude 0, less _LOW
 
 
 _CHUNK = 1 << 16
@@ -61,19 +64,13 @@ def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """Values rounded to DLFloat16 (see the module docstring), kept as float32.
     `overwrite`: round a contiguous writable float32 `x` in place."""
     if isinstance(x, np.ndarray) and x.dtype == np.float16:
-        out = converted(x, np.float32)
-        # Finite fp16 values lie inside DLFloat16's range (2^-24 .. 65504), so only
-        # the fraction needs rounding - unless a NaN or infinity is there (two cheap
-        # reductions tell, without the scratch arrays of the general path).
-        if out.size and np.isfinite(out.max()) and np.isfinite(out.min()):
-            bits = out.reshape(-1).view(np.uint32)
-            bits += _HALF_PLACE
-            bits &= _KEEP
-            return out
-    else:
-        x = np.asarray(x, dtype=np.float32)
-        in_place = overwrite and x.flags.c_contiguous and x.flags.writeable
-        out = x if in_place else np.array(x, dtype=np.float32, order="C")
+        # Every fp16 value's rounding, looked up by its bits: one pass over the data
+        # (converting, then rounding the float32 bits took four, and a fresh float32
+        # scratch as large as the result), infinities and NaN included.
+        return translate(_F16_ROUNDED, x.view(np.uint16))
+    x = np.asarray(x, dtype=np.float32)
+    in_place = overwrite and x.flags.c_contiguous and x.flags.writeable
+    out = x if in_place else np.array(x, dtype=np.float32, order="C")
     bits = out.reshape(-1).view(np.uint32)  # 1-D: numpy makes scalars of 0-d results
     size = min(bits.size, _CHUNK)
     scratch, special = np.empty(size, np.uint32), np.empty(size, np.bool_)
@@ -84,6 +81,8 @@ def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
         s -= _LOW  # wraps below: one unsigned compare finds everything not ordinary
         np.greater(s, _SPAN, out=f)
         fixes = None
+        if f.any():
+            f &= s != _ZERO_WRAPPED  # +-0 rounds to itself below (zero-filled tiles)
         if f.any():
             at = np.flatnonzero(f)
             fixes = at, _special_bits(chunk[at])
@@ -169,23 +168,40 @@ def translate(table: np.ndarray, codes: np.ndarray, out: np.ndarray | None = Non
     codes = np.asarray(codes, dtype=np.uint16)
     if out is None:
         out = np.empty(codes.shape, table.dtype)
-    flat_in, flat_out = codes.reshape(-1), out.reshape(-1)
+    if out.ndim > 1 and not out.flags.c_contiguous:
+        # A strided `out` (a kernel output's padded memory): blocks of its rows, each
+        # looked up into one reused scratch and copied in (not a copy of the whole
+        # tensor; numpy's own buffering of a strided `out` takes twice as long).
+        rows = max(1, _CHUNK // max(1, math.prod(out.shape[1:])))
+        scratch = np.empty((min(rows, out.shape[0]), *out.shape[1:]), table.dtype)
+        for start in range(0, out.shape[0], rows):
+            part = codes[start : start + rows]
+            block = scratch[: part.shape[0]]
+            np.take(table, part, out=block, mode="wrap")
+            out[start : start + part.shape[0]] = block
+        return out
+    flat_in, flat_out = codes.reshape(-1), out.reshape(-1)  # views of out: contiguous, 1-D
     for start in range(0, flat_in.size, _CHUNK):
         part = slice(start, start + _CHUNK)
         np.take(table, flat_in[part], out=flat_out[part], mode="wrap")
-    if not np.shares_memory(flat_out, out) and out.size:
-        out[...] = flat_out.reshape(out.shape)
     return out
 
 
-def from_user(values: np.ndarray) -> np.ndarray:
+def from_user(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """A new float32 array of host values (fp16, bf16 held in float32, f32, f64)
-    converted to DLFloat16: the host-to-card conversion."""
+    converted to DLFloat16: the host-to-card conversion. Into `out` (float32, of their
+    shape, any strides) when given: fp16 without a scratch as large as the tensor."""
     values = np.asarray(values)
-    if values.dtype not in (np.float16, np.float32):
-        values = values.astype(np.float32)
-        return round_to_dlf16(values, overwrite=True)
-    return round_to_dlf16(values)
+    if values.dtype == np.float16:
+        return translate(_F16_ROUNDED, values.view(np.uint16), out)
+    if values.dtype != np.float32:
+        rounded = round_to_dlf16(values.astype(np.float32), overwrite=True)
+    else:
+        rounded = round_to_dlf16(values)
+    if out is None:
+        return rounded
+    out[...] = rounded
+    return out
 
 
 def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
@@ -202,6 +218,8 @@ def to_user(values: np.ndarray, dtype: np.dtype | type | str) -> np.ndarray:
 
 
 _ALL = np.arange(1 << 16, dtype=np.uint32)
+_F16_ROUNDED = round_to_dlf16(_ALL.astype(np.uint16).view(np.float16).astype(np.float32))
+"""Each IEEE fp16 bit pattern's DLFloat16 value (float32): round_to_dlf16 of fp16."""
 F16_TO_CODE = encode(_ALL.astype(np.uint16).view(np.float16).astype(np.float32))
 """The DLFloat16 code of each IEEE fp16 bit pattern (the h2d conversion of fp16)."""
 BF16_TO_CODE = encode((_ALL << np.uint32(16)).view(np.float32))

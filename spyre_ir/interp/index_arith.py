@@ -114,31 +114,27 @@ def scalar_pair(operands: list) -> tuple[int, int] | None:
     return None
 
 
-def _natural(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
-    """`fn` where both operands are >= 0 (signed and unsigned readings agree there);
-    None elsewhere, for numpy's path."""
-    return lambda a, b: fn(a, b) if a >= 0 and b >= 0 else None
-
-
-def _dividing(fn: Callable[[int, int], int]) -> Callable[[int, int], int | None]:
-    """`_natural`, and the divisor > 0 (numpy's path reports division by zero)."""
-    return lambda a, b: fn(a, b) if a >= 0 and b > 0 else None
-
-
 # Ops of `INT_BINARY` on two uniform 64-bit values in Python ints (no shifts); None
-# from one asks for the general path.
+# from one asks for the general path: unsigned readings and bitwise ops want both
+# operands >= 0 (where signed and unsigned agree), divisions also a divisor > 0 (numpy's
+# path reports division by zero). One lambda each: the index ops of a unit program run
+# every iteration.
 INT_SCALAR: dict[type[Operation], Callable[[int, int], int | None]] = {
     arith.AddiOp: lambda a, b: a + b, arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
-    arith.DivSIOp: _dividing(lambda a, b: a // b), arith.DivUIOp: _dividing(lambda a, b: a // b),
-    arith.RemSIOp: _dividing(lambda a, b: a % b), arith.RemUIOp: _dividing(lambda a, b: a % b),
-    arith.FloorDivSIOp: _dividing(lambda a, b: a // b),
-    arith.CeilDivSIOp: _dividing(lambda a, b: -(-a // b)),
-    arith.CeilDivUIOp: _dividing(lambda a, b: -(-a // b)),
+    arith.DivSIOp: lambda a, b: a // b if a >= 0 and b > 0 else None,
+    arith.DivUIOp: lambda a, b: a // b if a >= 0 and b > 0 else None,
+    arith.RemSIOp: lambda a, b: a % b if a >= 0 and b > 0 else None,
+    arith.RemUIOp: lambda a, b: a % b if a >= 0 and b > 0 else None,
+    arith.FloorDivSIOp: lambda a, b: a // b if a >= 0 and b > 0 else None,
+    arith.CeilDivSIOp: lambda a, b: -(-a // b) if a >= 0 and b > 0 else None,
+    arith.CeilDivUIOp: lambda a, b: -(-a // b) if a >= 0 and b > 0 else None,
     arith.MinSIOp: min, arith.MaxSIOp: max,
-    arith.MinUIOp: _natural(min), arith.MaxUIOp: _natural(max),
-    arith.AndIOp: _natural(lambda a, b: a & b), arith.OrIOp: _natural(lambda a, b: a | b),
-    arith.XOrIOp: _natural(lambda a, b: a ^ b),
+    arith.MinUIOp: lambda a, b: min(a, b) if a >= 0 and b >= 0 else None,
+    arith.MaxUIOp: lambda a, b: max(a, b) if a >= 0 and b >= 0 else None,
+    arith.AndIOp: lambda a, b: a & b if a >= 0 and b >= 0 else None,
+    arith.OrIOp: lambda a, b: a | b if a >= 0 and b >= 0 else None,
+    arith.XOrIOp: lambda a, b: a ^ b if a >= 0 and b >= 0 else None,
 }  # fmt: skip
 
 # cmpi predicates 0-5 (and the unsigned 6-9 as 2-5, on values >= 0).

@@ -85,6 +85,9 @@ __all__ = [
 # ---------------------------------------------------------------- kernels
 
 
+_UNSEEN = object()  # int_fast's mark of an op not looked up yet
+
+
 class LocatedError(InterpreterError):
     """An error already naming the kernel op it comes from."""
 
@@ -105,6 +108,7 @@ class KernelMachine:
         self.check = interp.check_races
         self.values: dict[SSAValue, object] = {}
         self.widths: dict[Operation, int] = {}  # index op -> bit width of its operands
+        self.int_fast: dict[Operation, Callable | None] = {}  # index op -> its INT_SCALAR
         # The boxes the current instruction cuts: logged for a recording, or fed back
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[Box] | None = None
@@ -161,7 +165,7 @@ class KernelMachine:
             zeros = np.zeros(tuple(t.get_shape()), self.interp.storage(t.element_type))
             outputs.append(self._ddr(zeros, arg, True, label))
             if initial is not None:  # the memory's contents before the kernel runs
-                outputs[-1].data[...] = self.interp.take_argument(initial[i], t, label)
+                self.interp.take_argument_into(outputs[-1].data, initial[i], t, label)
         memories += outputs
         if self.body is None:
             self.run_block(block, memories)
@@ -241,13 +245,16 @@ class KernelMachine:
         raise InterpreterError(f"unsupported constant {value} in a kernel")
 
     def int_binary(self, op: Operation, operands: list) -> list:
-        width = self._width_of(op, op.results[0])
-        fast = INT_SCALAR.get(type(op)) if width == 64 else None
+        fast = self.int_fast.get(op, _UNSEEN)
+        if fast is _UNSEEN:  # looked up once: the index ops of a loop run every iteration
+            width = self._width_of(op, op.results[0])
+            fast = self.int_fast[op] = INT_SCALAR.get(type(op)) if width == 64 else None
         scalar = scalar_pair(operands) if fast is not None else None
         if scalar is not None:  # the same on every core: Python ints, no numpy calls
             result = fast(*scalar)
             if result is not None and -(1 << 63) <= result < 1 << 63:
                 return [np.array(result, dtype=np.int64)]
+        width = self._width_of(op, op.results[0])
         fn, unsigned = INT_BINARY[type(op)]
         a, b = (as_int(x, width, unsigned) for x in operands)
         return [signed(fn(a, b), width)]

@@ -698,7 +698,16 @@ def run_entry(interp: _Interpreter, args: Sequence[np.ndarray], entry: str, *,
         results = interp.call(entry, checked)
         outputs = fn.function_type.outputs.data
         given = [interp.give_result(r, t) for r, t in zip(results, outputs)]
-        return [np.array(r, order="C") for r in given] if copy_results else given
+        if not copy_results:
+            return given
+        # A result give_result made anew (the d2h conversion of halves) is not copied again
+        return [g if g is not r and _new_array(g) else np.array(g, order="C")
+                for g, r in zip(given, results)]  # fmt: skip
+
+
+def _new_array(a: np.ndarray) -> bool:
+    """Whether `a` is a C-ordered array owning its memory (no view of another)."""
+    return isinstance(a, np.ndarray) and a.flags.owndata and a.flags.c_contiguous
 
 
 def run_module(

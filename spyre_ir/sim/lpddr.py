@@ -113,8 +113,11 @@ def box_moves(
         return BoxMoves(largest, total, total)
     if not varying:  # every core moves the same box: one cohort of all cores
         return BoxMoves(largest, total, total // cores, cores, cores - 1)
+    keys = _row_keys([np.broadcast_to(o, (cores,)) for o in varying])
+    if (keys[1:] > keys[:-1]).all():  # a box per core, in core order (rows of a tile)
+        return BoxMoves(largest, total, total)
     _, first, inverse, counts = np.unique(
-        _row_keys([np.broadcast_to(o, (cores,)) for o in varying]),
+        keys,
         return_index=True,
         return_inverse=True,
         return_counts=True,
