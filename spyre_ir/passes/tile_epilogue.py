@@ -59,11 +59,14 @@ class Epilogue:
         blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
         for _ in range(blocks):
             self.buffers.append([])
-            for _ in range(self.outs):
+            for h in range(self.outs):
                 half: dict[SSAValue, SSAValue] = {}
                 for v in values:
                     if isinstance(v.owner, spyre.RestickifyOp):
                         half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+                    elif h and v in self.inputs and self.per_row(v):
+                        # The same rows in every half (cos and sin): one tile, loaded once.
+                        half[v] = self.buffers[-1][0][v]
                     else:
                         half[v] = b.alloc(self.tile_shape(v), spyre.element_of(v))
                 self.buffers[-1].append(half)
@@ -98,11 +101,11 @@ class Epilogue:
         return [o for o in self.inputs if not self.per_row(o)]
 
     def load_row_inputs(self, lb: BodyBuilder, j: int, at: list[SSAValue]) -> None:
-        """Row block j's per-row inputs (`per_row`), at row offsets `at`, for every half."""
-        for h in range(self.outs):
-            for operand in [o for o in self.inputs if self.per_row(o)]:
-                lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
-                                        self.buffers[j][h][operand]))  # fmt: skip
+        """Row block j's per-row inputs (`per_row`), at row offsets `at`: one tile that
+        every half reads."""
+        for operand in [o for o in self.inputs if self.per_row(o)]:
+            lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
+                                    self.buffers[j][0][operand]))  # fmt: skip
 
     def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
         """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""
