@@ -178,6 +178,10 @@ def tile_matmul_group(
     try:
         tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, lx_bytes,
                                    a_resident, prologue_resident, split_b)  # fmt: skip
+        if parts.segments:  # planned again beside the later segments' own tiles
+            room = lx_bytes - segments_lx_bytes(parts, tiling)
+            tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, room,
+                                       a_resident, prologue_resident, split_b)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     if parts.segments and tiling.variant is not MatmulVariant.A_RESIDENT:
@@ -192,6 +196,20 @@ def tile_matmul_group(
     emitter.emit()
     check_streamed_loads_lead(shell.kernel, emitter.streamed_buffers())
     return shell.kernel
+
+
+def segments_lx_bytes(parts: MatmulGroup, tiling: MatmulTiling) -> int:
+    """LX the later segments of a merged group take beside the first's tiling (its
+    tiles at most `tiling`'s): their epilogue tiles, and their own B tiles and
+    accumulators where their tile widths differ from the first's."""
+    total = 0
+    for later in parts.segments:
+        t = segment_tiling(tiling, later)
+        total += t.tm * t.tn * t.shape.epilogue_bytes_per_elem
+        if (t.th, t.halves) != (tiling.th, tiling.halves):
+            steps = RESIDENT_STEPS if t.a_resident else 1
+            total += t.tn * (2 * steps * t.tk * t.shape.elem_bytes + t.tm * 4)
+    return total
 
 
 def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
