@@ -53,7 +53,7 @@ def merge_segments(groups: list[Candidate], copies: PrologueCopies) -> list[Cand
         if views is None:
             kept.append(later)
             continue
-        earlier.hoisted.extend(views)
+        earlier.hoisted.extend(unshared(earlier, later, views, grouped))
         segment = 1 + max(segment_of(mm) for mm in matmuls(earlier))
         for mm in matmuls(later):
             mm.attributes[SEGMENT] = IntegerAttr(segment, i64)
@@ -64,6 +64,25 @@ def merge_segments(groups: list[Candidate], copies: PrologueCopies) -> list[Cand
         earlier.ops.extend(op for op in later.ops if op not in chain)
         earlier.hoisted.extend(later.hoisted)
         earlier.deferred.extend(later.deferred)
+    return kept
+
+
+def unshared(earlier: Candidate, later: Candidate, views: list[Operation],
+             grouped: set[Operation]) -> list[Operation]:  # fmt: skip
+    """`views` but those the same as a view `earlier` reads (k's view of cos and q's):
+    their readers read that one instead, so the kernel reads the bytes as one input."""
+    theirs = [v.owner for op in earlier.ops for v in op.operands
+              if isinstance(v.owner, spyre.ReshapeOp) and v.owner not in grouped]  # fmt: skip
+    kept = []
+    for view in views:
+        twin = next((t for t in [*earlier.hoisted, *theirs] if isinstance(t, spyre.ReshapeOp)
+                     and t.input is view.input and t.result.type == view.result.type), None)  # fmt: skip
+        if twin is None or any(u.operation not in later.ops for u in view.result.uses):
+            kept.append(view)
+            continue
+        view.result.replace_all_uses_with(twin.result)
+        view.detach()
+        view.erase()
     return kept
 
 

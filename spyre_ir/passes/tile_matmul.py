@@ -409,7 +409,7 @@ class MatmulEmitter:
         b, mm = self.shell.body, parts.mm
         # Per half, the B operand it streams: a pair's second half reads the second's.
         rhs_of = [parts.second.rhs if parts.second and h else mm.rhs for h in range(t.halves)]
-        epilogue = Epilogue(parts, t, b, self.shell.memory)
+        epilogue = Epilogue(parts, t, b, self.shell.memory, first and first.epilogue)
         rhs_mems = [self.memory_of(v) for v in rhs_of]
         if first is not None and (first.t.th, first.t.halves) == (t.th, t.halves):
             return Segment(parts, t, rhs_of, rhs_mems, first.b_steps, first.block_accs, epilogue)
