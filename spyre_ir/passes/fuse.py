@@ -27,6 +27,10 @@ kernel writing silu(g) * u. A closing matmul group gives back its last epilogue 
 while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
 square of a residual sum belongs to the RMSNorm that reads the sum anyway.
 
+Matmul groups reading one norm prologue (the q projection and the k/v pair) merge into
+one group of segments that computes it once (passes/fuse_segments.py; option
+`fuse-projection-segments`).
+
 A rows group takes a restickify together with the transpose reading it when alone it
 could not (`Fuser.try_extend_pair`; option `fuse-relayout-pairs`), and an attention
 group reads its mask through the mask's restickify (option `fuse-mask-layout`).

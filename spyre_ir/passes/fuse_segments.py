@@ -12,7 +12,10 @@ segment over it, each with its own B operands, epilogue and outputs
 
 A group merges into the one that placed its prologue when both are 2-D matmul groups
 of one element type with no forced split, and every value it reads, but the copy's
-result, exists where the earlier group stands (the group moves there)."""
+result, exists where the earlier group stands (the group moves there; so do the free
+reshapes it reads, unless the earlier group reads the same view: k's view of cos is
+q's). spyre-tile splits a merged group whose plan keeps no A block resident into its
+segments again (`split_segments`)."""
 
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from xdsl.rewriter import Rewriter
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, card_of
-from spyre_ir.passes.partition_cores import group_kind, plan_group
 from spyre_ir.passes.fuse_segments import split_segments
+from spyre_ir.passes.partition_cores import group_kind, plan_group
 from spyre_ir.passes.split_group import row_overflows, split_group
 from spyre_ir.passes.split_head_view import split_head_view
 from spyre_ir.passes.tile_attention import tile_attention_group

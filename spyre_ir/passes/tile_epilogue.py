@@ -111,8 +111,9 @@ class Epilogue:
 
     def load_row_inputs(self, lb: BodyBuilder, j: int, at: list[SSAValue]) -> None:
         """Row block j's per-row inputs (`per_row`), at row offsets `at`: one tile that
-        every half reads."""
-        for operand in [o for o in self.inputs if self.per_row(o) and o not in self.loaded_by_first]:
+        every half reads (and a later segment whose first segment loads it, none)."""
+        rows = [o for o in self.inputs if self.per_row(o) and o not in self.loaded_by_first]
+        for operand in rows:
             lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
                                     self.buffers[j][0][operand]))  # fmt: skip
 
