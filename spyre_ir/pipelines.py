@@ -53,6 +53,7 @@ UNFUSED: dict[str, object] = {
     "fuse_norm_prologue": False,
     "fold_layouts": False,
     "fuse_rotary": False,
+    "fuse_projection_segments": False,
 }
 """Every fusion switch of spyre-to-dataflow off (bench/layer.py's unfused layer)."""
 

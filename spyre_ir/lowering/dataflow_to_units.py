@@ -601,15 +601,18 @@ def fed_from(
 
 def last_reads(reads: list[Operation], writer: Operation, body: Block) -> list[Operation]:
     """The reads of a version after which its credit goes back: the last one, or, when
-    the reads lie in the regions of one two-way `scf.if`, the last of each region."""
+    the reads lie in the regions of two-way `scf.if`s, the last of each region of the
+    last of them (the reads in earlier ones come first on the reader's unit: a merged
+    matmul's row factors, read in each segment's N loop, see passes/tile_matmul.py)."""
     paths = [branch_path(op, writer, body) for op in reads]
     if not paths[-1]:
         return [reads[-1]]
     outer = paths[-1][0][0]
-    if any(not p or p[0][0] is not outer for p in paths):
+    inside = [(p, op) for p, op in zip(paths, reads) if p and p[0][0] is outer]
+    if any(not p for p in paths):
         raise located_error(reads[-1], "convert-dataflow-to-units: a buffer is read both "
                                        "inside and outside the branches of an scf.if")  # fmt: skip
-    last = {p[0]: op for p, op in zip(paths, reads)}
+    last = {p[0]: op for p, op in inside}
     return list(last.values())
 
 

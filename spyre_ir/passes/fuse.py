@@ -27,6 +27,10 @@ kernel writing silu(g) * u. A closing matmul group gives back its last epilogue 
 while that lessens the bytes it writes (`trimmed_tail`; option `trim-epilogues`): the
 square of a residual sum belongs to the RMSNorm that reads the sum anyway.
 
+Matmul groups reading one norm prologue (the q projection and the k/v pair) merge into
+one group of segments that computes it once (passes/fuse_segments.py; option
+`fuse-projection-segments`).
+
 A rows group takes a restickify together with the transpose reading it when alone it
 could not (`Fuser.try_extend_pair`; option `fuse-relayout-pairs`), and an attention
 group reads its mask through the mask's restickify (option `fuse-mask-layout`).
@@ -253,6 +257,12 @@ class Fuser:
     `head_view_op`, passes/fuse_rotary.py)."""
     placed: set[Operation] = field(default_factory=set)
     """Folded operand ops already in a group (a restickify several matmuls read)."""
+    segments: bool = True
+    """A matmul group whose prologue is a copy runs as a segment of the group holding
+    the original (see passes/fuse_segments.py)."""
+    prologue_copies: dict[Operation, tuple[Operation, list[Operation]]] = field(
+        default_factory=dict)  # fmt: skip
+    """A copied prologue chain's last op -> (the original's last op, the copy)."""
 
     def unplaced_folds(self, op: Operation, paired: bool = False) -> list[Operation]:
         """`op`'s folded operands for its group, taken now: a restickify another group
@@ -275,7 +285,9 @@ class Fuser:
             return []
         chain = norm_prologue.prologue_chain(op.lhs)
         if chain and chain[-1] in self.placed:
+            original = chain[-1]
             chain = self.copy_for_later_readers(chain, op)
+            self.prologue_copies[chain[-1]] = (original, chain)
         self.placed.update(chain)
         return chain
 
@@ -435,6 +447,10 @@ class Fuser:
             current = self.place(groups, current, op)
         if current is not None:
             self.place_tail(groups, current)
+        if self.segments:
+            from spyre_ir.passes.fuse_segments import merge_segments
+
+            groups = merge_segments(groups, self.prologue_copies)
         return groups
 
     def try_extend_pair(self, candidate: Candidate, op: Operation, following: Operation) -> bool:
@@ -670,6 +686,9 @@ class SpyreFuse(ModulePass):
     fuse_rotary: bool = True
     """false: ops on a matmul result's head view (a rotary embedding, see
     passes/fuse_rotary.py) run in a kernel of their own."""
+    fuse_projection_segments: bool = True
+    """false: matmul groups reading one norm prologue (the q projection and the k/v
+    pair) each compute it from x, in kernels of their own (passes/fuse_segments.py)."""
 
     def epilogues(self) -> frozenset[EpilogueKind]:
         switches = {
@@ -686,7 +705,8 @@ class SpyreFuse(ModulePass):
         fuser = Fuser(min(self.lx_bytes, card_of(op).lx_bytes), self.epilogues(),
                       self.fuse_matmul_pairs, self.trim_epilogues,
                       self.fuse_relayout_pairs, self.fuse_mask_layout,
-                      self.fuse_norm_prologue, self.fuse_rotary)  # fmt: skip
+                      self.fuse_norm_prologue, self.fuse_rotary,
+                      segments=self.fuse_projection_segments)  # fmt: skip
         index = 0
         for fn in op.walk():
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks:

@@ -40,6 +40,7 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
+from spyre_ir.passes.fuse_segments import segment_of
 
 
 def group_kind(group: dataflow.GroupOp) -> tuple[str, int]:
@@ -196,7 +197,10 @@ def plan_group(
         # division); a plain matmul's batch split is 1 (forced_split checks it).
         split_b = forced[0] if forced and batch > 1 else None
         # A pair (spyre-fuse: a second matmul sharing A) runs as both Bs side by side.
-        pairs = sum(isinstance(op, spyre.MatmulOp) for op in group.body.ops)
+        # A merged group's later segments (passes/fuse_segments.py) take the first's
+        # split and tiles: the plan is the first's.
+        pairs = sum(isinstance(op, spyre.MatmulOp) and not segment_of(op)
+                    for op in group.body.ops)  # fmt: skip
         try:
             plan = cost_model.plan_matmul(
                 batch,

@@ -21,6 +21,7 @@ from xdsl.rewriter import Rewriter
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, card_of
+from spyre_ir.passes.fuse_segments import split_segments
 from spyre_ir.passes.partition_cores import group_kind, plan_group
 from spyre_ir.passes.split_group import row_overflows, split_group
 from spyre_ir.passes.split_head_view import split_head_view
@@ -28,7 +29,7 @@ from spyre_ir.passes.tile_attention import tile_attention_group
 from spyre_ir.passes.tile_copy import tile_copy_group
 from spyre_ir.passes.tile_head_view import NoWholeHeads
 from spyre_ir.passes.tile_kernel import hoist_definitions
-from spyre_ir.passes.tile_matmul import tile_matmul_group
+from spyre_ir.passes.tile_matmul import SegmentsApart, tile_matmul_group
 from spyre_ir.passes.tile_rows import tile_rows_group
 
 
@@ -74,6 +75,11 @@ def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: i
             kernel = tile_matmul_group(group, plan, lx_bytes, a_resident, prologue_resident)
         except NoWholeHeads:  # the head-view epilogue runs as a kernel of its own
             for part in split_head_view(group):
+                part.plan = plan_group(part, plan.cores.data, prologue_resident=prologue_resident)
+                tile_group(part, part.plan, lx_bytes, a_resident, prologue_resident)
+            return
+        except SegmentsApart:  # each segment a kernel of its own
+            for part in split_segments(group):
                 part.plan = plan_group(part, plan.cores.data, prologue_resident=prologue_resident)
                 tile_group(part, part.plan, lx_bytes, a_resident, prologue_resident)
             return

@@ -26,7 +26,9 @@ class Epilogue:
     block and corelet half, with their own LX tiles and their inputs' loads."""
 
     def __init__(self, parts: MatmulGroup, tiling: MatmulTiling, b: BodyBuilder,
-                 memory: dict[SSAValue, SSAValue]) -> None:  # fmt: skip
+                 memory: dict[SSAValue, SSAValue], first: Epilogue | None = None) -> None:  # fmt: skip
+        """`first`: the epilogue of a merged group's first segment, whose per-row input
+        tiles this one reads too (q's and k's cos and sin, loaded once)."""
         mm = parts.mm
         rank = len(spyre.shape_of(mm.result))
         self.ops = parts.epilogue
@@ -57,13 +59,23 @@ class Epilogue:
         # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).
         self.buffers: list[list[dict[SSAValue, SSAValue]]] = []
         blocks = 0 if tiling.variant is MatmulVariant.SPLIT_K else tiling.row_blocks
-        for _ in range(blocks):
+        self.loaded_by_first = {v for v in self.inputs if first is not None and self.per_row(v)
+                                and v in first.inputs and first.per_row(v)
+                                and first.tile_shape(v) == self.tile_shape(v)
+                                and len(first.buffers) == blocks}  # fmt: skip
+        for j in range(blocks):
             self.buffers.append([])
-            for _ in range(self.outs):
+            for h in range(self.outs):
                 half: dict[SSAValue, SSAValue] = {}
                 for v in values:
                     if isinstance(v.owner, spyre.RestickifyOp):
                         half[v] = half[v.owner.input]  # same tile in LX, see tile_rows_group
+                    elif v in self.loaded_by_first:
+                        assert first is not None
+                        half[v] = first.buffers[j][0][v]
+                    elif h and v in self.inputs and self.per_row(v):
+                        # The same rows in every half (cos and sin): one tile, loaded once.
+                        half[v] = self.buffers[-1][0][v]
                     else:
                         half[v] = b.alloc(self.tile_shape(v), spyre.element_of(v))
                 self.buffers[-1].append(half)
@@ -98,11 +110,12 @@ class Epilogue:
         return [o for o in self.inputs if not self.per_row(o)]
 
     def load_row_inputs(self, lb: BodyBuilder, j: int, at: list[SSAValue]) -> None:
-        """Row block j's per-row inputs (`per_row`), at row offsets `at`, for every half."""
-        for h in range(self.outs):
-            for operand in [o for o in self.inputs if self.per_row(o)]:
-                lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
-                                        self.buffers[j][h][operand]))  # fmt: skip
+        """Row block j's per-row inputs (`per_row`), at row offsets `at`: one tile that
+        every half reads (and a later segment whose first segment loads it, none)."""
+        rows = [o for o in self.inputs if self.per_row(o) and o not in self.loaded_by_first]
+        for operand in rows:
+            lb.emit(dataflow.LoadOp(self.memory[operand], self.offsets(lb, operand, at),
+                                    self.buffers[j][0][operand]))  # fmt: skip
 
     def load_inputs(self, fb: BodyBuilder, j: int, row_offsets: Sequence[list[SSAValue]]) -> None:
         """The inputs of row block j from LPDDR5, per half at `row_offsets[h]`."""

@@ -26,6 +26,7 @@ from spyre_ir.passes.double_buffer import leading_loads
 from spyre_ir.passes.fuse import swaps_last_two
 from spyre_ir.passes.fuse_heads import head_split
 from spyre_ir.passes.fuse_norm_prologue import is_prologue
+from spyre_ir.passes.fuse_segments import segment_of
 from spyre_ir.passes.matmul_tiling import (
     MatmulShape,
     MatmulTiling,
@@ -68,22 +69,25 @@ class MatmulGroup:
     prologue: list[Operation] = field(default_factory=list)
     """The norm chain computing A from a group input (spyre-fuse-norm-prologue)."""
 
+    segments: list[MatmulGroup] = field(default_factory=list)
+    """A merged group's later segments (passes/fuse_segments.py): each a matmul or a
+    pair reading this group's A, with its own epilogue and outputs (its `prologue`
+    empty: this group's computes A)."""
+
     @staticmethod
     def of(group: dataflow.GroupOp) -> MatmulGroup:
-        mm, *others = [op for op in group.body.ops if isinstance(op, spyre.MatmulOp)]
         ops = [op for op in group.body.ops if not isinstance(op, dataflow.YieldOp)]
         yielded = group.body.block.last_op
         assert isinstance(yielded, dataflow.YieldOp)
-        if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
-            raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
-        second = others[0] if others else None
-        if len(others) > 1 or (second is not None and (
-                second.lhs is not mm.lhs or spyre.shape_of(second.rhs) != spyre.shape_of(mm.rhs)
-                or len(spyre.shape_of(mm.result)) != 2)):  # fmt: skip
-            raise located_error(group, f"spyre-tile: group @{group.sym_name.data}: a second "
-                                       "matmul must read the first's A with a B of the same "
-                                       "shape, both 2-D")  # fmt: skip
-        operands = [mm.lhs, mm.rhs, *([second.rhs] if second else [])]
+        by_segment: dict[int, list[spyre.MatmulOp]] = {}
+        for op in ops:
+            if isinstance(op, spyre.MatmulOp):
+                by_segment.setdefault(segment_of(op), []).append(op)
+        segments = [by_segment[s] for s in sorted(by_segment)]
+        for mm, *others in segments:
+            check_segment(group, mm, others, segments[0][0])
+        operands = [v for mms in segments for mm in mms
+                    for v in ([mm.lhs, mm.rhs] if mm is mms[0] else [mm.rhs])]  # fmt: skip
         folded = {v: v.owner for v in operands
                   if v.owner in ops and swaps_last_two(v.owner)}  # fmt: skip
         resticked = {v: v.owner.input for v in operands
@@ -92,11 +96,19 @@ class MatmulGroup:
         prologue = [op for op in ops if is_prologue(op) or (
             isinstance(op, spyre.FullOp) and op.results[0].uses
             and all(is_prologue(u.operation) for u in op.results[0].uses))]  # fmt: skip
-        epilogue = [op for op in ops if op is not mm and op is not second
+        matmuls = {mm for mms in segments for mm in mms}
+        epilogue = [op for op in ops if op not in matmuls
                     and op not in folded.values() and op not in prologue
                     and not any(r in resticked for r in op.results)]  # fmt: skip
-        return MatmulGroup(mm, second, folded, resticked, epilogue, list(yielded.values),
-                           prologue)  # fmt: skip
+        owners = epilogue_segments(group, segments, epilogue)
+        outputs = list(yielded.values)
+        parts = [MatmulGroup(mms[0], mms[1] if len(mms) > 1 else None, folded, resticked,
+                             [op for op in epilogue if s in owners[op]],
+                             [v for v in outputs if segment_of_value(v, owners, matmuls) == s])
+                 for s, mms in enumerate(segments)]  # fmt: skip
+        first = parts[0]
+        first.prologue, first.segments = prologue, parts[1:]
+        return first
 
     def head_width(self) -> int | None:
         """The head width D of the epilogue's head view, if it has one."""
@@ -166,8 +178,16 @@ def tile_matmul_group(
     try:
         tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, lx_bytes,
                                    a_resident, prologue_resident, split_b)  # fmt: skip
+        if parts.segments:  # planned again beside the later segments' own tiles
+            room = lx_bytes - segments_lx_bytes(parts, tiling)
+            tiling = plan_group_tiling(parts, card_of(group), plan.cores.data, split, room,
+                                       a_resident, prologue_resident, split_b)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
+    if parts.segments and tiling.variant is not MatmulVariant.A_RESIDENT:
+        # Only a resident A block is read by every segment's N loop without loading A
+        # again: apart, each segment computes its prologue itself.
+        raise SegmentsApart
     if parts.second is not None and tiling.halves == 1:
         # A pair's two halves are its two matmuls' B tiles, one per corelet.
         tiling = replace(tiling, halves=2)
@@ -176,6 +196,20 @@ def tile_matmul_group(
     emitter.emit()
     check_streamed_loads_lead(shell.kernel, emitter.streamed_buffers())
     return shell.kernel
+
+
+def segments_lx_bytes(parts: MatmulGroup, tiling: MatmulTiling) -> int:
+    """LX the later segments of a merged group take beside the first's tiling (its
+    tiles at most `tiling`'s): their epilogue tiles, and their own B tiles and
+    accumulators where their tile widths differ from the first's."""
+    total = 0
+    for later in parts.segments:
+        t = segment_tiling(tiling, later)
+        total += t.tm * t.tn * t.shape.epilogue_bytes_per_elem
+        if (t.th, t.halves) != (tiling.th, tiling.halves):
+            steps = RESIDENT_STEPS if t.a_resident else 1
+            total += t.tn * (2 * steps * t.tk * t.shape.elem_bytes + t.tm * 4)
+    return total
 
 
 def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
@@ -206,6 +240,57 @@ def plan_group_tiling(parts: MatmulGroup, config: SpyreConfig, cores: int,
     return plan_tiling(shape, config, cores, split, room, split_b=split_b)
 
 
+def check_segment(group: dataflow.GroupOp, mm: spyre.MatmulOp, others: list[spyre.MatmulOp],
+                  first: spyre.MatmulOp) -> None:  # fmt: skip
+    """A segment is one matmul, or a pair: a second reading its A with a B of the same
+    shape, both 2-D; a later segment reads the first's A."""
+    if min(len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))) < 2:
+        raise located_error(mm, "spyre-tile: matmul with a 1-D operand; reshape it to 2-D")
+    second = others[0] if others else None
+    if len(others) > 1 or (second is not None and (
+            second.lhs is not mm.lhs or spyre.shape_of(second.rhs) != spyre.shape_of(mm.rhs)
+            or len(spyre.shape_of(mm.result)) != 2)):  # fmt: skip
+        raise located_error(group, f"spyre-tile: group @{group.sym_name.data}: a second "
+                                   "matmul must read the first's A with a B of the same "
+                                   "shape, both 2-D")  # fmt: skip
+    if mm is not first and (mm.lhs is not first.lhs or len(spyre.shape_of(mm.result)) != 2):
+        raise located_error(group, f"spyre-tile: group @{group.sym_name.data}: a later "
+                                   "segment's matmul must read the first's A, both 2-D")  # fmt: skip
+
+
+def epilogue_segments(group: dataflow.GroupOp, segments: list[list[spyre.MatmulOp]],
+                      epilogue: list[Operation]) -> dict[Operation, set[int]]:  # fmt: skip
+    """Per epilogue op, the segments whose epilogue runs it: the one whose results it
+    reads, or (an op reading only group inputs, a view of cos) every one reading it."""
+    of_value = {mm.result: s for s, mms in enumerate(segments) for mm in mms}
+    owners: dict[Operation, set[int]] = {}
+    for op in epilogue:
+        owners[op] = {of_value[v] for v in op.operands if v in of_value}
+        if len(owners[op]) > 1:
+            raise located_error(op, f"spyre-tile: group @{group.sym_name.data}: an epilogue "
+                                    "op reads the results of two segments")  # fmt: skip
+        of_value.update({r: s for r in op.results for s in owners[op]})
+    for op in reversed(epilogue):
+        if not owners[op]:
+            owners[op] = {s for r in op.results for u in r.uses
+                          for s in owners.get(u.operation, ())} or {0}  # fmt: skip
+    return owners
+
+
+def segment_of_value(value: SSAValue, owners: dict[Operation, set[int]],
+                     matmuls: set[spyre.MatmulOp]) -> int:  # fmt: skip
+    """The segment storing yielded `value` (0 when no later segment computes it)."""
+    owner = value.owner
+    if owner in matmuls:
+        return segment_of(owner)
+    return min(owners.get(owner, {0}), default=0)
+
+
+class SegmentsApart(Exception):
+    """A merged group's plan keeps no A block resident: tile its segments apart
+    (fuse_segments.split_segments)."""
+
+
 RESIDENT_STEPS = 4
 """K steps per iteration of A_RESIDENT's loop (each with two slots of its B tiles, by
 spyre-double-buffer) when they fit: four steps of PE work cover an output tile's
@@ -225,6 +310,31 @@ def resident_steps(t: MatmulTiling, lx_bytes: int) -> int:
     while steps > 1 and (t.k_per % steps or planned + (steps - 1) * step > lx_bytes):
         steps //= 2
     return steps
+
+
+@dataclass
+class Segment:
+    """What one segment of a kernel emits with (see `MatmulEmitter.enter`)."""
+
+    parts: MatmulGroup
+    t: MatmulTiling
+    rhs_of: list[SSAValue]
+    """Per half, the B operand it streams."""
+    rhs_mems: list[SSAValue]
+    b_steps: list[list[SSAValue]]
+    """Per K step of an iteration, per half, a B tile."""
+    block_accs: list[list[SSAValue]]
+    epilogue: Epilogue
+
+
+def segment_tiling(t: MatmulTiling, later: MatmulGroup) -> MatmulTiling:
+    """A later segment's tiling: the first's split, tiles and loops over its own
+    columns (a pair's halves its two matmuls')."""
+    shape = later.shape()
+    tiling = replace(t, shape=replace(t.shape, n=shape.n, paired=shape.paired,
+                                      epilogue_bytes_per_elem=shape.epilogue_bytes_per_elem,
+                                      head_width=shape.head_width))  # fmt: skip
+    return replace(tiling, halves=2) if later.second is not None else tiling
 
 
 class MatmulEmitter:
@@ -266,13 +376,9 @@ class MatmulEmitter:
             self.prologue = Prologue(parts.prologue, b, shell.memory, rows, t.tk, blocks,
                                      matmul_dims(mm)[3], sn)  # fmt: skip
         self.lhs_mem = self.prologue.x_mem if self.prologue else self.memory_of(mm.lhs)
-        # Per half, the B operand it streams: a pair's second half reads the second's.
-        self.rhs_of = [parts.second.rhs if parts.second and h else mm.rhs
-                       for h in range(t.halves)]  # fmt: skip
-        self.rhs_mems = [self.memory_of(v) for v in self.rhs_of]
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
-        lhs_el, rhs_el = spyre.element_of(mm.lhs), spyre.element_of(mm.rhs)
+        lhs_el = spyre.element_of(mm.lhs)
         a_tile = [1] * (self.lhs_rank - 2) + [rows, t.tk]
         # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
         # Its slots are views of the one copy ([1, k_per, ..]): for
@@ -287,27 +393,49 @@ class MatmulEmitter:
         # the fill scales it into the block.)
         staged = not resident or (self.prologue is not None and self.prologue.w_tile is not None)
         self.a_bufs = [b.alloc(a_tile, lhs_el) for _ in range(blocks)] if staged else []
-        # The two corelets each take half of the tile's columns: their own B tile, f32
-        # accumulator, epilogue and store, sharing the A tile.
-        self.b_bufs = [b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
-                       for _ in range(t.halves)]  # fmt: skip
-        # A_RESIDENT's K steps per iteration, each with B tiles of its own.
-        self.b_steps = [self.b_bufs] if resident else []
-        for _ in range(1, resident_steps(t, shell.kernel.capacity)
-                       if resident else 1):  # fmt: skip
-            self.b_steps.append([b.alloc([1] * (self.rhs_rank - 2) + [t.tk, t.th], rhs_el)
-                                 for _ in range(t.halves)])  # fmt: skip
-        if t.variant is MatmulVariant.SPLIT_K:
-            acc_shape = [sk, t.rows_per_core, t.th]
-        else:
-            acc_shape = [1] * (self.rank - 2) + [rows, t.th]
-        # Block by block, half by half: spyre.full picks the corelets in turn, so half
-        # h's accumulators land on corelet h (one half: its row blocks take turns).
-        self.block_accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(t.halves)]
-                           for _ in range(blocks)]  # fmt: skip
         self.a_parts = [b.alloc([rows // sn, t.tk], lhs_el)
                         for _ in range(blocks)] if t.shares_a else []  # fmt: skip
-        self.epilogue = Epilogue(parts, t, b, shell.memory)
+        # A merged group's segments (passes/fuse_segments.py; A_RESIDENT only, see
+        # `tile_matmul_group`) run one after another over this M tile's A block; one of
+        # the same tile widths shares the first's B tiles and accumulators (they are
+        # free between the segments' N loops).
+        self.segments = [self.segment(parts, t, None)]
+        for later in parts.segments:
+            self.segments.append(self.segment(later, segment_tiling(t, later), self.segments[0]))
+        self.enter(self.segments[0])
+
+    def segment(self, parts: MatmulGroup, t: MatmulTiling, first: Segment | None) -> Segment:
+        """A segment's B operands, tiles and epilogue."""
+        b, mm = self.shell.body, parts.mm
+        # Per half, the B operand it streams: a pair's second half reads the second's.
+        rhs_of = [parts.second.rhs if parts.second and h else mm.rhs for h in range(t.halves)]
+        epilogue = Epilogue(parts, t, b, self.shell.memory, first and first.epilogue)
+        rhs_mems = [self.memory_of(v) for v in rhs_of]
+        if first is not None and (first.t.th, first.t.halves) == (t.th, t.halves):
+            return Segment(parts, t, rhs_of, rhs_mems, first.b_steps, first.block_accs, epilogue)
+        resident = t.variant is MatmulVariant.A_RESIDENT
+        rhs_rank, rhs_el = len(spyre.shape_of(mm.rhs)), spyre.element_of(mm.rhs)
+        # The two corelets each take half of the tile's columns: their own B tile, f32
+        # accumulator, epilogue and store, sharing the A tile. A_RESIDENT's K steps per
+        # iteration each have B tiles of their own.
+        steps = resident_steps(t, self.shell.kernel.capacity) if resident else 1
+        b_steps = [[b.alloc([1] * (rhs_rank - 2) + [t.tk, t.th], rhs_el)
+                    for _ in range(t.halves)] for _ in range(steps)]  # fmt: skip
+        if t.variant is MatmulVariant.SPLIT_K:
+            acc_shape = [t.split[2], t.rows_per_core, t.th]
+        else:
+            acc_shape = [1] * (self.rank - 2) + [t.rows_per_block, t.th]
+        # Block by block, half by half: spyre.full picks the corelets in turn, so half
+        # h's accumulators land on corelet h (one half: its row blocks take turns).
+        accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(t.halves)]
+                for _ in range(t.row_blocks)]  # fmt: skip
+        return Segment(parts, t, rhs_of, rhs_mems, b_steps, accs, epilogue)
+
+    def enter(self, seg: Segment) -> None:
+        """Emit `seg`'s N loop from here on (its prologue row factors are the first's)."""
+        self.parts, self.t, self.rhs_of, self.rhs_mems = seg.parts, seg.t, seg.rhs_of, seg.rhs_mems
+        self.b_steps, self.block_accs, self.epilogue = seg.b_steps, seg.block_accs, seg.epilogue
+        self.b_bufs = seg.b_steps[0]
 
     def stats_in_k_loop(self, rows: int) -> bool:
         """Whether a prologue's statistics can read the K loop's A tiles (the cost
@@ -333,7 +461,7 @@ class MatmulEmitter:
         in_k_loop = self.t.variant in (MatmulVariant.K_LOOP, MatmulVariant.ROW_BLOCKED) or \
             (self.t.variant is MatmulVariant.A_RESIDENT and self.prologue is not None)  # fmt: skip
         a_tiles = [*self.a_bufs, *self.a_parts] if in_k_loop else []
-        return {*a_tiles, *self.b_bufs, *(b for step in self.b_steps for b in step)}
+        return {*a_tiles, *(b for seg in self.segments for step in seg.b_steps for b in step)}
 
     # --- the M loop and the variants --------------------------------------------------
 
@@ -359,10 +487,18 @@ class MatmulEmitter:
         elif self.prologue is not None and t.variant is not MatmulVariant.A_RESIDENT:
             tops = [self.block_top(lb, j) for j in range(t.row_blocks)]
             self.prologue.stats(lb, tops, self.cn, t.split[2])
-        for j in range(len(self.epilogue.buffers)):
-            at = [*self.batch_index, self.block_top(lb, j), lb.const(0)]
-            self.epilogue.load_row_inputs(lb, j, at)
-        VARIANTS[t.variant](self, lb)
+        for seg in self.segments:
+            for j in range(len(seg.epilogue.buffers)):
+                at = [*self.batch_index, self.block_top(lb, j), lb.const(0)]
+                seg.epilogue.load_row_inputs(lb, j, at)
+        if t.variant is not MatmulVariant.A_RESIDENT:
+            VARIANTS[t.variant](self, lb)
+            return
+        self.fill_a_block(lb)
+        for seg in self.segments:  # each segment's N loop reads the block
+            self.enter(seg)
+            self.emit_a_resident(lb)
+        self.enter(self.segments[0])
 
     def n_loop(self, lb: BodyBuilder) -> tuple[SSAValue, BodyBuilder, list[SSAValue]]:
         """The N loop: its iv, body and the first column of each half tile."""
@@ -462,10 +598,9 @@ class MatmulEmitter:
                              accumulate=True)  # fmt: skip
             self.finish(last, j, n_half)
 
-    def emit_a_resident(self, lb: BodyBuilder) -> None:
-        """A fill loop loads this M tile's A tile of every K step into its slot of the
-        resident block (and completes it over the ring when shared); then each N tile's
-        K loop streams only B tiles, reading A from the block."""
+    def fill_a_block(self, lb: BodyBuilder) -> None:
+        """A_RESIDENT's fill: this M tile's A tile of every K step into its slot of the
+        resident block (completed over the ring when shared)."""
         t = self.t
         assert self.a_block is not None
         if self.prologue is not None:
@@ -476,6 +611,11 @@ class MatmulEmitter:
             slot = lb.emit(dataflow.SlotOp(self.a_block, lb.const(step))).results[0]
             self.load_a(lb, k0, slot)
             self.gather_a(lb, [slot])
+
+    def emit_a_resident(self, lb: BodyBuilder) -> None:
+        """After the fill (`fill_a_block`), each N tile's K loop streams only B tiles,
+        reading A from the block."""
+        t = self.t
         # One loop over the N tiles' K steps, `resident_steps` at a time (each step its
         # own B tiles): its B loads open the body, so spyre-double-buffer prefetches the
         # next steps' tiles, across N tiles too, and the PE arrays have that many steps'

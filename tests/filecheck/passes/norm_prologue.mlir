@@ -31,9 +31,11 @@
 // KERNELS-NOT:   dataflow.kernel @rows
 // q: one N tile per core, whose K loop loads each A tile once: the statistics read
 // them there (cast, square, mean of this core's slice), the factors follow the last K
-// step. k too: the plan weighs a loop of the statistics' own over x, so it takes a
+// step. (spyre-fuse merges the two groups, which read one prologue; streaming A, their
+// plan keeps no A block resident, so spyre-tile splits them apart again: matmul_0_0 and
+// matmul_0_1, see passes/fuse_segments.py.) k too: the plan weighs a loop of the statistics' own over x, so it takes a
 // split whose cores walk K for one N tile (16 x 2 cores, two K steps), not one K step.
-// KERNELS:       dataflow.kernel @matmul_0 cores({{[0-9]+}}) (%{{.*}}, %w, %wq)
+// KERNELS:       dataflow.kernel @matmul_0_0 cores({{[0-9]+}}) (%{{.*}}, %w, %wq)
 // KERNELS:         scf.for
 // KERNELS:           dataflow.load
 // KERNELS:           dataflow.compute "spyre.cast"
@@ -44,7 +46,7 @@
 // KERNELS:           dataflow.compute "spyre.matmul"
 // KERNELS:         dataflow.compute "spyre.mul" on "pe"{{.*}} : (!dataflow.lx<{{[0-9]+}}x{{[0-9]+}}xf32>, !dataflow.lx<{{[0-9]+}}x1xf32>)
 // KERNELS-NOT:     dataflow.store {{.*}} !dataflow.lx<{{.*}}xf32>
-// KERNELS:       dataflow.kernel @matmul_1 cores({{[0-9]+}}) (%{{.*}}, %w, %wk)
+// KERNELS:       dataflow.kernel @matmul_0_1 cores({{[0-9]+}}) (%{{.*}}, %w, %wk)
 // KERNELS:         scf.for
 // KERNELS:           dataflow.load
 // KERNELS:           dataflow.compute "spyre.mean"
