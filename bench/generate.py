@@ -227,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.new_tokens < 3:
         parser.error("--new-tokens must be at least 3 (one compiling and one steady decode step)")
     start = time.perf_counter()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus (eager's wall per "
+          "token stretches with it far more than ours: compare the ratio on an idle machine)")  # fmt: skip
     stream = stream_bandwidth()
     print_stream(stream)
     results = []
