@@ -85,9 +85,6 @@ __all__ = [
 # ---------------------------------------------------------------- kernels
 
 
-_UNSEEN = object()  # int_fast's mark of an op not looked up yet
-
-
 class LocatedError(InterpreterError):
     """An error already naming the kernel op it comes from."""
 
@@ -108,7 +105,8 @@ class KernelMachine:
         self.check = interp.check_races
         self.values: dict[SSAValue, object] = {}
         self.widths: dict[Operation, int] = {}  # index op -> bit width of its operands
-        self.int_fast: dict[Operation, Callable | None] = {}  # index op -> its INT_SCALAR
+        # index op -> (its INT_SCALAR entry, None off 64 bits; its operands' bit width)
+        self.int_fast: dict[Operation, tuple[Callable | None, int]] = {}
         # The boxes the current instruction cuts: logged for a recording, or fed back
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[Box] | None = None
@@ -245,16 +243,16 @@ class KernelMachine:
         raise InterpreterError(f"unsupported constant {value} in a kernel")
 
     def int_binary(self, op: Operation, operands: list) -> list:
-        fast = self.int_fast.get(op, _UNSEEN)
-        if fast is _UNSEEN:  # looked up once: the index ops of a loop run every iteration
+        found = self.int_fast.get(op)
+        if found is None:  # looked up once: the index ops of a loop run every iteration
             width = self._width_of(op, op.results[0])
-            fast = self.int_fast[op] = INT_SCALAR.get(type(op)) if width == 64 else None
+            found = self.int_fast[op] = (INT_SCALAR.get(type(op)) if width == 64 else None, width)
+        fast, width = found
         scalar = scalar_pair(operands) if fast is not None else None
         if scalar is not None:  # the same on every core: Python ints, no numpy calls
             result = fast(*scalar)
             if result is not None and -(1 << 63) <= result < 1 << 63:
                 return [np.array(result, dtype=np.int64)]
-        width = self._width_of(op, op.results[0])
         fn, unsigned = INT_BINARY[type(op)]
         a, b = (as_int(x, width, unsigned) for x in operands)
         return [signed(fn(a, b), width)]

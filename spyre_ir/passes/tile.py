@@ -73,13 +73,10 @@ def tile_group(group: dataflow.GroupOp, plan: dataflow.WorkPlanAttr, lx_bytes: i
     if isinstance(plan, dataflow.MatmulPlanAttr):
         try:
             kernel = tile_matmul_group(group, plan, lx_bytes, a_resident, prologue_resident)
-        except NoWholeHeads:  # the head-view epilogue runs as a kernel of its own
-            for part in split_head_view(group):
-                part.plan = plan_group(part, plan.cores.data, prologue_resident=prologue_resident)
-                tile_group(part, part.plan, lx_bytes, a_resident, prologue_resident)
-            return
-        except SegmentsApart:  # each segment a kernel of its own
-            for part in split_segments(group):
+        except (NoWholeHeads, SegmentsApart) as apart:
+            # the head-view epilogue, or each segment of a merged group, a kernel of its own
+            split = split_head_view if isinstance(apart, NoWholeHeads) else split_segments
+            for part in split(group):
                 part.plan = plan_group(part, plan.cores.data, prologue_resident=prologue_resident)
                 tile_group(part, part.plan, lx_bytes, a_resident, prologue_resident)
             return

@@ -349,7 +349,7 @@ class SpyrePartition(torch.nn.Module):
         if settings.executor == "card":  # inputs kept on the card between calls
             from spyre_ir.runtime.resident import CardPartition
 
-            self.card = CardPartition(name, ir["recipe"], cpu, write_backs or {})
+            self.card = CardPartition(name, ir["recipe"], cpu, write_backs)
         else:
             self.run = ex.factory(ir[ex.level])
         self.outputs = [n.meta["val"] for n in cpu.graph.output_node().args[0]]

@@ -153,15 +153,21 @@ class ResidentImages:
         image of `t`, holds an old value: dropped."""
         image.share()  # this method's holds, taken before the old holders let go
         image.share()
-        for key, entry in list(self._entries.items()):
-            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
-            if entry.ref() is t or any(i is image for i in held):
-                self._drop(key)
+        self._drop_holders(image)
+        self.forget(t)
         self.store(result, image)
         key = id(t)
         entry = _Entry(weakref.ref(t, lambda _, key=key: self._drop(key)), t)
         self._entries[key] = entry
         entry.pending = (image, result, result._version)
+
+    def _drop_holders(self, image: StickImage, sparing: torch.Tensor | None = None) -> None:
+        """Drop the entry of every tensor but `sparing` that holds `image`, kept or
+        pending: after an in-place write its value is old."""
+        for key, entry in list(self._entries.items()):
+            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
+            if (sparing is None or entry.ref() is not sparing) and any(i is image for i in held):
+                self._drop(key)
 
     def grown(self, t: torch.Tensor, source: torch.Tensor, region: Sequence[int]) -> None:
         """`t`, as it is now, is `source`'s elements [0, region) with zeros elsewhere (the
@@ -193,10 +199,7 @@ class ResidentImages:
         """Host tensor `t` and `image`, its kept image bound to a launch, had the same rows
         written in place: the image is still `t`'s, through AOTAutograd's write-back of `t`
         onto itself (`_Entry.self_copy`); whoever else held it holds an old value: dropped."""
-        for key, entry in list(self._entries.items()):
-            held = list(entry.images.values()) + ([entry.pending[0]] if entry.pending else [])
-            if entry.ref() is not t and any(i is image for i in held):
-                self._drop(key)
+        self._drop_holders(image, sparing=t)
         entry = self._entries.get(id(t))
         mine = entry is not None and entry.ref() is t
         if not mine or entry.images.get(_image_key_of(image)) is not image:
