@@ -66,10 +66,18 @@ class LxBuffer:
         """[cores, *shape]; a view of the storage when no per-core indexing is needed."""
         return self.root.array[self._key()] if self.index else self.root.array
 
-    def write(self, value: np.ndarray, fresh: bool = False) -> None:
+    def write(self, value: np.ndarray, fresh: bool = False, shared: bool = False) -> None:
         """Store `value` ([cores, *shape]); `fresh`: nothing else refers to it, so a
-        whole buffer may take the array itself instead of a copy."""
+        whole buffer may take the array itself instead of a copy; `shared`: it is
+        read-only and never changes (a kept tile), so a whole buffer may take it too,
+        and is copied before anything is written into it."""
         array = self.root.array
+        if not array.flags.writeable:  # a shared tile taken before (copy on write)
+            whole = not self.index and value.shape == array.shape
+            array = self.root.array = np.empty_like(array) if whole else array.copy()
+        if shared and not self.index and value.shape == array.shape and value.dtype == array.dtype:
+            self.root.array = value
+            return
         if not self.is_view():
             # Per-core slots: advanced indexing, which cannot hand out a view.
             same = value.dtype == array.dtype

@@ -111,6 +111,11 @@ class KernelMachine:
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[Box] | None = None
         self.box_feed: Iterator[Box] | None = None
+        # (box, source, decode) -> the decoded tile, perhaps kept between runs: set by a
+        # replay, whose boxes are the recording's (`spyre_ir.sim.replay.cached_tile`).
+        self.tile_cache: (
+            Callable[[Box, np.ndarray, Callable[[], np.ndarray]], np.ndarray] | None
+        ) = None
         self.handlers: dict[type[Operation], Callable[[Operation, list], list]] = {
             arith.ConstantOp: self.constant,
             arith.CmpiOp: self.cmpi,
@@ -372,11 +377,19 @@ class KernelMachine:
         perm, fill, code = static
         box = self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
         if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
-            tile = decode(box.gather(source.data, code))
+
+            def decoded() -> np.ndarray:
+                tile = decode(box.gather(source.data, code))
+                return tile.transpose([0] + [p + 1 for p in perm]) if perm else tile
+
+            if self.tile_cache is not None and not source.data.flags.writeable:
+                dest.write(self.tile_cache(box, source.data, decoded), shared=True)
+                return []
+            tile = decoded()
         else:
             tile = box.gather(source.data, fill)
-        if perm:
-            tile = tile.transpose([0] + [p + 1 for p in perm])
+            if perm:
+                tile = tile.transpose([0] + [p + 1 for p in perm])
         dest.write(tile, fresh=True)  # a new array, or a view of DDR (then copied)
         return []
 

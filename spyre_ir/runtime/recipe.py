@@ -63,6 +63,7 @@ from spyre_ir.runtime.allocator import DeviceBlock
 from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
+from spyre_ir.sim import replay
 
 __all__ = [
     "Compute",
@@ -781,6 +782,9 @@ class PreparedRecipe:
                 values = _writable_buffer(values)
             else:
                 values.flags.writeable = False  # shared by every later launch
+                # changed only by a row store (`row_store.RowStore.write`, which says so):
+                # the simulator may keep the tiles it decodes from it
+                replay.declare_constant(values)
             image.values = values
         return image.values
 

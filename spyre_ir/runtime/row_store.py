@@ -35,6 +35,7 @@ import torch
 from torch import fx
 
 from spyre_ir.layout import StickLayout
+from spyre_ir.sim import replay
 
 aten = torch.ops.aten
 
@@ -214,6 +215,7 @@ class RowStore:
             kept.flags.writeable = True  # the image's own copy (recipe._read_input)
             kept[self.index] = values
             kept.flags.writeable = writeable
+            replay.changed(kept)  # tiles the simulator kept of it are stale
 
     def write_back(self, memory: Any) -> None:
         """Bring the image's bytes on the card up to date at these rows from its kept

@@ -360,6 +360,7 @@ class _Program:
             root.array = np.zeros(shape, dtype)
         self.sim.interp.tiles.update(recording.tiles)
         machine = self.machine
+        machine.tile_cache = replay.cached_tile
         try:
             for step in recording.steps:
                 operands = step.operands
@@ -375,7 +376,7 @@ class _Program:
                 except (InterpreterError, ValueError, TypeError, IndexError) as error:
                     raise machine.error(step.op, str(error)) from None
         finally:
-            machine.box_feed = None
+            machine.box_feed = machine.tile_cache = None
             self._release(recording)
         for name, value in recording.timing.items():
             setattr(self, name, value)

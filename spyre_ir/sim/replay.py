@@ -109,12 +109,70 @@ _RECORDINGS: ByteLRU[Operation, Recording] = ByteLRU(recording_bytes)
 
 
 def clear() -> None:
-    """Forget every recording (later runs are first runs again)."""
+    """Forget every recording (later runs are first runs again) and every decoded tile."""
     _RECORDINGS.clear()
+    _TILES.clear()
 
 
 def held_bytes() -> int:
-    return _RECORDINGS.nbytes
+    return _RECORDINGS.nbytes + _TILES.nbytes
+
+
+# ------------------------------------------------------- decoded tiles of constant tensors
+#
+# A decode step loads every weight tile from its DLFloat16 codes and decodes it, every
+# step, though the weights never change: two fifths of a replay's host time. A tensor its
+# owner declares constant (`declare_constant`: the runtime's kept weight images) has its
+# decoded tiles kept between replays, one per recorded box, and an LX buffer a whole
+# tile lands in takes the kept array itself (read-only; a later write copies it first).
+
+_CONSTANTS: dict[int, tuple[weakref.ref, list[int]]] = {}
+"""id(array) -> (the array, weakly; [its generation]) for arrays declared constant."""
+
+
+def declare_constant(array: np.ndarray) -> None:
+    """Promise that read-only `array` keeps its values while it lives, except where its
+    owner says otherwise with `changed(array)` (which makes its decoded tiles stale)."""
+    if array.flags.writeable:
+        raise ValueError("only a read-only array can be declared constant")
+    key = id(array)
+    known = _CONSTANTS.get(key)
+    if known is not None and known[0]() is array:
+        return
+    _CONSTANTS[key] = (weakref.ref(array, lambda _, key=key: _CONSTANTS.pop(key, None)), [0])
+
+
+def changed(array: np.ndarray) -> None:
+    """`array`, declared constant, was written: tiles decoded from it before are stale."""
+    known = _CONSTANTS.get(id(array))
+    if known is not None and known[0]() is array:
+        known[1][0] += 1
+
+
+def _generation(array: np.ndarray) -> int | None:
+    known = _CONSTANTS.get(id(array))
+    return known[1][0] if known is not None and known[0]() is array else None
+
+
+_TILES: ByteLRU[object, tuple[weakref.ref, int, np.ndarray]] = ByteLRU(
+    lambda box, entry: entry[2].nbytes + _STEP_BYTES
+)
+"""A recorded box -> (its source array, weakly; the source's generation; the decoded tile)."""
+
+
+def cached_tile(box: object, source: np.ndarray, decode: Callable[[], np.ndarray]) -> np.ndarray:
+    """The tile `decode()` gives for `box` of `source`: kept (read-only, C-contiguous)
+    between replays when `source` is declared constant and unchanged since."""
+    generation = _generation(source)
+    if generation is None:
+        return decode()
+    entry = _TILES.get(box)
+    if entry is not None and entry[0]() is source and entry[1] == generation:
+        return entry[2]
+    tile = np.ascontiguousarray(decode())
+    tile.flags.writeable = False
+    _TILES.put(box, (weakref.ref(source), generation, tile))
+    return tile
 
 
 _FROZEN: weakref.WeakSet[Operation] = weakref.WeakSet()
