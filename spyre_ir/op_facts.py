@@ -184,3 +184,9 @@ def names(*, unit: str | None = None, cost: str | None = None, rounding: str | N
         and (cost is None or f.cost == cost)
         and (rounding is None or f.rounding == rounding)
     )
+
+
+MOVES_ELEMENTS = names(cost="rearrange", rounding="f32")
+"""Ops that only move elements (reshape, transpose, broadcast_to, slice, concat): their
+half results are values their inputs hold, so rounding them is the identity, and they
+move the card's DLFloat16 codes as they move values."""

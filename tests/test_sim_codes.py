@@ -22,6 +22,19 @@ func.func @main(%x: tensor<3x64xbf16>) -> tensor<3x64xbf16> {
 }
 """
 
+# Between kernels, ops that only move elements (op_facts.MOVES_ELEMENTS) move the codes as
+# they are: no decode, rounding and encode (bit for bit, NaN and saturated values too).
+MOVES = """
+func.func @main(%x: tensor<4x6x64xf16>, %y: tensor<4x6x64xf16>) -> (tensor<6x4x64xf16>, tensor<24x64xf16>, tensor<8x6x64xf16>, tensor<4x6x32xf16>) {
+  %e = spyre.exp %x : tensor<4x6x64xf16> -> tensor<4x6x64xf16>
+  %t = spyre.transpose %e perm = [1, 0, 2] : tensor<4x6x64xf16> -> tensor<6x4x64xf16>
+  %r = spyre.reshape %e : tensor<4x6x64xf16> -> tensor<24x64xf16>
+  %c = spyre.concat %e, %y dim = 0 : tensor<4x6x64xf16>, tensor<4x6x64xf16> -> tensor<8x6x64xf16>
+  %s = spyre.slice %e starts = [0, 0, 16] stops = [4, 6, 48] steps = [1, 1, 1] : tensor<4x6x64xf16> -> tensor<4x6x32xf16>
+  func.return %t, %r, %c, %s : tensor<6x4x64xf16>, tensor<24x64xf16>, tensor<8x6x64xf16>, tensor<4x6x32xf16>
+}
+"""
+
 
 def _arguments(module, rng: np.random.Generator) -> list[np.ndarray]:
     fn = next(op for op in module.body.block.ops if getattr(op, "sym_name", None)
@@ -38,8 +51,8 @@ def _arguments(module, rng: np.random.Generator) -> list[np.ndarray]:
     return args
 
 
-@pytest.mark.parametrize("text", [ELEMENTWISE, SOFTMAX, GATHER, MIXED, BF16_SCALE],
-                         ids=["elementwise", "softmax", "gather", "mixed", "bf16"])  # fmt: skip
+@pytest.mark.parametrize("text", [ELEMENTWISE, SOFTMAX, GATHER, MIXED, BF16_SCALE, MOVES],
+                         ids=["elementwise", "softmax", "gather", "mixed", "bf16", "moves"])  # fmt: skip
 def test_codes_give_the_codes_of_the_float32_run(text: str) -> None:
     module = pipelines.lower_to_units(parse_and_verify(registry.make_context(), text, "t.mlir"))
     args = _arguments(module, np.random.default_rng(7))

@@ -92,6 +92,7 @@ from spyre_ir.interp.tensor import (
     run_entry,
 )
 from spyre_ir.interp.tile_ops import TileOp, is_half, wide_type
+from spyre_ir.op_facts import MOVES_ELEMENTS
 
 __all__ = ["DataflowInterpreter", "InterpreterError", "run_module"]
 
@@ -227,6 +228,10 @@ class DataflowInterpreter(_Interpreter):
             or not any(is_half(v.type) for v in (*op.operands, *op.results))
         ):
             return super().run_op(op, operands)
+        if self.codes and op.name in MOVES_ELEMENTS:  # codes move as their values would
+            result = apply_op(op, operands)
+            self.check_result(result, op, op.results[0], "interpreter")
+            return [result]
         wide = self.widened.get(op)
         if wide is None:
             wide = make_op(type(op), [wide_type(v.type) for v in op.operands],
