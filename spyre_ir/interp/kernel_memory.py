@@ -44,27 +44,25 @@ class LxBuffer:
     """An LX buffer of every core: `root.array` indexed by the per-core slot indices
     `index` (ints, or int64 arrays [cores]) after the core axis."""
 
-    __slots__ = ("root", "index", "shape", "name", "cores")
+    __slots__ = ("root", "index", "shape", "name", "cores", "_view", "_index_key")
 
     def __init__(self, root: LxRoot, index: tuple, shape: tuple[int, ...], name: str, cores: int):
         self.root, self.index, self.shape, self.name, self.cores = root, index, shape, name, cores
+        # Made once: a replay reads and writes the same buffers thousands of times a step.
+        self._view = all(isinstance(i, int) for i in index)
+        self._index_key = (slice(None), *index) if self._view else (np.arange(cores), *index)
 
     @property
     def dtype(self) -> np.dtype:
         return self.root.array.dtype
 
-    def _key(self) -> tuple:
-        if self.is_view():
-            return (slice(None), *self.index)
-        return (np.arange(self.cores), *self.index)
-
     def is_view(self) -> bool:
         """Whether `read` gives a view of the storage (else a copy)."""
-        return all(isinstance(i, int) for i in self.index)
+        return self._view
 
     def read(self) -> np.ndarray:
         """[cores, *shape]; a view of the storage when no per-core indexing is needed."""
-        return self.root.array[self._key()] if self.index else self.root.array
+        return self.root.array[self._index_key] if self.index else self.root.array
 
     def write(self, value: np.ndarray, fresh: bool = False, shared: bool = False) -> None:
         """Store `value` ([cores, *shape]); `fresh`: nothing else refers to it, so a
@@ -78,21 +76,26 @@ class LxBuffer:
         if shared and not self.index and value.shape == array.shape and value.dtype == array.dtype:
             self.root.array = value
             return
-        if not self.is_view():
+        same = value.dtype == array.dtype
+        if not self._view:
             # Per-core slots: advanced indexing, which cannot hand out a view.
-            same = value.dtype == array.dtype
-            array[self._key()] = value if same else converted(value, array.dtype)
+            array[self._index_key] = value if same else converted(value, array.dtype)
         elif self.index:
-            convert_into(array[self._key()], value)
+            if same:
+                np.copyto(array[self._index_key], value)
+            else:
+                convert_into(array[self._index_key], value)
         elif (
             fresh
+            and same
             and value.base is None
             and value.flags.c_contiguous
             and value.flags.writeable
-            and value.dtype == self.root.array.dtype
-            and value.shape == self.root.array.shape
+            and value.shape == array.shape
         ):
             self.root.array = value
+        elif same:
+            np.copyto(array, value)
         else:
             convert_into(array, value)
 

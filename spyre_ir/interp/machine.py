@@ -116,27 +116,6 @@ class KernelMachine:
         self.tile_cache: (
             Callable[[Box, np.ndarray, Callable[[], np.ndarray]], np.ndarray] | None
         ) = None
-        self.handlers: dict[type[Operation], Callable[[Operation, list], list]] = {
-            arith.ConstantOp: self.constant,
-            arith.CmpiOp: self.cmpi,
-            arith.SelectOp: self.select,
-            arith.IndexCastOp: self.index_cast,
-            scf.ForOp: self.for_,
-            scf.IfOp: self.if_,
-            D.AllocLxOp: self.alloc_lx,
-            D.SlotOp: self.slot,
-            D.PositionOp: self.position,
-            # By base class: levels below may subclass these ops (see `handler`).
-            D.LoadBase: self.load,
-            D.StoreBase: self.store,
-            D.GatherBase: self.gather,
-            D.ScatterBase: self.scatter,
-            D.ComputeBase: self.compute,
-            D.RingAllreduceBase: self.ring_allreduce,
-            D.RingAllgatherBase: self.ring_allgather,
-        }
-        for cls in INT_BINARY:
-            self.handlers[cls] = self.int_binary
 
     # -------------------------------------------------------- driver
 
@@ -216,13 +195,13 @@ class KernelMachine:
 
     def handler(self, op: Operation) -> Callable[[Operation, list], list]:
         cls = type(op)
-        found = self.handlers.get(cls)
-        if found is None:
-            base = next((b for b in cls.__mro__ if b in self.handlers), None)
+        name = _HANDLERS.get(cls)
+        if name is None:
+            base = next((b for b in cls.__mro__ if b in _HANDLERS), None)
             if base is None:
                 raise self.error(op, "the dataflow interpreter cannot run this op in a kernel")
-            found = self.handlers[cls] = self.handlers[base]
-        return found
+            name = _HANDLERS[cls] = _HANDLERS[base]
+        return getattr(self, name)
 
     def error(self, op: Operation, message: str) -> InterpreterError:
         return LocatedError(f"{op_label(op)} ({self.kind} @{self.op.sym_name.data}): {message}")
@@ -523,6 +502,30 @@ class KernelMachine:
         every = np.broadcast_to(stacked, (blocks, size, stride, *full.shape))
         full.write(every.reshape(self.cores, *full.shape))
         return []
+
+
+_HANDLERS: dict[type[Operation], str] = {
+    arith.ConstantOp: "constant",
+    arith.CmpiOp: "cmpi",
+    arith.SelectOp: "select",
+    arith.IndexCastOp: "index_cast",
+    scf.ForOp: "for_",
+    scf.IfOp: "if_",
+    D.AllocLxOp: "alloc_lx",
+    D.SlotOp: "slot",
+    D.PositionOp: "position",
+    # By base class: levels below may subclass these ops (see `KernelMachine.handler`).
+    D.LoadBase: "load",
+    D.StoreBase: "store",
+    D.GatherBase: "gather",
+    D.ScatterBase: "scatter",
+    D.ComputeBase: "compute",
+    D.RingAllreduceBase: "ring_allreduce",
+    D.RingAllgatherBase: "ring_allgather",
+    **dict.fromkeys(INT_BINARY, "int_binary"),
+}
+"""Op class -> the name of its `KernelMachine` handler (one table, not one per run: a
+decode step starts ~40 machines; a class found by its base is added on first use)."""
 
 
 def _check_rows(indices: np.ndarray, rows: int) -> None:
