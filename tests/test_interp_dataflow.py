@@ -1156,3 +1156,41 @@ def test_scalar_comparisons_match_the_vector_path(predicate: int) -> None:
             got = IA.CMPI_SCALAR[predicate if predicate < 6 else predicate - 4](a, b)
             x, y = (IA.as_int(np.array(v, dtype=np.int64), 64, unsigned) for v in (a, b))
             assert got == bool(fn(x, y)), (predicate, a, b)
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "mul", "max", "min", "matmul"])
+def test_a_tile_ops_direct_numpy_call_is_its_l1_implementation(kind):
+    """`TileOp.f32_call` (the float32 fast path) gives what the op's L1 implementation
+    gives through `apply_op`, bit for bit, with NaN, infinities and signed zeros."""
+    from spyre_ir.dialects import dataflow as D
+    from spyre_ir.interp.tensor import apply_op
+    from spyre_ir.interp.tile_ops import TileOp
+
+    b_shape = "8x8" if kind == "matmul" else "4x8"
+    a_t, b_t, o_t = "!dataflow.lx<4x8xf32>", f"!dataflow.lx<{b_shape}xf32>", "!dataflow.lx<4x8xf32>"
+    text = f"""
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {{
+  %r = dataflow.kernel @k cores(1) (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {{
+  ^bb0(%core: index, %in: !dataflow.ddr<4x8xf32>, %out: !dataflow.ddr<4x8xf32>):
+    %a = dataflow.alloc_lx : {a_t}
+    %b = dataflow.alloc_lx : {b_t}
+    %o = dataflow.alloc_lx : {o_t}
+    dataflow.compute "spyre.{kind}" on "pe" (%a, %b) -> (%o) : ({a_t}, {b_t}) -> {o_t}
+    dataflow.end
+  }}
+  func.return %r : tensor<4x8xf32>
+}}"""
+    module = parse_and_verify(make_context(), text, "t.mlir")
+    op = next(o for o in module.walk() if isinstance(o, D.ComputeBase))
+    tile = TileOp(op, 2, "dlfloat16")
+    assert tile.f32_call is not None
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    b = rng.standard_normal((2, *map(int, b_shape.split("x")))).astype(np.float32)
+    a.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    b.reshape(-1)[:4] = [1.0, np.inf, 0.0, 0.0]
+    with np.errstate(invalid="ignore"):  # inf - inf, inf * 0: NaN is the answer
+        want = apply_op(tile.probe, [a, b])
+        got = tile.run([a, b], [], None)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -93,6 +93,11 @@ def _rounds_from_f32(op_class: type[Operation], props: dict[str, Attribute]) -> 
 
 _COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
+_F32_CALLS = {S.AddOp: np.add, S.SubOp: np.subtract, S.MulOp: np.multiply,
+              S.MaxOp: np.maximum, S.MinOp: np.minimum, S.MatmulOp: np.matmul}  # fmt: skip
+"""Ops whose L1 implementation (interp/tensor.py) on float32 operands is this numpy
+function, result included (`_arith`, `_exact`, `_matmul`: no widening, no rounding)."""
+
 
 class TileOp:
     """How one `dataflow.compute` runs on [cores, ...] arrays (built once per op).
@@ -159,6 +164,10 @@ class TileOp:
             [TensorType(wide(out_type.element_type), (cores, *self.out_shape))],
             lifted_props,
         )
+        # Its L1 implementation on float32 operands and result is one numpy call: made
+        # straight, not through the op's accessors (a decode step runs ~500 tile ops).
+        all_f32 = all(isinstance(wide(t), Float32Type) for t in (*elements, out_type.element_type))
+        self.f32_call = _F32_CALLS.get(self.op_class) if all_f32 else None
 
     def run(
         self, inputs: list[np.ndarray], offsets: list[object], current: np.ndarray | None
@@ -173,7 +182,9 @@ class TileOp:
                                  else constant.astype(held_dtype(self.name)))  # fmt: skip
             return np.broadcast_to(self.constant, full)
         arrays = [x.reshape(s) for x, s in zip(inputs, self.lifted)]
-        if self.op_class is S.GatherOp:
+        if self.f32_call is not None and all(x.dtype == np.float32 for x in arrays):
+            result = self.f32_call(*arrays)
+        elif self.op_class is S.GatherOp:
             result = self._gather(*arrays)
         else:
             result = apply_op(self.probe, arrays)
