@@ -12,7 +12,7 @@ from spyre_ir import pipelines, registry
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.interp import dlfloat16 as D
 from spyre_ir.sim.engine import simulate
-from tests.test_sim_engine import ELEMENTWISE, GATHER, MIXED, SOFTMAX
+from tests.test_sim_engine import ELEMENTWISE, GATHER, MIXED, SOFTMAX, matmul_bias
 
 BF16_SCALE = """
 func.func @main(%x: tensor<3x64xbf16>) -> tensor<3x64xbf16> {
@@ -51,8 +51,11 @@ def _arguments(module, rng: np.random.Generator) -> list[np.ndarray]:
     return args
 
 
-@pytest.mark.parametrize("text", [ELEMENTWISE, SOFTMAX, GATHER, MIXED, BF16_SCALE, MOVES],
-                         ids=["elementwise", "softmax", "gather", "mixed", "bf16", "moves"])  # fmt: skip
+# (the matmul's A tiles are shared by the cores of its N split: loaded as one broadcast box)
+@pytest.mark.parametrize("text", [ELEMENTWISE, SOFTMAX, GATHER, MIXED, BF16_SCALE, MOVES,
+                                  matmul_bias(67, 320, 256)],
+                         ids=["elementwise", "softmax", "gather", "mixed", "bf16", "moves",
+                              "matmul"])  # fmt: skip
 def test_codes_give_the_codes_of_the_float32_run(text: str) -> None:
     module = pipelines.lower_to_units(parse_and_verify(registry.make_context(), text, "t.mlir"))
     args = _arguments(module, np.random.default_rng(7))
@@ -84,3 +87,24 @@ def test_a_scatter_into_a_table_of_codes_writes_codes() -> None:
     args = [D.encode(table), ids, D.encode(new)]
     got = simulate(module, args, "update", card_format=True, codes=True, check_races=False)
     np.testing.assert_array_equal(got.outputs[0][ids], D.encode(new))
+
+
+def test_a_box_the_cores_share_is_decoded_once() -> None:
+    """A load's box shared by several cores (stride 0 along them) decodes one copy and
+    broadcasts it: the same values as decoding every core's copy."""
+    from spyre_ir.interp.machine import _decode_distinct
+
+    rng = np.random.default_rng(11)
+    one = rng.integers(0, 1 << 16, (1, 3, 8), dtype=np.uint16)
+    shared = np.broadcast_to(one, (32, 3, 8))  # every core's box the same
+    grouped = np.broadcast_to(rng.integers(0, 1 << 16, (4, 1, 8), dtype=np.uint16), (4, 8, 8))
+    for codes in (shared, grouped):
+        got = _decode_distinct(codes)
+        np.testing.assert_array_equal(
+            got.view(np.uint32), D.decode(np.array(codes)).view(np.uint32)
+        )
+        assert 0 in got.strides  # one decoded copy, broadcast
+    plain = rng.integers(0, 1 << 16, (4, 8), dtype=np.uint16)
+    np.testing.assert_array_equal(
+        _decode_distinct(plain).view(np.uint32), D.decode(plain).view(np.uint32)
+    )

@@ -358,7 +358,7 @@ class KernelMachine:
         if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
 
             def decoded() -> np.ndarray:
-                tile = decode(box.gather(source.data, code))
+                tile = _decode_distinct(box.gather(source.data, code))
                 return tile.transpose([0] + [p + 1 for p in perm]) if perm else tile
 
             if self.tile_cache is not None and not source.data.flags.writeable:
@@ -526,6 +526,19 @@ _HANDLERS: dict[type[Operation], str] = {
 }
 """Op class -> the name of its `KernelMachine` handler (one table, not one per run: a
 decode step starts ~40 machines; a class found by its base is added on first use)."""
+
+
+def _decode_distinct(codes: np.ndarray) -> np.ndarray:
+    """`decode(codes)`, each distinct element once: a box that several cores share comes
+    as a broadcast (stride 0 along the cores, or along a group of them), and its values
+    stay a broadcast of one decoded copy (read-only), not one lookup per core."""
+    shared = [
+        d for d, (n, step) in enumerate(zip(codes.shape, codes.strides)) if step == 0 and n > 1
+    ]
+    if not shared:
+        return decode(codes)
+    one = codes[tuple(slice(0, 1) if d in shared else slice(None) for d in range(codes.ndim))]
+    return np.broadcast_to(decode(one), codes.shape)
 
 
 def _check_rows(indices: np.ndarray, rows: int) -> None:

@@ -161,15 +161,15 @@ _TILES: ByteLRU[object, tuple[weakref.ref, int, np.ndarray]] = ByteLRU(
 
 
 def cached_tile(box: object, source: np.ndarray, decode: Callable[[], np.ndarray]) -> np.ndarray:
-    """The tile `decode()` gives for `box` of `source`: kept (read-only, C-contiguous)
-    between replays when `source` is declared constant and unchanged since."""
+    """The tile `decode()` gives for `box` of `source`: kept (read-only) between
+    replays when `source` is declared constant and unchanged since."""
     generation = _generation(source)
     if generation is None:
         return decode()
     entry = _TILES.get(box)
     if entry is not None and entry[0]() is source and entry[1] == generation:
         return entry[2]
-    tile = np.ascontiguousarray(decode())
+    tile = decode()  # a new array, or a read-only broadcast of one (cores sharing a box)
     tile.flags.writeable = False
     _TILES.put(box, (weakref.ref(source), generation, tile))
     return tile
