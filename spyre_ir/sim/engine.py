@@ -356,8 +356,7 @@ class _Program:
 
     def _replay(self, recording: replay.Recording, memories: Sequence[object]) -> None:
         """The recorded numerics on this run's memories (see `spyre_ir.sim.replay`)."""
-        for root, shape, dtype in recording.buffers:
-            root.array = np.zeros(shape, dtype)
+        recording.zero_buffers()
         self.sim.interp.tiles.update(recording.tiles)
         machine = self.machine
         machine.tile_cache = replay.cached_tile

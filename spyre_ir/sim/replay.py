@@ -24,6 +24,7 @@ by contract) is not walked again.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +78,22 @@ class Recording:
     timing: dict = field(default_factory=dict)
     """The program's timing results, as `_Program` attributes."""
     traced: bool = False
+    _places: tuple[list[tuple[LxRoot, tuple[int, ...], np.dtype, int]], int] | None = None
+
+    def zero_buffers(self) -> None:
+        """Give each LX buffer a fresh zeroed array, as a run allocates them: views of
+        one zeroed block (a decode step replays ~40 programs of ~10 buffers each)."""
+        if self._places is None:
+            places, end = [], 0
+            for root, shape, dtype in self.buffers:
+                places.append((root, shape, dtype, end))
+                end += -(-math.prod(shape) * dtype.itemsize // 64) * 64  # aligned to 64 bytes
+            self._places = (places, end)
+        places, end = self._places
+        block = np.zeros(end, np.uint8)
+        for root, shape, dtype, start in places:
+            nbytes = math.prod(shape) * dtype.itemsize
+            root.array = block[start : start + nbytes].view(dtype).reshape(shape)
 
 
 _STEP_BYTES = 1024
