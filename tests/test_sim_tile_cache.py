@@ -111,3 +111,23 @@ def test_a_kept_tile_is_copied_before_a_buffer_is_written_over_it() -> None:
     np.testing.assert_array_equal(slots.array[:, 0], 7.0)
     np.testing.assert_array_equal(slots.array[:, 1], tile)
     np.testing.assert_array_equal(tile, np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+def test_a_slot_takes_a_kept_tile_until_it_is_written_or_read_whole() -> None:
+    tile = np.arange(2 * 3, dtype=np.float32).reshape(2, 3)
+    tile.flags.writeable = False
+    root = LxRoot(np.zeros((2, 2, 3), np.float32))  # two slots of [3] per core
+    whole = LxBuffer(root, (), (2, 3), "f32", 2)
+    slot0, slot1 = whole.slot(0, 2), whole.slot(1, 2)
+    slot0.write(tile, shared=True)
+    assert slot0.read() is tile  # no copy into the slot
+    slot1.write(np.full((2, 3), 5.0, np.float32))
+    np.testing.assert_array_equal(whole.read()[:, 0], tile)  # read whole: copied in
+    np.testing.assert_array_equal(whole.read()[:, 1], 5.0)
+    slot0.write(tile, shared=True)
+    slot0.write(np.full((2, 3), 9.0, np.float32))  # written over: the kept tile leaves
+    np.testing.assert_array_equal(slot0.read(), 9.0)
+    np.testing.assert_array_equal(tile, np.arange(6, dtype=np.float32).reshape(2, 3))
+    per_core = whole.slot(np.array([1, 0]), 2)  # core 0 reads slot 1, core 1 slot 0
+    slot0.write(tile, shared=True)
+    np.testing.assert_array_equal(per_core.read(), [[5.0] * 3, tile[1]])

@@ -32,12 +32,28 @@ def uniform_value(value: object) -> int | None:
 
 
 class LxRoot:
-    """The storage of one `alloc_lx`: [cores, *type shape]."""
+    """The storage of one `alloc_lx`: [cores, *type shape]; `kept`: slots (first index)
+    whose contents are a kept read-only tile (`LxBuffer.write(shared=True)`) rather than
+    their part of `array`, which is stale there until `settle` copies them in."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "kept")
 
     def __init__(self, array: np.ndarray):
         self.array = array
+        self.kept: dict[int, np.ndarray] | None = None
+
+    def settle(self) -> None:
+        """Copy the kept tiles into `array` (for a read or write of more than one slot)."""
+        if self.kept is None:
+            return
+        if not self.array.flags.writeable:
+            self.array = self.array.copy()
+        for i, tile in self.kept.items():
+            np.copyto(self.array[:, i], tile)
+        self.kept = None
+
+    def reset(self, array: np.ndarray) -> None:
+        self.array, self.kept = array, None
 
 
 class LxBuffer:
@@ -62,19 +78,42 @@ class LxBuffer:
 
     def read(self) -> np.ndarray:
         """[cores, *shape]; a view of the storage when no per-core indexing is needed."""
-        return self.root.array[self._index_key] if self.index else self.root.array
+        root = self.root
+        if root.kept is not None:
+            tile = root.kept.get(self.index[0]) if self._view and self.index else None
+            if tile is not None:  # a slot that holds a kept tile (or a part of one)
+                return tile if len(self.index) == 1 else tile[(slice(None), *self.index[1:])]
+            if not (self._view and self.index):
+                root.settle()
+        return root.array[self._index_key] if self.index else root.array
 
     def write(self, value: np.ndarray, fresh: bool = False, shared: bool = False) -> None:
         """Store `value` ([cores, *shape]); `fresh`: nothing else refers to it, so a
         whole buffer may take the array itself instead of a copy; `shared`: it is
         read-only and never changes (a kept tile), so a whole buffer may take it too,
         and is copied before anything is written into it."""
-        array = self.root.array
+        root = self.root
+        slot = self.index[0] if self._view and self.index else None
+        if root.kept is not None:
+            if slot is None:
+                root.settle()
+            elif slot in root.kept:  # written over: the kept tile leaves, or is copied in
+                tile = root.kept.pop(slot)
+                if len(self.index) > 1 or value.shape != tile.shape:
+                    self._own_array()
+                    np.copyto(root.array[:, slot], tile)
+                root.kept = root.kept or None
+        array = root.array
         if not array.flags.writeable:  # a shared tile taken before (copy on write)
             whole = not self.index and value.shape == array.shape
-            array = self.root.array = np.empty_like(array) if whole else array.copy()
+            array = root.array = np.empty_like(array) if whole else array.copy()
+        whole_slot = len(self.index) == 1 and value.shape == (self.cores, *self.shape)
+        if shared and value.dtype == array.dtype and (whole_slot and slot is not None):
+            root.kept = root.kept or {}
+            root.kept[slot] = value
+            return
         if shared and not self.index and value.shape == array.shape and value.dtype == array.dtype:
-            self.root.array = value
+            root.array = value
             return
         same = value.dtype == array.dtype
         if not self._view:
@@ -98,6 +137,10 @@ class LxBuffer:
             np.copyto(array, value)
         else:
             convert_into(array, value)
+
+    def _own_array(self) -> None:
+        if not self.root.array.flags.writeable:
+            self.root.array = self.root.array.copy()
 
     def slot(self, i: object, copies: int) -> LxBuffer:
         u = uniform_value(i)

@@ -384,7 +384,7 @@ class _Program:
     def _release(recording: replay.Recording) -> None:
         """Drop the LX arrays: a recording keeps no tensor data between runs."""
         for root, _, _ in recording.buffers:
-            root.array = _RELEASED
+            root.reset(_RELEASED)
 
     def _place(self, op: D.AllocLxOp, buffer: LxBuffer) -> None:
         """Where an LX buffer lies, for the LS unit's dependencies: allocated buffers

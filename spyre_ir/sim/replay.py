@@ -93,7 +93,7 @@ class Recording:
         block = np.zeros(end, np.uint8)
         for root, shape, dtype, start in places:
             nbytes = math.prod(shape) * dtype.itemsize
-            root.array = block[start : start + nbytes].view(dtype).reshape(shape)
+            root.reset(block[start : start + nbytes].view(dtype).reshape(shape))
 
 
 _STEP_BYTES = 1024
