@@ -122,7 +122,8 @@ def distinct_positions(
     `shapes` (all one shape), no position twice; None when they do not fit."""
     if len(set(shapes)) != 1 or math.prod(shapes[0]) > math.prod(dims):
         return None
-    flat = rng.permutation(math.prod(dims))[: math.prod(shapes[0])]
+    # Without replacement in O(drawn), not O(table): a cache's pages or elements.
+    flat = rng.choice(math.prod(dims), size=math.prod(shapes[0]), replace=False)
     return [c.reshape(shapes[0]) for c in np.unravel_index(flat, dims)]
 
 
