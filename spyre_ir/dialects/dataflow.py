@@ -718,18 +718,39 @@ class GatherOp(GatherBase):
 class ScatterBase(IRDLOperation):
     """LX -> LPDDR5 by index, gather's dual: the rows of `source` written to the rows of
     `dest` that the integer buffer `indices` names (a paged KV-cache write). A row named
-    twice keeps the later write (indices in row-major order)."""
+    twice keeps the later write (indices in row-major order).
+
+    With `dims = k` (default 1) an index names a position of `dest`'s first k dims
+    taken together (row-major, the flat position of a KTIR element scatter: k = the
+    rank, each row one element): the rows are `dest.shape[k:]`. A row that covers part
+    of a stick is `masked` (only its own elements of the stick are written, as a masked
+    store's); the constructor marks it so."""
 
     source = operand_def(LxType)
     indices = operand_def(LxType)
     dest = operand_def(DdrType)
+    dims = opt_prop_def(IntegerAttr[I64])
+    masked = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$source `into` $dest `[` $indices `]` attr-dict `:` type($source) `,` "
         "type($indices) `,` type($dest)"
     )
 
-    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue):
-        super().__init__(operands=[source, indices, dest])
+    def __init__(self, source: SSAValue, indices: SSAValue, dest: SSAValue, dims: int = 1):
+        props: dict[str, Attribute] = {}
+        if dims != 1:
+            props["dims"] = IntegerAttr(dims, 64)
+        memory = dest.type
+        assert isinstance(memory, DdrType)
+        if _partial_rows(memory, dims):
+            props["masked"] = UnitAttr()
+        super().__init__(operands=[source, indices, dest], properties=props)
+
+    @property
+    def index_dims(self) -> int:
+        """How many leading dims of `dest` an index names (1: rows of dim 0)."""
+        return 1 if self.dims is None else self.dims.value.data
 
     def verify_(self) -> None:
         table, indices, source = self.dest.type, self.indices.type, self.source.type
@@ -737,11 +758,28 @@ class ScatterBase(IRDLOperation):
         assert isinstance(indices, LxType) and isinstance(source, LxType)
         if element_type_name(indices.element_type) not in ("i32", "i64"):
             raise VerifyException(f"'{self.name}': indices must be i32 or i64")
-        want = (*indices.get_shape(), *table.get_shape()[1:])
+        k = self.index_dims
+        if not 1 <= k <= len(table.get_shape()):
+            raise VerifyException(
+                f"'{self.name}': dims = {k} must name 1 to {len(table.get_shape())} leading "
+                "dims of the destination"
+            )
+        want = (*indices.get_shape(), *table.get_shape()[k:])
         if source.get_shape() != want or source.element_type != table.element_type:
             raise VerifyException(
                 f"'{self.name}': source should be {list(want)} of {table.element_type}"
             )
+        if _partial_rows(table, k) and self.masked is None:
+            raise VerifyException(
+                f"'{self.name}': its rows {list(table.get_shape()[k:])} cover part of a "
+                "stick of the destination, so it must be masked"
+            )
+
+
+def _partial_rows(table: DdrType, dims: int) -> bool:
+    """Whether one row of `table` past its first `dims` dims covers part of a stick."""
+    shape = table.get_shape()
+    return partial_stick(table, (*([1] * dims), *shape[dims:]))
 
 
 @irdl_op_definition

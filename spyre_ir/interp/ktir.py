@@ -29,7 +29,7 @@ from xdsl.traits import IsTerminator
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects import ktdp_intertile as kt
 from spyre_ir.interp import ktir_ops
-from spyre_ir.interp.ktir_races import Alias, RaceLog
+from spyre_ir.interp.ktir_races import Alias, RaceLog, repeated_writes
 from spyre_ir.interp.ktir_sets import (  # noqa: F401 - names the lowering imports from here
     KtirError,
     eval_affine,
@@ -78,6 +78,9 @@ class Tile:
     parts: tuple[Tile, ...] = ()
     """A tile of a distributed view over several buffers: its part in each (valid
     where the partition holds the coordinate); `view`, `address` then unused."""
+    indirect: bool = False
+    """Addressed through index views (`construct_indirect_access_tile`): a store
+    through it may name one element more than once (ktir_races.repeated_writes)."""
 
 
 @dataclass
@@ -108,6 +111,7 @@ class Interpreter:
         self.mask: np.ndarray = np.ones(1, bool)
         self.lx: dict[str, int] = {}  # element dtype -> the buffer of every tile's LX
         self.races: RaceLog | None = None  # accesses to buffers that alias (ktir_races)
+        self.names: list[str] = []  # per pointer buffer, its argument's name (run_kernel)
 
     # ------------------------------------------------------------ plumbing
 
@@ -261,7 +265,9 @@ class Interpreter:
             index_view = self.get(next(views))
             tile = self._addresses(index_view, subscript, True, len(shape))
             coords.append(self._gather(tile, op).astype(np.int64))
-        return [self._addresses(view, coords, True, len(shape))]
+        tile = self._addresses(view, coords, True, len(shape))
+        tile.indirect = True
+        return [tile]
 
     def _gather(self, tile: Tile, op: Operation) -> np.ndarray:
         if tile.parts:  # each element from the partition that holds it
@@ -303,6 +309,10 @@ class Interpreter:
             raise KtirError(f"'{op.name}' writes before the start of its pointer argument", op)
         if self.races is not None and tile.view.buffer in self.races.aliases:
             self.races.access(tile.view.buffer, op, address, ok, data.astype(memory.dtype))
+        elif tile.indirect:  # a scatter: an element written twice must get one value
+            b = tile.view.buffer
+            name = self.names[b] if b < len(self.names) else "the tile's LX"
+            repeated_writes(op, name, address, ok, data, memory.dtype)
         memory[address[ok]] = data[ok].astype(memory.dtype)
 
     # ------------------------------------------------------------ control flow
@@ -484,6 +494,7 @@ def run_kernel(
         for p in (np.asarray(pointers[k]) for k in order)
     ]
     it = Interpreter(fn, buffers, ktdp.grid_of(fn, KtirError), card_halves)
+    it.names = [f"%{fn.body.block.args[k].name_hint or f'arg{k}'}" for k in order]
     if aliases:
         it.races = RaceLog({order.index(k): a for k, a in aliases.items()}, it.tiles)
     args: list[object] = []

@@ -17,6 +17,10 @@ the shared memory:
   the earlier);
 * one store writing an element twice with different values (KTDP.td: "The `store`
   op does not define an ordering among writes").
+
+`repeated_writes` checks the last rule on any buffer, for a store through an indirect
+tile (a scatter), whose index views may name an element twice: on one tile or on two
+(the same value twice is one write's meaning, and is fine).
 """
 
 from __future__ import annotations
@@ -218,3 +222,33 @@ def _within_tiles(key, tile, seq, kind, buf):
                 stores = stores[q[stores] < q[i]]
             return what, order[stores[0]], order[i], np.unique(run[hit]).size
     return None
+
+
+def repeated_writes(
+    op: Operation, name: str, address: np.ndarray, ok: np.ndarray, data: np.ndarray, dtype
+) -> None:
+    """A KtirError when the store `op` writes some element of buffer `name` (flat
+    `address`, where `ok`; leading axis the tiles, or 1 for all) twice with different
+    values of `data`, on one tile or on two."""
+    element = address[ok].astype(np.int64)
+    if element.size < 2:
+        return
+    tile = np.nonzero(ok)[0]
+    order = np.argsort(element, kind="stable")
+    element, tile = element[order], tile[order]
+    values = np.asarray(data[ok]).astype(dtype)[order]
+    bits = values.view(f"u{values.dtype.itemsize}") if values.dtype.kind == "f" else values
+    clash = np.nonzero((element[1:] == element[:-1]) & (bits[1:] != bits[:-1]))[0]
+    if not clash.size:
+        return
+    i = clash[0]
+    where = (
+        f"on tile {tile[i]}" if tile[i] == tile[i + 1] else f"on tiles {tile[i]} and {tile[i + 1]}"
+    )
+    raise KtirError(
+        f"'{op.name}' through an indirect tile writes element {element[i]} of {name} "
+        f"twice with different values ({values[i]} and {values[i + 1]}, {where}), "
+        f"{clash.size} such writes in all: a race (KTDP.td: 'The store op does not "
+        "define an ordering among writes')",
+        op,
+    )

@@ -29,6 +29,7 @@ subclassing it:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -440,15 +441,18 @@ class KernelMachine:
         table: DdrMemory = operands[2]
         if not table.writable:
             raise InterpreterError(f"scatters into {table.label}, which is read-only")
-        _check_rows(indices, table.shape[0])
+        k = op.index_dims  # an index names a position of the first k dims (row-major)
+        leading = table.shape[:k]
+        _check_rows(indices, math.prod(leading))
+        where = indices if k == 1 else np.unravel_index(indices, leading)
         if table.codes:  # DLFloat16 values (float32 in LX) as the card's codes in DDR
             value = encode(value)
         elif value.dtype != table.array.dtype:  # f16 held in float32
             value = converted(value, table.array.dtype)
-        table.data[indices] = value
+        table.data[where] = value
         if table.writers is not None:
             cores = np.arange(self.cores, dtype=table.writers.dtype)
-            table.writers[indices] = cores.reshape((-1,) + (1,) * (value.ndim - 1))
+            table.writers[where] = cores.reshape((-1,) + (1,) * (value.ndim - 1))
         return []
 
     def compute(self, op: D.ComputeBase, operands: list) -> list:

@@ -14,7 +14,7 @@ table flattened to one dim.
 Taken only in that form: no captured variables, every subscript indirect, each index
 view an i32 one read at exactly the variables in order (`[%m, %k]`), the table not spread one
 element per stick. Other indirect tiles are the row gathers of ktir_memory or a
-located error there; a store through an element tile (a scatter) is a located error.
+located error there; a store through an element tile (a scatter) is ktir_scatter's.
 """
 
 from __future__ import annotations
@@ -83,11 +83,28 @@ def load_elements(lw: KernelLowering, tile: IndirectElements, element: Attribute
     lw.emit(D.LoadOp(table.memory, [lw.index_constant(o).value for o in origin], whole))
     flat_table = lw.alloc((math.prod(table.shape),), element)
     lw.emit(D.ComputeOp("spyre.reshape", [whole], [flat_table]))
+    position = flat_positions(lw, tile, table.shape)
+    picked = lw.alloc(tile.shape, element)
+    lw.emit(D.ComputeOp("spyre.gather", [flat_table, position], [picked]))
+    return Buf(picked, tile.shape)
+
+
+def flat_positions(
+    lw: KernelLowering, tile: IndirectElements, dims: tuple[int, ...], origin=None
+) -> SSAValue:
+    """The row-major flat positions `sum_d (I_d + origin_d) * stride_d` in a tensor of
+    shape `dims`, an i32 tile of the tile's shape (each index view's box loaded, each
+    stride and origin a one-element constant tile, broadcast)."""
     i32 = IntegerType(32)
     position: SSAValue | None = None
     stride = 1
-    for d in range(len(table.shape) - 1, -1, -1):
+    for d in range(len(dims) - 1, -1, -1):
         coordinate = index_tile(lw, tile.index_boxes[d])
+        if origin is not None and origin[d]:
+            start = lw.math.constant_buffer(origin[d], i32)
+            moved = lw.alloc(tile.shape, i32)
+            lw.emit(D.ComputeOp("spyre.add", [coordinate, start.value], [moved]))
+            coordinate = moved
         if stride != 1:
             scale = lw.math.constant_buffer(stride, i32)  # one element, broadcast
             scaled = lw.alloc(tile.shape, i32)
@@ -99,11 +116,9 @@ def load_elements(lw: KernelLowering, tile: IndirectElements, element: Attribute
             total = lw.alloc(tile.shape, i32)
             lw.emit(D.ComputeOp("spyre.add", [position, coordinate], [total]))
             position = total
-        stride *= table.shape[d]
+        stride *= dims[d]
     assert position is not None
-    picked = lw.alloc(tile.shape, element)
-    lw.emit(D.ComputeOp("spyre.gather", [flat_table, position], [picked]))
-    return Buf(picked, tile.shape)
+    return position
 
 
 def index_tile(lw: KernelLowering, box: Box) -> SSAValue:

@@ -16,7 +16,7 @@ from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import ktdp
 from spyre_ir.dialects.ktdp_types import MemorySpace, SpyreMemoryKind
 from spyre_ir.interp.ktir_sets import KtirError, linear_form, order_perm, set_box, tile_box
-from spyre_ir.lowering import ktir_paged
+from spyre_ir.lowering import ktir_paged, ktir_scatter
 from spyre_ir.lowering.ktir_compute import element_of, same_layout, shape_of
 from spyre_ir.lowering.ktir_elements import (
     IndirectElements,
@@ -445,10 +445,11 @@ def store(lw: KernelLowering, op: ktdp.StoreOp) -> None:
     if isinstance(data, ktir_paged.PagedLoad) and isinstance(tile, Box):
         ktir_paged.store_paged(lw, data, tile, op)
         return
+    if isinstance(tile, IndirectRows | IndirectElements):
+        ktir_scatter.scatter(lw, tile, op)
+        return
     if not isinstance(tile, Box) or tile.perm is not None:
-        raise LoweringError(
-            f"'{op.name}' through an indirect or transposed tile is not supported", op
-        )
+        raise LoweringError(f"'{op.name}' through a transposed tile is not supported", op)
     shape = tuple(op.data_tile.type.get_shape())
     offsets, lx_shape = box_address(lw, tile, shape)
     value = lw.math.materialize(lw.get(op.data_tile), lx_shape, element_of(op.data_tile.type), op)

@@ -62,11 +62,12 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     return move
 
 
-def _table_rows(table: D.DdrType, indices: D.LxType, config) -> tuple[int, int]:
-    """(rows, bytes) a gather or scatter moves: one whole row of `table` per index."""
+def _table_rows(table: D.DdrType, indices: D.LxType, config, dims: int = 1) -> tuple[int, int]:
+    """(rows, bytes) a gather or scatter moves: one whole row of `table` per index (the
+    dims past the first `dims`; a row inside one stick moves that stick)."""
     shape = table.get_shape()
     stick_dim, per_stick = lpddr.stick_geometry(table, config)
-    row = cm.box_sticks((1, *shape[1:]), shape, stick_dim, per_stick)
+    row = cm.box_sticks((*([1] * dims), *shape[dims:]), shape, stick_dim, per_stick)
     rows = math.prod(indices.get_shape())
     return rows, rows * row * config.stick_bytes
 
@@ -89,7 +90,7 @@ def time_scatter(program, op: ls.ScatterOp) -> Timer:
     config, cores = program.config, program.cores
     table, indices = op.dest.type, op.indices.type
     assert isinstance(table, D.DdrType) and isinstance(indices, D.LxType)
-    rows, nbytes = _table_rows(table, indices, config)
+    rows, nbytes = _table_rows(table, indices, config, op.index_dims)
     info = Info(op.name, LPDDR, {"bytes": nbytes})
     cycles = lpddr.scatter_cycles(nbytes, rows, cores, config)
     return _static(program, cycles, config.lpddr_latency_cycles, info, (0, 1), (),

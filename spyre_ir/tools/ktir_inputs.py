@@ -90,6 +90,43 @@ def index_bounds(fn: func.FuncOp, pointers: dict[int, Pointer]) -> dict[int, int
     return bounds
 
 
+def scatter_indices(fn: func.FuncOp, pointers: dict[int, Pointer]) -> list[tuple[list[int], tuple]]:
+    """Per store through an indirect tile (a scatter) whose index views are pointers
+    that no other indirect tile reads, one per indirect subscript: those pointers in
+    subscript order and the table dims they index (dim 0 for a row scatter, every dim
+    for an element scatter). Their random values are drawn without repeating a
+    position (`distinct_positions`): a position written twice with different values
+    is a race, the reference interpreter's located error."""
+    users: dict[int, int] = {}  # pointer -> how many indirect tiles read it
+    of_view = {id(v): k for k, p in pointers.items() for v in p.views}
+    found = []
+    for op in fn.walk():
+        if not isinstance(op, ktdp.ConstructIndirectAccessTileOp):
+            continue
+        ks = [of_view.get(id(v.owner)) for v in op.indirect_memrefs]
+        for k in set(ks):
+            users[k] = users.get(k, 0) + 1  # type: ignore[index]
+        stored = any(isinstance(u.operation, ktdp.StoreOp) for u in op.result.uses)
+        if not stored or None in ks or len(set(ks)) != len(ks):
+            continue
+        dims = [d for d, indirect in enumerate(op.kinds()) if indirect]
+        shape = op.base.type.get_shape()  # type: ignore[attr-defined]
+        found.append((ks, tuple(shape[d] for d in dims)))
+    return [(ks, dims) for ks, dims in found if all(users[k] == 1 for k in ks)]
+
+
+def distinct_positions(
+    rng: np.random.Generator, shapes: list[tuple[int, ...]], dims: tuple[int, ...]
+) -> list[np.ndarray] | None:
+    """Random coordinates in a box of `dims`, one array per dim of the index views'
+    `shapes` (all one shape), no position twice; None when they do not fit."""
+    if len(set(shapes)) != 1 or math.prod(shapes[0]) > math.prod(dims):
+        return None
+    # Without replacement in O(drawn), not O(table): a cache's pages or elements.
+    flat = rng.choice(math.prod(dims), size=math.prod(shapes[0]), replace=False)
+    return [c.reshape(shapes[0]) for c in np.unravel_index(flat, dims)]
+
+
 # Random values a run draws for a kernel's views: a view as large as the card's memory
 # (a mistyped size) would take minutes. 2 GiB holds a paged KV cache of 1.31 GB
 # (ktir-cpu's paged-tensor-copy.mlir) with its other views.
@@ -170,6 +207,10 @@ def make_inputs(
         else:
             value = rng.standard_normal(p.shape, dtype=np.float32)
         arrays[k] = to_storage(value, name)
+    for ks, dims in scatter_indices(fn, pointers):  # a scatter's positions: no repeats
+        coords = distinct_positions(rng, [pointers[k].shape for k in ks], dims)
+        for k, c in zip(ks, coords or ()):
+            arrays[k] = to_storage(c, element_type_name(pointers[k].element))
     return arrays
 
 
