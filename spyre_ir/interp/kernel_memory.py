@@ -46,11 +46,16 @@ class LxRoot:
         """Copy the kept tiles into `array` (for a read or write of more than one slot)."""
         if self.kept is None:
             return
+        array = self.own()
+        for i, tile in self.kept.items():
+            np.copyto(array[:, i], tile)
+        self.kept = None
+
+    def own(self) -> np.ndarray:
+        """`array`, copied first if it is a shared tile taken whole (read-only)."""
         if not self.array.flags.writeable:
             self.array = self.array.copy()
-        for i, tile in self.kept.items():
-            np.copyto(self.array[:, i], tile)
-        self.kept = None
+        return self.array
 
     def reset(self, array: np.ndarray) -> None:
         self.array, self.kept = array, None
@@ -100,8 +105,7 @@ class LxBuffer:
             elif slot in root.kept:  # written over: the kept tile leaves, or is copied in
                 tile = root.kept.pop(slot)
                 if len(self.index) > 1 or value.shape != tile.shape:
-                    self._own_array()
-                    np.copyto(root.array[:, slot], tile)
+                    np.copyto(root.own()[:, slot], tile)
                 root.kept = root.kept or None
         array = root.array
         if not array.flags.writeable:  # a shared tile taken before (copy on write)
@@ -137,10 +141,6 @@ class LxBuffer:
             np.copyto(array, value)
         else:
             convert_into(array, value)
-
-    def _own_array(self) -> None:
-        if not self.root.array.flags.writeable:
-            self.root.array = self.root.array.copy()
 
     def slot(self, i: object, copies: int) -> LxBuffer:
         u = uniform_value(i)
