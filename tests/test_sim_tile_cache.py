@@ -131,3 +131,21 @@ def test_a_slot_takes_a_kept_tile_until_it_is_written_or_read_whole() -> None:
     per_core = whole.slot(np.array([1, 0]), 2)  # core 0 reads slot 1, core 1 slot 0
     slot0.write(tile, shared=True)
     np.testing.assert_array_equal(per_core.read(), [[5.0] * 3, tile[1]])
+
+
+def test_kept_tiles_count_as_host_cache_and_empty_cache_drops_them() -> None:
+    from spyre_ir.runtime import spyre_memory
+
+    replay.clear()
+    module = lower(MATMUL, TO_UNITS)
+    a, b, c = _codes(random_args(MATMUL, seed=6))
+    b.flags.writeable = False
+    replay.declare_constant(b)
+    recorded = 0
+    for run in range(2):
+        _run(module, [a, b, c])
+        if run == 0:
+            recorded = replay.held_bytes()
+    assert replay.held_bytes() >= recorded + b.size * 4  # b's decoded tiles: float32
+    spyre_memory.empty_cache()
+    assert replay.held_bytes() == 0

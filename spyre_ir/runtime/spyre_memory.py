@@ -34,7 +34,7 @@ __all__ = [
 _host_caches: dict[str, tuple[Callable[[], int], Callable[[], None]]] = {}
 _RUNTIME_CACHES = {
     "eager kernels": ("spyre_ir.runtime.eager", "cache_bytes", "release_cache"),
-    "replay recordings": ("spyre_ir.sim.replay", "held_bytes", "clear"),
+    "replay recordings and kept tiles": ("spyre_ir.sim.replay", "held_bytes", "clear"),
 }
 
 

@@ -171,8 +171,15 @@ def _generation(array: np.ndarray) -> int | None:
     return known[1][0] if known is not None and known[0]() is array else None
 
 
+def _held_bytes(array: np.ndarray) -> int:
+    """The bytes `array` holds: its base's (a broadcast or transposed view of one)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array.nbytes
+
+
 _TILES: ByteLRU[object, tuple[weakref.ref, int, np.ndarray]] = ByteLRU(
-    lambda box, entry: entry[2].nbytes + _STEP_BYTES
+    lambda box, entry: _held_bytes(entry[2]) + _STEP_BYTES
 )
 """A recorded box -> (its source array, weakly; the source's generation; the decoded tile)."""
 
