@@ -14,7 +14,7 @@ import pytest
 from test_sim_engine import lower, random_args
 
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG
-from spyre_ir.layout import default_layout
+from spyre_ir.layout import StickLayout, default_layout, validate
 from spyre_ir.sim import lpddr
 from spyre_ir.sim.engine import simulate
 
@@ -37,6 +37,21 @@ def test_runs_of_a_batched_operand_in_the_default_layout() -> None:
     assert lpddr.box_runs((512, 100), b) == 1
     # A box overhanging the tensor is clipped first: 64 rows of a 48-row tensor = all.
     assert lpddr.box_runs((64, 64), default_layout((48, 64), "f16")) == 1
+
+
+def test_runs_of_a_tiled_layout() -> None:
+    # [128, 64] f16 with its rows in two tiles of 64: device [2, 1, 64, 64] (row tile,
+    # stick, row in tile, element). A box of one tile's rows, or part of them, is one
+    # run; both tiles are one run too (the whole tensor).
+    tiled = StickLayout((128, 64), 2, 1, (2, 1, 64, 64), (0, 1, 0, 1), (4096, 64, 64, 1))
+    assert not validate(tiled, (128, 64), 2)
+    assert [lpddr.box_runs(box, tiled) for box in ((64, 64), (32, 64), (128, 64))] == [1, 1, 1]
+    # [64, 128] f16 with two k-sticks and rows in tiles of 16: device [4, 2, 16, 64].
+    # 16 rows x both sticks is one run; 32 rows x one stick is 2 runs of 16 sticks.
+    rows = StickLayout((64, 128), 2, 1, (4, 2, 16, 64), (0, 1, 0, 1), (2048, 64, 128, 1))
+    assert not validate(rows, (64, 128), 2)
+    assert lpddr.box_runs((16, 128), rows) == 1
+    assert lpddr.box_runs((32, 64), rows) == 2
 
 
 def test_short_runs_bind_the_channel_by_requests() -> None:
