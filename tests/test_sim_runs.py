@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pytest
 from test_sim_engine import lower, random_args
+from xdsl.dialects.builtin import Float16Type
 
+from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG
 from spyre_ir.layout import StickLayout, default_layout, validate
 from spyre_ir.sim import lpddr
@@ -52,6 +54,13 @@ def test_runs_of_a_tiled_layout() -> None:
     assert not validate(rows, (64, 128), 2)
     assert lpddr.box_runs((16, 128), rows) == 1
     assert lpddr.box_runs((32, 64), rows) == 2
+
+
+def test_a_scalar_in_lpddr5_is_one_run() -> None:
+    # A rank-0 tensor is one stick (cost_model.box_sticks): one run, no layout needed.
+    scalar = D.DdrType([], Float16Type())
+    assert lpddr.move_runs(scalar, ()) == 1
+    assert lpddr.move_runs(D.DdrType([32, 512, 512], Float16Type()), (1, 64, 64)) == 64
 
 
 def test_short_runs_bind_the_channel_by_requests() -> None:

@@ -40,6 +40,14 @@ def memory_layout(memory: D.DdrType) -> StickLayout:
     return layout.to_layout(shape, elem)
 
 
+def move_runs(memory: D.DdrType, extents: Sequence[int]) -> int:
+    """Contiguous runs a box of `extents` covers in the LPDDR5 tensor `memory`
+    (`box_runs`); a rank-0 tensor is one stick, so one run."""
+    if not memory.get_shape():
+        return 1
+    return box_runs(extents, memory_layout(memory))
+
+
 def box_runs(extents: Sequence[int], layout: StickLayout) -> int:
     """Contiguous runs of device memory a box of `extents` (host coordinates, starting
     at a stick boundary and on a tile boundary of every tiled host dim) covers, clipped

@@ -44,7 +44,7 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     shape = memory.get_shape()
     stick_dim, per_stick = lpddr.stick_geometry(memory, config)
     nominal = cm.box_sticks(extents, shape, stick_dim, per_stick)
-    runs = lpddr.box_runs(extents, lpddr.memory_layout(memory))
+    runs = lpddr.move_runs(memory, extents)
     info = Info(op.name, LPDDR, {"sticks": nominal, "runs": runs})
     offsets = slice(1, -1) if load else slice(2, None)
     stick = config.stick_bytes
