@@ -46,6 +46,10 @@ def unit_for(op_name: str) -> str:
     return "pe"
 
 
+_ZERO_MEANS_NONE = frozenset({"allreduce_round_cycles_per_byte", "lpddr_core_requests_in_flight"})
+"""Fields whose 0 turns their effect off (every other number must be positive)."""
+
+
 @dataclass(frozen=True)
 class SpyreConfig:
     """One Spyre card. Every field carries its source; see `describe()`."""
@@ -225,6 +229,20 @@ class SpyreConfig:
     in 802.74 us, 1x64x4096x12800 104.9 MB in 2561.28 us, 1x64x1024x4096 8.4 MB in
     211.06 us: 41-42 GB/s each, and the 1x16x2x1 rows)."""
 
+    lpddr_core_requests_in_flight: float = 0.0
+    """Requests one core keeps in flight to LPDDR5 in each direction, a request never
+    spanning two contiguous runs of device memory: a move of many short runs takes at
+    least runs x latency / this of its channel, whatever its bytes ("Memory access
+    requests are limited in Spyre, so contiguous stick layout is required for full
+    bandwidth utilization": torch-spyre docs/source/user_guide/tensors_and_layouts.md,
+    Access Patterns). 0 (the default card): no limit beyond `lpddr_core_bytes_in_flight`.
+    OFF, not calibrated in use: fitted to the bmm rows of matmul_splits.csv as the card's
+    per-core slices would move them (each a run per b_core sticks in torch-spyre's
+    default layout), it comes out at 2.0-2.5 (shape A -> B, B -> A, even -> odd rows;
+    `bench/bmm_mechanisms.py`), but our own bmm tiles move one batch at a time, every run
+    one stick, so on our kernels it multiplies the bmm times 4-10x (docs/simulator.md,
+    "The batched matmuls")."""
+
     lpddr_multicast: bool = True
     """The card multicasts a box that several cores load at once (the cores of a cohort
     sharing an operand): LPDDR5 reads it once and the ring delivers it to each (README of
@@ -334,8 +352,7 @@ class SpyreConfig:
         """Reject configurations no card can have."""
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or (f.name == "allreduce_round_cycles_per_byte"
-                                           and value == 0):  # fmt: skip
+            if isinstance(value, bool) or (f.name in _ZERO_MEANS_NONE and value == 0):
                 continue
             if value <= 0:
                 raise ValueError(f"hardware field '{f.name}' must be positive")

@@ -7,6 +7,7 @@ with one timing, see spyre_ir/sim/engine.py). docs/simulator.md states the model
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +16,7 @@ from xdsl.dialects.builtin import NoneAttr
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES, SpyreConfig
+from spyre_ir.layout import StickLayout, default_layout
 
 
 def stick_geometry(memory: D.DdrType, config: SpyreConfig) -> tuple[int, int]:
@@ -25,6 +27,55 @@ def stick_geometry(memory: D.DdrType, config: SpyreConfig) -> tuple[int, int]:
         return layout.stick_dim.data, layout.device_sizes.data[-1].data
     elem = ELEMENT_BYTES[element_type_name(memory.element_type)]
     return len(memory.get_shape()) - 1, config.stick_bytes // elem
+
+
+def memory_layout(memory: D.DdrType) -> StickLayout:
+    """Where a tensor in LPDDR5 lives: its stick layout, else torch-spyre's default
+    layout of its shape (the last dim in sticks, the first dim just outside them)."""
+    elem = ELEMENT_BYTES[element_type_name(memory.element_type)]
+    shape = memory.get_shape()
+    layout = memory.layout
+    if isinstance(layout, NoneAttr):
+        return default_layout(shape, elem)
+    return layout.to_layout(shape, elem)
+
+
+def move_runs(memory: D.DdrType, extents: Sequence[int]) -> int:
+    """Contiguous runs a box of `extents` covers in the LPDDR5 tensor `memory`
+    (`box_runs`); a rank-0 tensor is one stick, so one run."""
+    if not memory.get_shape():
+        return 1
+    return box_runs(extents, memory_layout(memory))
+
+
+def box_runs(extents: Sequence[int], layout: StickLayout) -> int:
+    """Contiguous runs of device memory a box of `extents` (host coordinates, starting
+    at a stick boundary and on a tile boundary of every tiled host dim) covers, clipped
+    to the tensor.
+
+    Device memory is a row-major array of `layout.device_sizes`; a box covers a run of
+    its innermost device dims as long as it takes them whole, and the first device dim
+    (from the inside) it takes in part ends the run: the box is the product of its
+    extents on the device dims outside that one runs. E.g. a 3-D `[b, m, k]` f16 tensor in the
+    default layout is `[m, k/64, b, 64]`: a box of one batch is one run per stick, a box
+    of every batch and every k-stick of its rows is one run."""
+    n = len(layout.device_sizes) - 1  # the last device dim is the element in a stick
+    ext = [1] * n
+    for h, e in enumerate(extents):
+        inside = min(e, layout.host_shape[h])
+        remaining = -(-inside // layout.elems_per_stick) if h == layout.stick_dim else inside
+        for j in layout.walkers(h):  # finest step first
+            if j == n:
+                continue  # the element in a stick
+            size = layout.device_sizes[j]
+            ext[j] = min(remaining, size)
+            remaining = -(-remaining // size)
+    run = 1
+    for j in range(n - 1, -1, -1):
+        run *= ext[j]
+        if ext[j] < layout.device_sizes[j]:
+            break
+    return math.prod(ext) // run
 
 
 def box_sticks_per_core(
@@ -142,7 +193,7 @@ READ, WRITE = 0, 1
 
 
 def move_cycles(
-    boxes: BoxMoves, nominal: int, load: bool, cores: int, config: SpyreConfig
+    boxes: BoxMoves, nominal: int, load: bool, cores: int, config: SpyreConfig, runs: int = 1
 ) -> tuple[float, float, int]:
     """(bus cycles, channel cycles, channel) of one move of `boxes` (never less than the
     `nominal` tile clipped to the tensor), all the program's cores moving at once:
@@ -158,7 +209,12 @@ def move_cycles(
     one core streams in each direction, and every member of a multicast cohort takes
     its copy in through its own channel, so a box shared by many cores costs each of
     them its bytes (scheduler: a move holds the bus for `bus` and its channel for
-    max(bus, channel))."""
+    max(bus, channel)).
+
+    The channel also holds at most `lpddr_core_requests_in_flight` requests, and a
+    request never spans two of the box's `runs` (contiguous pieces of device memory):
+    a box of many short runs takes at least runs x latency / requests cycles of it,
+    however few its bytes."""
     most = max(nominal, boxes.largest) * config.stick_bytes
     if config.lpddr_multicast and load:
         card = max(boxes.unique * config.stick_bytes, most)
@@ -166,7 +222,19 @@ def move_cycles(
         card = most * cores
     efficiency = config.lpddr_read_efficiency if load else config.lpddr_write_efficiency
     bus = card / (config.lpddr_bytes_per_cycle * efficiency)
-    return bus, most / config.lpddr_core_bytes_per_cycle, READ if load else WRITE
+    return bus, channel_cycles(most, runs, config), READ if load else WRITE
+
+
+def channel_cycles(nbytes: float, runs: int, config: SpyreConfig) -> float:
+    """Cycles one core's channel takes for `nbytes` in `runs` contiguous pieces: its
+    bytes in flight over the latency, or its requests in flight over the latency (one
+    request per run at least), whichever binds."""
+    own = nbytes / config.lpddr_core_bytes_per_cycle
+    requests = config.lpddr_core_requests_in_flight
+    if requests:
+        by_requests = runs * config.lpddr_latency_cycles / requests
+        return by_requests if by_requests > own else own
+    return own
 
 
 def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tuple:

@@ -44,7 +44,8 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     shape = memory.get_shape()
     stick_dim, per_stick = lpddr.stick_geometry(memory, config)
     nominal = cm.box_sticks(extents, shape, stick_dim, per_stick)
-    info = Info(op.name, LPDDR, {"sticks": nominal})
+    runs = lpddr.move_runs(memory, extents)
+    info = Info(op.name, LPDDR, {"sticks": nominal, "runs": runs})
     offsets = slice(1, -1) if load else slice(2, None)
     stick = config.stick_bytes
     region = program.region
@@ -54,7 +55,7 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
         program.delivered_bytes += boxes.total * stick
         shared = load and config.lpddr_multicast
         program.lpddr_bytes += (boxes.unique if shared else boxes.total) * stick
-        cycles = lpddr.move_cycles(boxes, nominal, load, cores, config)
+        cycles = lpddr.move_cycles(boxes, nominal, load, cores, config, runs)
         if load:
             return (INSTR, cycles, latency, info, (), (region(operands[-1]),))
         return (INSTR, cycles, latency, info, (region(operands[0]),), ())
