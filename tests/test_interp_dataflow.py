@@ -4,7 +4,6 @@ the L1 interpreter, the vectorisation of tile ops over cores, and the debug chec
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
@@ -1072,21 +1071,14 @@ def busy_kernel(rows: int, cores: int, tiles: int) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("check_races", [False, True])
-def test_thirty_two_cores_sixty_four_tiles_interpret_fast(check_races):
+def test_thirty_two_cores_sixty_four_tiles_match_numpy(check_races):
     """32 cores x 64 iterations x 11 ops on [16, 1024] f16 tiles (two [32768, 1024]
-    inputs): well under a second (CPU time, best of 3; about 0.3-0.5 s on a busy
-    2-core machine, a third of it the 64 MiB result copy and f16 conversions)."""
+    inputs), with and without race checks: every sampled element as numpy computes it
+    in f16. (How fast the interpreter runs is bench/kernel_bench.py's business.)"""
     rows = 32 * 64 * 16
     module = parse(busy_kernel(rows, 32, 64))
     x, y = normal((rows, 1024), seed=19), normal((rows, 1024), seed=20)
-    got = None
-
-    def once() -> None:
-        nonlocal got
-        (got,) = L2.run_module(module, [x, y], check_races=check_races)
-
-    best = min(_timed(once) for _ in range(3))
-    assert best < 1.0, best
+    (got,) = L2.run_module(module, [x, y], check_races=check_races)
     xs, ys = f32(x[::997]), f32(y[::997])
     h = lambda v: f32(v.astype(np.float16))  # noqa: E731
     with np.errstate(over="ignore"):  # exp overflows f16 here and there
@@ -1094,12 +1086,6 @@ def test_thirty_two_cores_sixty_four_tiles_interpret_fast(check_races):
         t2 = h(t1 * xs)
         want = np.maximum(np.maximum(h(h(np.exp(t2)) - ys), 0), xs).astype(np.float16)
     np.testing.assert_array_equal(got[::997], want)
-
-
-def _timed(fn) -> float:
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
 
 
 def test_rank0_values_cross_kernels_at_every_level() -> None:

@@ -8,7 +8,6 @@ import dataclasses
 import inspect
 import json
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -757,23 +756,17 @@ def test_blas_threads_are_restored_and_numerics_stay_close() -> None:
 
 
 @pytest.mark.slow
-def test_large_matmul_simulates_fast() -> None:
-    """512x4096 @ 4096x4096 f16 on 32 cores: numerics of every core and timing in well
-    under 2 s (CPU time, best of 3; about 0.3-0.5 s on the 2-core machine, mostly the
-    128 tile matmuls of [32, 512, 64] x [32, 64, 64] floats). One BLAS thread: with
-    two, a busy machine makes the small matmuls ~10x slower."""
+def test_large_matmul_streams_b_while_the_ring_gathers_a() -> None:
+    """512x4096 @ 4096x4096 f16 on 32 cores, split over N: the A all-gathers on the ring
+    overlap the B tiles' LPDDR5 stream. (How fast the simulator runs it is
+    bench/kernel_bench.py's business.)"""
     lines = matmul_bias(512, 4096, 4096).splitlines(keepends=True)
     text = "".join(x for x in lines if "spyre.add" not in x).replace("return %r", "return %p")
     # Split over N, so that every core needs all of A: with the calibrated planner's own
     # choice a multicast delivers A and the ring is all but idle.
     module = lower(text, "spyre-to-units{split=1,1,32,1}")
     args = random_args(text)
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        result = simulate(module, args, blas_threads=1)
-        best = min(best, time.process_time() - start)
-    assert best < 2.0, best
+    result = simulate(module, args, blas_threads=1)
     assert result.report["simulated_us"] >= result.report["roofline_us"]
     # The A all-gathers run on the ring while the LPDDR5 port streams B tiles: the two
     # ports together are busy more than the whole time, the LS unit at its busier one.
