@@ -659,18 +659,24 @@ class _Interpreter:
 
 
 def check_value(
-    value: object, t: object, what: str, storage: Callable[[Attribute], np.dtype] = storage_dtype
+    value: object,
+    t: object,
+    what: str | Callable[[], str],
+    storage: Callable[[Attribute], np.dtype] = storage_dtype,
 ) -> np.ndarray:
     """`value` as the array for type `t` (its dtype `storage(element type)`), or an
-    InterpreterError naming `what`."""
+    InterpreterError naming `what` (a string, or a function making it: only a failed
+    check pays for the message)."""
     if not isinstance(t, TensorType):
         return np.asarray(value)
     if isinstance(value, np.generic):  # a numpy scalar is a 0-d array
         value = np.asarray(value)
     if not isinstance(value, np.ndarray):
+        what = what() if callable(what) else what
         raise InterpreterError(f"{what}: expected a numpy array, got {type(value).__name__}")
     shape, dtype = tuple(t.get_shape()), storage(t.element_type)
     if value.shape != shape or value.dtype != dtype:
+        what = what() if callable(what) else what
         raise InterpreterError(
             f"{what}: expected {describe_type(t)} (numpy shape {shape}, dtype {dtype}), "
             f"got shape {value.shape}, dtype {value.dtype}"
