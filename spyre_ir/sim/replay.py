@@ -78,7 +78,7 @@ class Recording:
     timing: dict = field(default_factory=dict)
     """The program's timing results, as `_Program` attributes."""
     traced: bool = False
-    _places: tuple[list[tuple[LxRoot, tuple[int, ...], np.dtype, int]], int] | None = None
+    _places: tuple[list[tuple[LxRoot, tuple[int, ...], np.dtype, slice]], int] | None = None
 
     def zero_buffers(self) -> None:
         """Give each LX buffer a fresh zeroed array, as a run allocates them: views of
@@ -86,14 +86,14 @@ class Recording:
         if self._places is None:
             places, end = [], 0
             for root, shape, dtype in self.buffers:
-                places.append((root, shape, dtype, end))
-                end += -(-math.prod(shape) * dtype.itemsize // 64) * 64  # aligned to 64 bytes
+                nbytes = math.prod(shape) * dtype.itemsize
+                places.append((root, shape, dtype, slice(end, end + nbytes)))
+                end += -(-nbytes // 64) * 64  # the next one aligned to 64 bytes
             self._places = (places, end)
         places, end = self._places
         block = np.zeros(end, np.uint8)
-        for root, shape, dtype, start in places:
-            nbytes = math.prod(shape) * dtype.itemsize
-            root.reset(block[start : start + nbytes].view(dtype).reshape(shape))
+        for root, shape, dtype, part in places:
+            root.reset(block[part].view(dtype).reshape(shape))
 
 
 _STEP_BYTES = 1024
@@ -147,28 +147,28 @@ _CONSTANTS: dict[int, tuple[weakref.ref, list[int]]] = {}
 """id(array) -> (the array, weakly; [its generation]) for arrays declared constant."""
 
 
+def _generation_of(array: np.ndarray) -> list[int] | None:
+    """[the generation] of `array` if it is declared constant (the array itself, not
+    another that took its id)."""
+    known = _CONSTANTS.get(id(array))
+    return known[1] if known is not None and known[0]() is array else None
+
+
 def declare_constant(array: np.ndarray) -> None:
     """Promise that read-only `array` keeps its values while it lives, except where its
     owner says otherwise with `changed(array)` (which makes its decoded tiles stale)."""
     if array.flags.writeable:
         raise ValueError("only a read-only array can be declared constant")
-    key = id(array)
-    known = _CONSTANTS.get(key)
-    if known is not None and known[0]() is array:
-        return
-    _CONSTANTS[key] = (weakref.ref(array, lambda _, key=key: _CONSTANTS.pop(key, None)), [0])
+    if _generation_of(array) is None:
+        key = id(array)
+        _CONSTANTS[key] = (weakref.ref(array, lambda _, key=key: _CONSTANTS.pop(key, None)), [0])
 
 
 def changed(array: np.ndarray) -> None:
     """`array`, declared constant, was written: tiles decoded from it before are stale."""
-    known = _CONSTANTS.get(id(array))
-    if known is not None and known[0]() is array:
-        known[1][0] += 1
-
-
-def _generation(array: np.ndarray) -> int | None:
-    known = _CONSTANTS.get(id(array))
-    return known[1][0] if known is not None and known[0]() is array else None
+    generation = _generation_of(array)
+    if generation is not None:
+        generation[0] += 1
 
 
 def _held_bytes(array: np.ndarray) -> int:
@@ -187,9 +187,10 @@ _TILES: ByteLRU[object, tuple[weakref.ref, int, np.ndarray]] = ByteLRU(
 def cached_tile(box: object, source: np.ndarray, decode: Callable[[], np.ndarray]) -> np.ndarray:
     """The tile `decode()` gives for `box` of `source`: kept (read-only) between
     replays when `source` is declared constant and unchanged since."""
-    generation = _generation(source)
-    if generation is None:
+    known = _generation_of(source)
+    if known is None:
         return decode()
+    generation = known[0]
     entry = _TILES.get(box)
     if entry is not None and entry[0]() is source and entry[1] == generation:
         return entry[2]
