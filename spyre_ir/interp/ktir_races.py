@@ -113,11 +113,7 @@ class RaceLog:
     ) -> None:
         if element.size < 2:
             return
-        key = tile * (1 << 44) + element
-        order = np.argsort(key, kind="stable")
-        key, values = key[order], np.asarray(data)[order]
-        bits = values.view(f"u{values.dtype.itemsize}") if values.dtype.kind == "f" else values
-        clash = np.nonzero((key[1:] == key[:-1]) & (bits[1:] != bits[:-1]))[0]
+        key, values, clash = _clashes(tile * (1 << 44) + element, np.asarray(data))
         if not clash.size:
             return
         i = clash[0]
@@ -235,10 +231,8 @@ def repeated_writes(
         return
     tile = np.nonzero(ok)[0]
     order = np.argsort(element, kind="stable")
-    element, tile = element[order], tile[order]
-    values = np.asarray(data[ok]).astype(dtype)[order]
-    bits = values.view(f"u{values.dtype.itemsize}") if values.dtype.kind == "f" else values
-    clash = np.nonzero((element[1:] == element[:-1]) & (bits[1:] != bits[:-1]))[0]
+    element, values, clash = _clashes(element, np.asarray(data[ok]).astype(dtype), order)
+    tile = tile[order]
     if not clash.size:
         return
     i = clash[0]
@@ -252,3 +246,16 @@ def repeated_writes(
         "define an ordering among writes')",
         op,
     )
+
+
+def _clashes(
+    key: np.ndarray, values: np.ndarray, order: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`key` and `values` sorted by key (stably, or in `order`), and the positions i
+    where key i and i + 1 are one element written with different values (compared
+    bit for bit: NaN equals its own bits, -0 differs from +0)."""
+    if order is None:
+        order = np.argsort(key, kind="stable")
+    key, values = key[order], values[order]
+    bits = values.view(f"u{values.dtype.itemsize}") if values.dtype.kind == "f" else values
+    return key, values, np.nonzero((key[1:] == key[:-1]) & (bits[1:] != bits[:-1]))[0]
