@@ -27,7 +27,20 @@ def _run(module, args: list[np.ndarray]) -> np.ndarray:
     return np.array(out)
 
 
-def _counting_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _case(seed: int, declare: bool = True) -> tuple:
+    """A fresh recording cache, the matmul lowered, and its arguments as codes with the
+    weight b read-only (and declared constant, unless not `declare`)."""
+    replay.clear()
+    a, b, c = _codes(random_args(MATMUL, seed=seed))
+    b.flags.writeable = False
+    if declare:
+        replay.declare_constant(b)
+    return lower(MATMUL, TO_UNITS), [a, b, c]
+
+
+def _decodes_per_run(monkeypatch: pytest.MonkeyPatch, module, args, want=None) -> list[int]:
+    """The decodes of each of three runs (recorded; replayed, keeping what it may;
+    replayed again), each run's result checked against `want` when given."""
     calls = [0]
     real = machine_module.decode
 
@@ -36,56 +49,43 @@ def _counting_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(*a, **k)
 
     monkeypatch.setattr(machine_module, "decode", counted)
-    return calls
+    counts = []
+    for _ in range(3):
+        before = calls[0]
+        out = _run(module, args)
+        if want is not None:
+            np.testing.assert_array_equal(out, want)
+        counts.append(calls[0] - before)
+    return counts
 
 
 def test_replays_take_kept_tiles_of_a_constant_weight_and_match(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    replay.clear()
-    module = lower(MATMUL, TO_UNITS)
-    a, b, c = _codes(random_args(MATMUL, seed=3))
-    want = _run(lower(MATMUL, TO_UNITS), [a, b, c])  # a fresh module: a first run
-    b.flags.writeable = False
-    replay.declare_constant(b)
-    calls = _counting_decodes(monkeypatch)
-    counts = []
-    for _ in range(3):  # recorded; replayed (its tiles kept); replayed (kept tiles taken)
-        before = calls[0]
-        np.testing.assert_array_equal(_run(module, [a, b, c]), want)
-        counts.append(calls[0] - before)
+    module, args = _case(seed=3)
+    want = _run(lower(MATMUL, TO_UNITS), args)  # a fresh module: a first run
+    counts = _decodes_per_run(monkeypatch, module, args, want)
     # the last run decodes only the tiles of a and c, not the constant weight's
     assert counts[0] == counts[1] > counts[2] > 0
 
 
 def test_a_declared_change_is_seen_by_the_next_replay() -> None:
-    replay.clear()
-    module = lower(MATMUL, TO_UNITS)
-    a, b, c = _codes(random_args(MATMUL, seed=4))
-    b.flags.writeable = False
-    replay.declare_constant(b)
+    module, args = _case(seed=4)
     for _ in range(2):
-        _run(module, [a, b, c])  # recorded, then replayed with its tiles kept
+        _run(module, args)  # recorded, then replayed with its tiles kept
+    b = args[1]
     b.flags.writeable = True  # as the runtime's row store writes a kept image
     b[5:9] = dlfloat16.encode(np.full((4, b.shape[1]), 0.75, np.float32))
     b.flags.writeable = False
     replay.changed(b)
-    np.testing.assert_array_equal(_run(module, [a, b, c]), _run(lower(MATMUL, TO_UNITS), [a, b, c]))
+    np.testing.assert_array_equal(_run(module, args), _run(lower(MATMUL, TO_UNITS), args))
 
 
 def test_an_undeclared_read_only_input_is_decoded_every_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    replay.clear()
-    module = lower(MATMUL, TO_UNITS)
-    a, b, c = _codes(random_args(MATMUL, seed=5))
-    b.flags.writeable = False  # read-only, but nobody promised it stays so
-    calls = _counting_decodes(monkeypatch)
-    counts = []
-    for _ in range(3):
-        before = calls[0]
-        _run(module, [a, b, c])
-        counts.append(calls[0] - before)
+    module, args = _case(seed=5, declare=False)  # read-only, but nobody promised it stays so
+    counts = _decodes_per_run(monkeypatch, module, args)
     assert counts[0] == counts[1] == counts[2]
 
 
@@ -136,16 +136,10 @@ def test_a_slot_takes_a_kept_tile_until_it_is_written_or_read_whole() -> None:
 def test_kept_tiles_count_as_host_cache_and_empty_cache_drops_them() -> None:
     from spyre_ir.runtime import spyre_memory
 
-    replay.clear()
-    module = lower(MATMUL, TO_UNITS)
-    a, b, c = _codes(random_args(MATMUL, seed=6))
-    b.flags.writeable = False
-    replay.declare_constant(b)
-    recorded = 0
-    for run in range(2):
-        _run(module, [a, b, c])
-        if run == 0:
-            recorded = replay.held_bytes()
-    assert replay.held_bytes() >= recorded + b.size * 4  # b's decoded tiles: float32
+    module, args = _case(seed=6)
+    _run(module, args)  # recorded
+    recorded = replay.held_bytes()
+    _run(module, args)  # replayed: b's tiles kept
+    assert replay.held_bytes() >= recorded + args[1].size * 4  # b's decoded tiles: float32
     spyre_memory.empty_cache()
     assert replay.held_bytes() == 0
