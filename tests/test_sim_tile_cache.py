@@ -1,7 +1,8 @@
-"""Decoded tiles of constant tensors kept between replays (spyre_ir/sim/replay.py,
-`declare_constant` / `cached_tile`): a replay that takes kept tiles gives exactly what a
-first run on the same data gives, sees a declared change, and leaves the kept tiles
-alone when it writes into the LX buffers they landed in."""
+"""Decoded tiles of declared tensors kept between replays (spyre_ir/sim/replay.py
+`cached_tile`, spyre_ir/interp/versions.py): a replay that takes kept tiles gives exactly
+what a first run on the same data gives, sees a declared change (decoding again only
+the rows a change of a few rows touched), and leaves the kept tiles alone when it
+writes into the LX buffers they landed in."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from test_sim_engine import TO_UNITS, lower, matmul_bias, random_args
 
-from spyre_ir.interp import dlfloat16
+from spyre_ir.interp import dlfloat16, versions
 from spyre_ir.interp import machine as machine_module
 from spyre_ir.interp.kernel_memory import LxBuffer, LxRoot
 from spyre_ir.sim import replay
@@ -27,14 +28,14 @@ def _run(module, args: list[np.ndarray]) -> np.ndarray:
     return np.array(out)
 
 
-def _case(seed: int, declare: bool = True) -> tuple:
+def _case(seed: int, declare: bool = True, writable: bool = False) -> tuple:
     """A fresh recording cache, the matmul lowered, and its arguments as codes with the
-    weight b read-only (and declared constant, unless not `declare`)."""
+    weight b read-only unless `writable` (and declared, unless not `declare`)."""
     replay.clear()
     a, b, c = _codes(random_args(MATMUL, seed=seed))
-    b.flags.writeable = False
+    b.flags.writeable = writable
     if declare:
-        replay.declare_constant(b)
+        versions.declare(b)
     return lower(MATMUL, TO_UNITS), [a, b, c]
 
 
@@ -77,8 +78,54 @@ def test_a_declared_change_is_seen_by_the_next_replay() -> None:
     b.flags.writeable = True  # as the runtime's row store writes a kept image
     b[5:9] = dlfloat16.encode(np.full((4, b.shape[1]), 0.75, np.float32))
     b.flags.writeable = False
-    replay.changed(b)
+    versions.changed(b)
     np.testing.assert_array_equal(_run(module, args), _run(lower(MATMUL, TO_UNITS), args))
+
+
+def test_a_change_of_a_few_rows_decodes_only_those_rows_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, args = _case(seed=7, writable=True)  # a KV cache: written in place, announced
+    b = args[1]
+    for _ in range(2):
+        _run(module, args)  # recorded, then replayed with b's tiles kept
+    b[5:9] = dlfloat16.encode(np.full((4, b.shape[1]), -1.25, np.float32))
+    versions.changed(b, ((5, 9), (0, b.shape[1])))
+    decoded = [0]
+    real = replay.decode
+
+    def counted(codes: np.ndarray) -> np.ndarray:
+        decoded[0] += codes.size
+        return real(codes)
+
+    monkeypatch.setattr(replay, "decode", counted)
+    np.testing.assert_array_equal(_run(module, args), _run(lower(MATMUL, TO_UNITS), args))
+    # 4 of b's 256 rows changed: only they are decoded again (an element as often as
+    # the tiles that hold it; decoding the tiles again would be b.size at least)
+    assert 0 < decoded[0] < b.size // 16
+
+
+def test_a_version_knows_the_changes_since_or_says_it_does_not() -> None:
+    version = versions.Version()
+    version.change(((0, 1), (4, 8)))
+    version.change(((2, 3), (0, 8)))
+    assert version.changes_since(0, ((0, 4), (0, 2))) == [((2, 3), (0, 8))]
+    assert version.changes_since(0, ((1, 2), (0, 8))) == []
+    assert version.changes_since(2, ((0, 4), (0, 8))) == []
+    version.change(None)  # anything may have changed
+    assert version.changes_since(2, ((5, 6), (0, 1))) is None
+    for row in range(versions._KEPT_CHANGES + 1):
+        version.change(((row, row + 1), (0, 8)))
+    assert version.changes_since(3, ((99, 100), (0, 8))) is None  # forgotten
+    assert version.changes_since(version.number - 1, ((99, 100), (0, 8))) == []
+
+
+def test_the_bounds_of_an_index_and_of_every_cores_box() -> None:
+    assert versions.index_bounds((slice(None), np.array([[3], [7]])), (4, 10, 2)) == (
+        (0, 4), (3, 8), (0, 2))  # fmt: skip
+    assert versions.index_bounds((np.array([-1]),), (4,)) is None  # counts from the end
+    assert versions.index_bounds((np.array([True, False]),), (2,)) is None  # a mask
+    assert versions.box_bounds([np.array([0, 64]), 3], [64, 2], [100, 4]) == ((0, 100), (3, 4))
 
 
 def test_an_undeclared_read_only_input_is_decoded_every_time(
@@ -87,11 +134,6 @@ def test_an_undeclared_read_only_input_is_decoded_every_time(
     module, args = _case(seed=5, declare=False)  # read-only, but nobody promised it stays so
     counts = _decodes_per_run(monkeypatch, module, args)
     assert counts[0] == counts[1] == counts[2]
-
-
-def test_only_a_read_only_array_can_be_declared_constant() -> None:
-    with pytest.raises(ValueError, match="read-only"):
-        replay.declare_constant(np.zeros(4, np.uint16))
 
 
 def test_a_kept_tile_is_copied_before_a_buffer_is_written_over_it() -> None:

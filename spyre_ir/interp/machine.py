@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from spyre_ir.dialects import dataflow as D
+from spyre_ir.interp import versions
 from spyre_ir.interp.dlfloat16 import decode, encode
 from spyre_ir.interp.halves import converted
 from spyre_ir.interp.index_arith import (
@@ -112,10 +113,11 @@ class KernelMachine:
         # by a replay (spyre_ir.sim.replay), which then skips making them.
         self.box_log: list[Box] | None = None
         self.box_feed: Iterator[Box] | None = None
-        # (box, source, decode) -> the decoded tile, perhaps kept between runs: set by a
-        # replay, whose boxes are the recording's (`spyre_ir.sim.replay.cached_tile`).
+        # (box, source, decode, perm) -> the decoded tile kept between runs, or None (the
+        # source is not declared, `spyre_ir.interp.versions`): set by a replay, whose
+        # boxes are the recording's (`spyre_ir.sim.replay.cached_tile`).
         self.tile_cache: (
-            Callable[[Box, np.ndarray, Callable[[], np.ndarray]], np.ndarray] | None
+            Callable[[Box, np.ndarray, Callable[[], np.ndarray], tuple], np.ndarray | None] | None
         ) = None
 
     # -------------------------------------------------------- driver
@@ -362,8 +364,10 @@ class KernelMachine:
                 tile = _decode_distinct(box.gather(source.data, code))
                 return tile.transpose([0] + [p + 1 for p in perm]) if perm else tile
 
-            if self.tile_cache is not None and not source.data.flags.writeable:
-                dest.write(self.tile_cache(box, source.data, decoded), shared=True)
+            tile_cache = self.tile_cache
+            kept = None if tile_cache is None else tile_cache(box, source.data, decoded, perm)
+            if kept is not None:
+                dest.write(kept, shared=True)
                 return []
             tile = decoded()
         else:
@@ -384,6 +388,8 @@ class KernelMachine:
             value = encode(value)
         elif value.dtype != dest.array.dtype:  # f16 held in float32
             value = converted(value, dest.array.dtype)
+        if versions.version_of(dest.data) is not None:  # tiles kept of it may go stale
+            versions.changed(dest.data, versions.box_bounds(box.offsets, box.extents, box.shape))
         if dest.writers is None:
             box.scatter(dest.array, value)
             return []
@@ -450,6 +456,7 @@ class KernelMachine:
         elif value.dtype != table.array.dtype:  # f16 held in float32
             value = converted(value, table.array.dtype)
         table.data[where] = value
+        versions.changed(table.data)
         if table.writers is not None:
             cores = np.arange(self.cores, dtype=table.writers.dtype)
             table.writers[where] = cores.reshape((-1,) + (1,) * (value.ndim - 1))

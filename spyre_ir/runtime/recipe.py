@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spyre_ir import cost_model
 from spyre_ir.dialects import recipe as R
 from spyre_ir.dialects.spyre import element_type_name
-from spyre_ir.interp import dlfloat16
+from spyre_ir.interp import dlfloat16, versions
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
 from spyre_ir.runtime import images, telemetry
@@ -63,7 +63,6 @@ from spyre_ir.runtime.allocator import DeviceBlock
 from spyre_ir.runtime.artifact import Artifact, load_artifact
 from spyre_ir.runtime.card import Card, DeviceArray, get_card
 from spyre_ir.runtime.streams import Stream
-from spyre_ir.sim import replay
 
 __all__ = [
     "Compute",
@@ -782,9 +781,9 @@ class PreparedRecipe:
                 values = _writable_buffer(values)
             else:
                 values.flags.writeable = False  # shared by every later launch
-                # changed only by a row store (`row_store.RowStore.write`, which says so):
-                # the simulator may keep the tiles it decodes from it
-                replay.declare_constant(values)
+            # Changed only by the simulator's stores and the row store, which say so
+            # (`row_store.RowStore.write`): the simulator may keep the tiles it decodes.
+            versions.declare(values)
             image.values = values
         return image.values
 
@@ -798,6 +797,7 @@ class PreparedRecipe:
         if image.values is not None and np.shares_memory(value, image.values):
             return
         image.values[...] = value
+        versions.changed(image.values)
         launch.rows.pop(source.name, None)  # the whole image is written back
 
     def _written_back(self, launch: _Launch) -> None:

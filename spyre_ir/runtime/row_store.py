@@ -34,8 +34,8 @@ import numpy as np
 import torch
 from torch import fx
 
+from spyre_ir.interp import versions
 from spyre_ir.layout import StickLayout
-from spyre_ir.sim import replay
 
 aten = torch.ops.aten
 
@@ -215,7 +215,7 @@ class RowStore:
             kept.flags.writeable = True  # the image's own copy (recipe._read_input)
             kept[self.index] = values
             kept.flags.writeable = writeable
-            replay.changed(kept)  # tiles the simulator kept of it are stale
+            versions.changed(kept, versions.index_bounds(self.index, kept.shape))
 
     def write_back(self, memory: Any) -> None:
         """Bring the image's bytes on the card up to date at these rows from its kept

@@ -360,6 +360,7 @@ class _Program:
         self.sim.interp.tiles.update(recording.tiles)
         machine = self.machine
         machine.tile_cache = replay.cached_tile
+        replay.begin_replay()
         try:
             for step in recording.steps:
                 operands = step.operands

@@ -34,6 +34,9 @@ from xdsl.ir import Operation
 
 from spyre_ir.byte_lru import ByteLRU
 from spyre_ir.hardware import SpyreConfig
+from spyre_ir.interp import versions
+from spyre_ir.interp.dlfloat16 import decode
+from spyre_ir.interp.kernel_memory import Box
 from spyre_ir.interp.machine import DdrMemory, LxRoot
 
 
@@ -135,40 +138,15 @@ def held_bytes() -> int:
     return _RECORDINGS.nbytes + _TILES.nbytes
 
 
-# ------------------------------------------------------- decoded tiles of constant tensors
+# ------------------------------------------------------- decoded tiles of declared tensors
 #
 # A decode step loads every weight tile from its DLFloat16 codes and decodes it, every
-# step, though the weights never change: two fifths of a replay's host time. A tensor its
-# owner declares constant (`declare_constant`: the runtime's kept weight images) has its
-# decoded tiles kept between replays, one per recorded box, and an LX buffer a whole
-# tile lands in takes the kept array itself (read-only; a later write copies it first).
-
-_CONSTANTS: dict[int, tuple[weakref.ref, list[int]]] = {}
-"""id(array) -> (the array, weakly; [its generation]) for arrays declared constant."""
-
-
-def _generation_of(array: np.ndarray) -> list[int] | None:
-    """[the generation] of `array` if it is declared constant (the array itself, not
-    another that took its id)."""
-    known = _CONSTANTS.get(id(array))
-    return known[1] if known is not None and known[0]() is array else None
-
-
-def declare_constant(array: np.ndarray) -> None:
-    """Promise that read-only `array` keeps its values while it lives, except where its
-    owner says otherwise with `changed(array)` (which makes its decoded tiles stale)."""
-    if array.flags.writeable:
-        raise ValueError("only a read-only array can be declared constant")
-    if _generation_of(array) is None:
-        key = id(array)
-        _CONSTANTS[key] = (weakref.ref(array, lambda _, key=key: _CONSTANTS.pop(key, None)), [0])
-
-
-def changed(array: np.ndarray) -> None:
-    """`array`, declared constant, was written: tiles decoded from it before are stale."""
-    generation = _generation_of(array)
-    if generation is not None:
-        generation[0] += 1
+# step, though the weights never change: two fifths of a replay's host time; and the
+# tiles of a KV cache, of which one row changes a step. A tensor whose changes are
+# announced (`spyre_ir.interp.versions`: the runtime's kept images, read-only weights and
+# written caches alike) has its decoded tiles kept between replays, one per recorded box,
+# each good until a change touches its box; an LX buffer a whole tile lands in takes the
+# kept array itself (read-only; a later write copies it first).
 
 
 def _held_bytes(array: np.ndarray) -> int:
@@ -178,25 +156,87 @@ def _held_bytes(array: np.ndarray) -> int:
     return array.nbytes
 
 
-_TILES: ByteLRU[object, tuple[weakref.ref, int, np.ndarray]] = ByteLRU(
-    lambda box, entry: _held_bytes(entry[2]) + _STEP_BYTES
-)
-"""A recorded box -> (its source array, weakly; the source's generation; the decoded tile)."""
+class _Kept:
+    """A decoded tile of `source` at `number` (its version then): core c's part holds
+    the elements [lows[c], highs[c]) of `source` (permuted by `perm`); `bounds` covers
+    every core's."""
+
+    __slots__ = ("source", "number", "lows", "highs", "bounds", "tile", "handed")
+
+    def __init__(self, source: np.ndarray, number: int, box: Box, tile: np.ndarray):
+        self.source, self.number, self.tile = weakref.ref(source), number, tile
+        self.handed = _replays[0]  # the replay that last took it (its LX may hold it)
+        cores = tile.shape[0]
+        self.lows = np.zeros((cores, len(box.extents)), np.int64)  # (a rank-0 box: no dims)
+        for d, offset in enumerate(box.offsets):
+            self.lows[:, d] = offset
+        self.highs = self.lows + np.asarray(box.extents, np.int64)
+        self.bounds = versions.box_bounds(box.offsets, box.extents, box.shape)
+
+    def patched(self, source: np.ndarray, changes: list[versions.Bounds],
+                perm: Sequence[int]) -> np.ndarray | None:  # fmt: skip
+        """The tile with the elements `changes` touched decoded again from `source`
+        (the card's codes): in place, or a copy if LX buffers of this replay may hold
+        the old one (a replay's LX lets its tiles go when it ends). None for a tile the
+        cores share (a broadcast of one decoded box)."""
+        if 0 in self.tile.strides:
+            return None
+        tile = self.tile.copy() if self.handed == _replays[0] else self.tile
+        tile.flags.writeable = True
+        for change in reversed(changes):  # earliest first (the latest wins where they meet)
+            # the changed elements that any core holds, decoded once
+            first = [max(c[0], b[0]) for c, b in zip(change, self.bounds)]
+            region = tuple(slice(f, min(c[1], b[1])) for f, c, b in zip(first, change, self.bounds))
+            values = decode(source[region])
+            lo = np.maximum(self.lows, [c[0] for c in change])
+            hi = np.minimum(self.highs, [c[1] for c in change])
+            for core in np.flatnonzero((lo < hi).all(axis=1)):
+                part = values[
+                    tuple(slice(a - f, b - f) for a, b, f in zip(lo[core], hi[core], first))
+                ]
+                local = [
+                    slice(a - o, b - o) for a, b, o in zip(lo[core], hi[core], self.lows[core])
+                ]
+                if perm:
+                    part, local = part.transpose(perm), [local[p] for p in perm]
+                tile[(core, *local)] = part
+        tile.flags.writeable = False
+        return tile
 
 
-def cached_tile(box: object, source: np.ndarray, decode: Callable[[], np.ndarray]) -> np.ndarray:
-    """The tile `decode()` gives for `box` of `source`: kept (read-only) between
-    replays when `source` is declared constant and unchanged since."""
-    known = _generation_of(source)
-    if known is None:
-        return decode()
-    generation = known[0]
-    entry = _TILES.get(box)
-    if entry is not None and entry[0]() is source and entry[1] == generation:
-        return entry[2]
-    tile = decode()  # a new array, or a read-only broadcast of one (cores sharing a box)
+_replays = [0]
+"""How many replays began (`begin_replay`)."""
+
+
+def begin_replay() -> None:
+    """A replay begins: the tiles it takes may land in its LX buffers."""
+    _replays[0] += 1
+
+
+_TILES: ByteLRU[object, _Kept] = ByteLRU(lambda box, kept: _held_bytes(kept.tile) + _STEP_BYTES)
+"""A recorded box -> its decoded tile."""
+
+
+def cached_tile(box: Box, source: np.ndarray, decode_box: Callable[[], np.ndarray],
+                perm: Sequence[int]) -> np.ndarray | None:  # fmt: skip
+    """The tile `decode_box()` gives for `box` of `source` (DLFloat16 codes, the tile
+    permuted by `perm`), kept (read-only) between replays; None when `source` is not
+    declared (nobody announces its changes)."""
+    version = versions.version_of(source)
+    if version is None:
+        return None
+    kept = _TILES.get(box)
+    if kept is not None and kept.source() is source:
+        changes = version.changes_since(kept.number, kept.bounds)
+        tile = kept.tile if changes == [] else None
+        if changes:  # a KV cache: a row or two of its tiles changed since
+            tile = kept.tile = kept.patched(source, changes, perm)
+        if tile is not None:
+            kept.number, kept.handed = version.number, _replays[0]
+            return tile
+    tile = decode_box()  # a new array, or a read-only broadcast of one (cores sharing a box)
     tile.flags.writeable = False
-    _TILES.put(box, (weakref.ref(source), generation, tile))
+    _TILES.put(box, _Kept(source, version.number, box, tile))
     return tile
 
 
