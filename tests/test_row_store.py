@@ -483,3 +483,37 @@ def test_a_returned_cache_is_the_inputs_image(card, fn) -> None:
         # x, the position and the rows (and the sum) only: no whole image of the cache
         assert step["write"] < image // 64 and step["read"] < image // 64, steps
     assert all(s["blocks"] == steps[0]["blocks"] and len(s["blocks"]) == 1 for s in steps), steps
+
+
+def test_a_row_store_is_replayed_at_each_launchs_positions(card, monkeypatch) -> None:
+    """A row store's later launches replay its first run's recording (spyre_ir/sim/replay.py
+    `replayable`) with the stores' boxes cut at the new positions: the cache matches eager
+    at every step, and a bad position between them raises as eager does."""
+    from spyre_ir.sim import engine
+
+    replays = []
+    real = engine._Program._replay
+
+    def counted(self, recording, memories):
+        replays.append(self.op.sym_name.data)
+        return real(self, recording, memories)
+
+    monkeypatch.setattr(engine._Program, "_replay", counted)
+    torch._dynamo.reset()
+    compiled = torch.compile(_write_as_is, backend="spyre")
+    cache = torch.zeros(1, HEADS, 16, DIM, dtype=torch.float16)
+    want = cache.clone()
+    gen = torch.Generator().manual_seed(7)
+    for p in (3, 5, 16, 9):
+        x = torch.randn(1, HEADS, 1, DIM, generator=gen).half()
+        if p == 16:
+            message = _eager_error(_write_as_is, 16, p)
+            with pytest.raises(IndexError, match=re.escape(message.split(": ")[-1])):
+                compiled(cache, torch.tensor([p]), x)
+            continue
+        compiled(cache, torch.tensor([p]), x)
+        _write_as_is(want, torch.tensor([p]), x)
+        assert np.array_equal(cache.numpy(), as_on_the_card(want.numpy()))
+    # positions 5 and 9 replay (16 is refused on the host, before the launch)
+    assert [name for name in replays if name.startswith("store_rows")] == ["store_rows_0"] * 2
+    torch._dynamo.reset()

@@ -100,7 +100,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -258,22 +257,6 @@ class _Simulation:
 # ---------------------------------------------------------------- programs
 
 
-_PATCHED_POSITIONS: weakref.WeakKeyDictionary[Operation, bool] = weakref.WeakKeyDictionary()
-"""`_patched_positions` of programs of frozen modules: a decode step runs ~40 programs,
-and walking each one's ops every step cost a fifth of the step's host time."""
-
-
-def _patched_positions(program: core.ProgramOp) -> bool:
-    """Whether `program` stores at runtime positions (`dataflow.position`): its boxes
-    depend on the data, so a replay of recorded boxes would store at old positions."""
-    known = _PATCHED_POSITIONS.get(program)
-    if known is None:
-        known = any(isinstance(op, D.PositionOp) for op in program.walk())
-        if replay.is_frozen(program):
-            _PATCHED_POSITIONS[program] = known
-    return known
-
-
 class _Program:
     """One run of a `core.program`: the L2 kernel machine (`KernelMachine`: handlers for
     index ops, buffers, moves and tile ops, all vectorised over cores), whose body is
@@ -308,7 +291,7 @@ class _Program:
         """The program body (called by `KernelMachine.run` with the core id and the
         memories): declare buffers, constants and queues, then schedule the units."""
         machine = self.machine
-        if not machine.check and self.sim.numerics and not _patched_positions(self.op):
+        if not machine.check and self.sim.numerics and replay.replayable(self.op, self.config):
             recording = replay.lookup(self.op, self.config, self.tracing)
             if recording is not None:
                 self._replay(recording, args)
@@ -328,10 +311,11 @@ class _Program:
                 self.units.append(Unit(name, core.UNITS.index(name), stream, op, path))
             elif isinstance(op, core.EndOp):
                 break
-            else:  # dataflow.alloc_lx, arith.constant
-                values.update(
-                    zip(op.results, machine.execute(op, [values[v] for v in op.operands]))
-                )
+            else:  # dataflow.alloc_lx, arith.constant, dataflow.position
+                operands = [values[v] for v in op.operands]
+                values.update(zip(op.results, machine.execute(op, operands)))
+                if self.recorder is not None and isinstance(op, D.PositionOp):
+                    self.recorder.position(op, operands, values[op.result])
                 if isinstance(op, D.AllocLxOp):
                     self._place(op, values[op.buffer])
         scheduler = Scheduler(self.op, self.units, self.queues,
@@ -362,13 +346,14 @@ class _Program:
         machine.tile_cache = replay.cached_tile
         replay.begin_replay()
         try:
+            positions = recording.positions_now(machine, memories)
             for step in recording.steps:
                 operands = step.operands
                 if step.memory_slots:
                     operands = list(operands)
                     for i, j in step.memory_slots:
                         operands[i] = memories[j]
-                machine.box_feed = iter(step.boxes)
+                machine.box_feed = iter(step.boxes_at(positions) if step.positions else step.boxes)
                 try:
                     step.function(machine, step.op, operands)
                 except LocatedError:
@@ -472,6 +457,8 @@ class _Program:
                         machine.box_log = None
                     else:
                         results = handler(op, operands)
+                        if recorder is not None and isinstance(op, D.PositionOp):
+                            recorder.position(op, operands, results[0])
                     event = timer(op, operands) if code == INSTR else None
                 except LocatedError:
                     raise

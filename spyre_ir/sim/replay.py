@@ -33,11 +33,14 @@ import numpy as np
 from xdsl.ir import Operation
 
 from spyre_ir.byte_lru import ByteLRU
+from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import SpyreConfig
 from spyre_ir.interp import versions
 from spyre_ir.interp.dlfloat16 import decode
 from spyre_ir.interp.kernel_memory import Box
-from spyre_ir.interp.machine import DdrMemory, LxRoot
+from spyre_ir.interp.machine import DdrMemory, KernelMachine, LxRoot
+from spyre_ir.interp.tensor import InterpreterError
+from spyre_ir.sim import lpddr
 
 
 def _fingerprint(program: Operation) -> tuple:
@@ -64,6 +67,16 @@ class Step:
     operands: list
     memory_slots: tuple[tuple[int, int], ...]
     boxes: tuple
+    positions: tuple[tuple[int, int], ...] = ()
+    """(dim, k) per offset of this store that is the k-th recorded runtime position."""
+
+    def boxes_at(self, positions: list[np.ndarray]) -> tuple:
+        """The store's box with its offsets at this run's positions."""
+        (box,) = self.boxes
+        offsets = list(box.offsets)
+        for d, k in self.positions:
+            offsets[d] = positions[k]
+        return (Box(offsets, box.extents, box.shape, box.cores),)
 
 
 @dataclass
@@ -81,6 +94,20 @@ class Recording:
     timing: dict = field(default_factory=dict)
     """The program's timing results, as `_Program` attributes."""
     traced: bool = False
+    positions: list[tuple[Operation, int, object]] = field(default_factory=list)
+    """Each `dataflow.position` the run read: (the op, the argument position of its
+    memory, its index operand); a replay reads them again (`positions_now`)."""
+
+    def positions_now(self, machine: KernelMachine, memories: Sequence[object]) -> list:
+        """This run's runtime positions, checked as a first run checks them."""
+        values = []
+        for op, j, index in self.positions:
+            try:
+                values.append(machine.position(op, [memories[j], index])[0])
+            except InterpreterError as error:
+                raise machine.error(op, str(error)) from None
+        return values
+
     _places: tuple[list[tuple[LxRoot, tuple[int, ...], np.dtype, slice]], int] | None = None
 
     def zero_buffers(self) -> None:
@@ -274,6 +301,39 @@ def is_frozen(program: Operation) -> bool:
     return False
 
 
+_REPLAYABLE: weakref.WeakKeyDictionary[Operation, bool] = weakref.WeakKeyDictionary()
+"""`replayable` of programs of frozen modules: a decode step runs ~40 programs, and
+walking each one's ops every step cost a fifth of the step's host time."""
+
+
+def replayable(program: Operation, config: SpyreConfig) -> bool:
+    """Whether a recording of `program` holds for its later runs. Not when it reads
+    runtime positions (`dataflow.position`, a KV row store's), except where each is
+    only an offset of a store of extent 1 along a dim that is not the stick dim: the
+    store then moves the same sticks at any position in range (its timing holds), and
+    a replay reads the positions again and cuts those stores' boxes there."""
+    known = _REPLAYABLE.get(program)
+    if known is None:
+        known = all(_shifts_a_row_store(op, config) for op in program.walk()
+                    if isinstance(op, D.PositionOp))  # fmt: skip
+        if is_frozen(program):
+            _REPLAYABLE[program] = known
+    return known
+
+
+def _shifts_a_row_store(position: D.PositionOp, config: SpyreConfig) -> bool:
+    for use in position.result.uses:
+        store, d = use.operation, use.index - 2
+        if not isinstance(store, D.StoreBase) or d < 0:
+            return False
+        memory, tile = store.dest.type, store.source.type
+        assert isinstance(memory, D.DdrType) and isinstance(tile, D.LxType)
+        extents = tile.get_shape()
+        if d >= len(extents) or extents[d] != 1 or d == lpddr.stick_geometry(memory, config)[0]:
+            return False
+    return True
+
+
 class Recorder:
     """Collects the steps of one run whose arguments are `memories`."""
 
@@ -281,16 +341,32 @@ class Recorder:
         self.recording = Recording(config, _fingerprint(program))
         self.positions = {id(m): i for i, m in enumerate(memories) if isinstance(m, DdrMemory)}
         self.memories = list(memories)  # held, so the ids above stay theirs
+        self.runtime: dict[int, int] = {}  # id(a position's value) -> its index in the recording
+        self.values: list[object] = []  # held, as the memories
+
+    def position(self, op: Operation, operands: list, value: object) -> None:
+        """A `dataflow.position` read `value` (stores use it as an offset)."""
+        self.runtime[id(value)] = len(self.recording.positions)
+        self.recording.positions.append((op, self.positions[id(operands[0])], operands[1]))
+        self.values.append(value)
 
     def add(self, handler: Callable, op: Operation, operands: list, boxes: list) -> None:
         slots = tuple(
             (i, self.positions[id(v)]) for i, v in enumerate(operands) if isinstance(v, DdrMemory)
         )
         function = handler.__func__  # type: ignore[attr-defined]
-        self.recording.steps.append(Step(function, op, operands, slots, tuple(boxes)))
+        positions = ()
+        if isinstance(op, D.StoreBase):  # an offset that is a runtime position (KeyError:
+            positions = tuple(  # a position the driver did not pass to `position`)
+                (d, self.runtime[id(v)])
+                for d, (v, offset) in enumerate(zip(operands[2:], op.offsets))
+                if isinstance(offset.owner, D.PositionOp)
+            )
+        self.recording.steps.append(Step(function, op, operands, slots, tuple(boxes), positions))
 
     def keep(self, program: Operation) -> None:
         self.memories.clear()
+        self.values.clear()
         for step in self.recording.steps:  # a replay binds its own memories there: the
             for i, _ in step.memory_slots:  # recording must not keep this run's tensors
                 step.operands[i] = None
