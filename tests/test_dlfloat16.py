@@ -204,3 +204,17 @@ def test_from_fp16_into_a_strided_output_leaves_the_rest() -> None:
     out = np.zeros((1, 2), np.float32)
     same(D.from_user(wide, out=out), [[1 + 2.0**-9, D.MAXIMUM]])
     same(out, [[1 + 2.0**-9, D.MAXIMUM]])
+
+
+def test_encoding_any_float32_gives_the_code_of_its_rounding() -> None:
+    """`encode` looks the code of a rounded value up by its top bits: for any float32
+    bits (NaN, infinities and subnormals among them) it is the code whose value is the
+    rounding, with the sign kept (on zeros too) and NaN as NINF (the rounding's NaN)."""
+    bits = np.random.default_rng(1).integers(0, 2**32, 300_000, dtype=np.uint64)
+    x = bits.astype(np.uint32).view(np.float32)
+    codes = D.encode(x)
+    rounded = D.round_to_dlf16(x)
+    nan = np.isnan(x)
+    same(D.decode(codes[~nan]), rounded[~nan])
+    assert ((codes[nan] & 0x7FFF) == D.NINF).all()
+    np.testing.assert_array_equal(codes[~nan] >> 15, np.signbit(x[~nan]))

@@ -130,16 +130,26 @@ def encode(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def _encode_chunk(x: np.ndarray) -> np.ndarray:
-    rounded = round_to_dlf16(np.array(x, dtype=np.float32), overwrite=True)
-    bits = rounded.view(np.uint32)
-    magnitude = bits & _MAGNITUDE
-    code = magnitude - np.uint32(_ZERO_EXPONENT)
-    code >>= np.uint32(14)
+def _code_table() -> np.ndarray:
+    """The code of each rounded float32 value by its top 18 bits (sign, exponent, the 9
+    kept fraction bits: rounding leaves the other 14 zero): +-0, the ordinary values
+    (exponent re-biased), and NaN (the one rounded NaN, 0x7FC00000) as NINF."""
+    top = np.arange(1 << 18, dtype=np.uint32)
+    magnitude = (top & np.uint32(0x1FFFF)) << np.uint32(14)
+    code = (magnitude - np.uint32(_ZERO_EXPONENT)) >> np.uint32(14)
     code[magnitude == 0] = 0
     code[magnitude > _INF_BITS] = NINF
-    code |= (bits >> np.uint32(16)) & np.uint32(0x8000)
+    code |= (top >> np.uint32(17)) << np.uint32(15)
     return code.astype(np.uint16)
+
+
+_CODES = _code_table()
+
+
+def _encode_chunk(x: np.ndarray) -> np.ndarray:
+    rounded = round_to_dlf16(np.array(x, dtype=np.float32), overwrite=True)
+    top = rounded.view(np.uint32) >> np.uint32(14)
+    return _CODES.take(top)
 
 
 def _decode_table() -> np.ndarray:
