@@ -54,6 +54,8 @@ _INF_BITS = 0x7F800000
 _LOW = np.uint32(_ZERO_EXPONENT + (1 << 14) - (1 << 13))
 _SPAN = np.uint32(0x4FFF8000 + (1 << 13) - 1 - int(_LOW))
 _ZERO_WRAPPED = np.uint32((1 << 32) - int(_LOW))  # the magnitude 0, less _LOW
+_HIGH = np.uint32(int(_LOW) + int(_SPAN))
+_ONE = np.uint32(1)
 
 
 _CHUNK = 1 << 16
@@ -78,14 +80,14 @@ def round_to_dlf16(x: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
         chunk = bits[start : start + _CHUNK]
         s, f = scratch[: chunk.size], special[: chunk.size]
         np.bitwise_and(chunk, _MAGNITUDE, out=s)
-        s -= _LOW  # wraps below: one unsigned compare finds everything not ordinary
-        np.greater(s, _SPAN, out=f)
         fixes = None
-        if f.any():
+        if s.max() > _HIGH or (s - _ONE).min() < _LOW - _ONE:  # (a zero wraps to the top)
+            s -= _LOW  # wraps below: one unsigned compare finds everything not ordinary
+            np.greater(s, _SPAN, out=f)
             f &= s != _ZERO_WRAPPED  # +-0 rounds to itself below (zero-filled tiles)
-        if f.any():
-            at = np.flatnonzero(f)
-            fixes = at, _special_bits(chunk[at])
+            if f.any():
+                at = np.flatnonzero(f)
+                fixes = at, _special_bits(chunk[at])
         chunk += _HALF_PLACE
         chunk &= _KEEP
         if fixes is not None:
