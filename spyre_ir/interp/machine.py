@@ -357,7 +357,12 @@ class KernelMachine:
             static = (D.ints(op.perm), fill, code)
             self.interp.loads[op] = static
         perm, fill, code = static
-        box = self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
+        feed = self.box_feed  # (a replay's: no extents to work out)
+        box = (
+            next(feed)
+            if feed is not None
+            else self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
+        )
         if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
 
             def decoded() -> np.ndarray:
