@@ -12,7 +12,8 @@ this one run, per model and context:
 - each decode step's fraction of its roofline: (weight bytes + KV-cache bytes at that
   context) / LPDDR5 bandwidth over the step's simulated time;
 - the card clock per decode step over its compute (what moving data adds);
-- host wall time per decode token, and eager CPU's wall time per token as a ratio;
+- host wall time per decode token, and eager CPU's wall time per token as a ratio (each the
+  median over the steady decode steps: one step a host hiccup stretches moves neither);
 - whether the tokens equal eager ``generate()``'s (a mismatch fails the bench).
 
 And, in the same run, the bandwidth the simulated card sustains on one long read-only
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import warnings
@@ -143,8 +145,8 @@ def measure(name: str, context: int, new_tokens: int) -> Result:
         name, context, new_tokens, got == want, steps[0].sim_us, itl, compute,
         len({c.graph.rsplit("_", 1)[0] for c in rec.compiles}), weights, kv_bytes(name, context),
         ideal_us / itl, itl / compute - 1, sum(s.h2d_bytes for s in steady) / len(steady),
-        sum(s.d2h_bytes for s in steady) / len(steady), sum(s.wall_s for s in steady) / len(steady),
-        sum(eager_steady) / len(eager_steady),
+        sum(s.d2h_bytes for s in steady) / len(steady), statistics.median(s.wall_s for s in steady),
+        statistics.median(eager_steady),
     )  # fmt: skip
 
 
