@@ -251,3 +251,55 @@ def test_a_no_wrap_row_store_refuses_a_negative_position() -> None:
     args[1] = np.array([5, 61], dtype=args[1].dtype)  # the same rows, counted from 0
     want = simulate(lower(DECODE, TO_UNITS), [*args[:1], np.array([5, -3]), *args[2:]])
     np.testing.assert_array_equal(simulate(module, args).outputs[0], want.outputs[0])
+
+
+def _store_rows_runs(monkeypatch, module, args_list) -> tuple[list, list[str]]:
+    """Each run's outputs, and the programs that replayed."""
+    from spyre_ir.sim import engine
+
+    replays: list[str] = []
+    real = engine._Program._replay
+
+    def counted(self, recording, memories):
+        replays.append(self.op.sym_name.data)
+        return real(self, recording, memories)
+
+    monkeypatch.setattr(engine._Program, "_replay", counted)
+    outs = [[np.array(o) for o in simulate(module, args).outputs] for args in args_list]
+    return outs, replays
+
+
+def test_a_row_store_replays_at_new_positions_and_checks_them(monkeypatch) -> None:
+    """Its second run replays the first's recording (spyre_ir/sim/replay.py
+    `replayable`) at the new positions: the same results as a first run there; a bad
+    position on a replay is the first run's located error."""
+    from spyre_ir.interp.tensor import InterpreterError
+
+    first = random_args(DECODE, seed=8, index_bound=64)
+    second = [a.copy() for a in first]
+    second[1] = np.array([40, 7], dtype=first[1].dtype)
+    module = lower(DECODE, TO_UNITS)
+    (_, got), replays = _store_rows_runs(monkeypatch, module, [first, second])
+    assert "store_rows_0" in replays
+    (want,) = _store_rows_runs(monkeypatch, lower(DECODE, TO_UNITS), [second])[0]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    second[1] = np.array([5, 64], dtype=first[1].dtype)
+    with pytest.raises(InterpreterError, match=r"test.mlir:3:3: 'dataflow.position' \(program "
+                       r"@store_rows_0\): index 64 is out of range for dim 2"):  # fmt: skip
+        simulate(module, second)
+
+
+def test_a_position_used_but_as_a_row_stores_offset_keeps_the_program_off_replay(
+    monkeypatch,
+) -> None:
+    from xdsl.dialects import arith
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    module = lower(DECODE, TO_UNITS)
+    position = next(op for op in module.walk() if isinstance(op, D.PositionOp))
+    twice = arith.AddiOp(position.result, position.result)  # a use that is no store offset
+    Rewriter.insert_op(twice, InsertPoint.after(position))
+    args = random_args(DECODE, seed=9, index_bound=64)
+    _, replays = _store_rows_runs(monkeypatch, module, [args, args])
+    assert "store_rows_0" not in replays and replays  # the other programs do replay
