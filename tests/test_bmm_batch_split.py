@@ -5,7 +5,8 @@ interpreter's numbers bit for bit (and L1's to rounding), and the numbers of the
 split folded into rows (B x M cores over the rows of all batches) to one ulp: the two
 tile the rows differently, and the host's float32 BLAS sums a row in an order that
 depends on how many rows its matrix has (on AVX-512 CPUs), so a few outputs round the
-other way."""
+other way. A core group's batches go in tiles of several batches where LX allows
+(`batch_tile`): bit for bit the numbers of one batch per tile, and torch's to rounding."""
 
 from __future__ import annotations
 
