@@ -21,7 +21,8 @@ Per core, with b_core x m_core x n_core x k_core its share of the batch and dims
   of b_core batches is runs of b_core sticks), as `spyre_ir.sim.lpddr.box_runs` counts
   them: a core with R requests in flight, each within one run, takes at least
   runs x latency / R. The slices are the card's per-core shares, not our tiles (ours
-  take one batch per move, so every run is one stick: `--in-sim` shows what that costs).
+  take as many of a core's batches per move as LX allows, MatmulTiling.batch_tile:
+  `--in-sim` simulates our own moves with the limit on).
 
     python bench/bmm_mechanisms.py [--in-sim R ...]
 """

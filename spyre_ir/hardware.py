@@ -239,9 +239,12 @@ class SpyreConfig:
     OFF, not calibrated in use: fitted to the bmm rows of matmul_splits.csv as the card's
     per-core slices would move them (each a run per b_core sticks in torch-spyre's
     default layout), it comes out at 2.0-2.5 (shape A -> B, B -> A, even -> odd rows;
-    `bench/bmm_mechanisms.py`), but our own bmm tiles move one batch at a time, every run
-    one stick, so on our kernels it multiplies the bmm times 4-10x (docs/simulator.md,
-    "The batched matmuls")."""
+    `bench/bmm_mechanisms.py`). Our bmm tiles now take a core's batches together
+    (MatmulTiling.batch_tile), and at 2.2 the bmm rows fit, but our elementwise and
+    matmul tiles cut runs the card's per-core slices keep whole (32-64 sticks where
+    about 80 are needed), so it slows the add on one core 2.5x (a calibration row) and
+    the planner, which does not cost runs, misses two more kernel targets
+    (docs/simulator.md, "The batched matmuls")."""
 
     lpddr_multicast: bool = True
     """The card multicasts a box that several cores load at once (the cores of a cohort

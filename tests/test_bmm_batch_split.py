@@ -5,12 +5,16 @@ interpreter's numbers bit for bit (and L1's to rounding), and the numbers of the
 split folded into rows (B x M cores over the rows of all batches) to one ulp: the two
 tile the rows differently, and the host's float32 BLAS sums a row in an order that
 depends on how many rows its matrix has (on AVX-512 CPUs), so a few outputs round the
-other way."""
+other way. A core group's batches go in tiles of several batches where LX allows
+(`batch_tile`): bit for bit the numbers of one batch per tile, and torch's to rounding."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from card_tolerance import assert_card_close
 from test_sim_engine import differential, lower, random_args
 
 from spyre_ir.dialects import core, dataflow
@@ -98,3 +102,66 @@ def test_each_batch_group_loads_only_its_batches() -> None:
     (kernel,) = result.report["kernels"]
     a, b, c = (int(np.prod(s)) * 2 for s in (lhs, rhs, (*lhs[:-1], rhs[-1])))
     assert kernel["lpddr_bytes"] == a + b + c
+
+
+# A core's batches in one tile (matmul_tiling.plan_tiling's batch_tile): lhs, rhs, forced
+# split, the batches per tile, and whether B is read transposed (attention's q @ k^T).
+BATCH_TILES = {
+    # 8 batches a group of 4 cores (N split 2, K split 2): 8 per tile, each K core
+    # storing 4 of them.
+    "n-and-k-split": ((16, 64, 256), (16, 256, 256), (2, 1, 2, 2), 8, False),
+    # q @ k^T of 8 heads of 64 rows: B loaded through its transpose, 4 heads a tile.
+    "transposed-b": ((8, 64, 128), (8, 64, 128), (2, 1, 1, 1), 4, True),
+    # A shared 2-D B: A and C in tiles of 4 batches.
+    "broadcast-b": ((8, 64, 64), (64, 128), (2, 1, 1, 1), 4, False),
+}
+
+
+def bmm_text(lhs: tuple[int, ...], rhs: tuple[int, ...], split: tuple[int, ...],
+             transposed: bool) -> str:  # fmt: skip
+    if not transposed:
+        return bmm(lhs, rhs, split)
+    b, n, k = rhs
+    t = [f"{x}x{y}x{z}xf16" for x, y, z in (lhs, rhs, (b, k, n), (*lhs[:-1], n))]
+    attr = f"{{spyre.split = array<i64: {', '.join(map(str, split))}>}}"
+    return f"""
+func.func @main(%a: tensor<{t[0]}>, %b: tensor<{t[1]}>) -> tensor<{t[3]}> {{
+  %t = spyre.transpose %b perm = [0, 2, 1] : tensor<{t[1]}> -> tensor<{t[2]}>
+  %p = spyre.matmul %a, %t {attr} : tensor<{t[0]}>, tensor<{t[2]}> -> tensor<{t[3]}>
+  func.return %p : tensor<{t[3]}>
+}}"""
+
+
+def batches_per_load(text: str, cores: int) -> set[int]:
+    """The batches each load of a batched operand (a 3-D box) takes."""
+    module = lower(text, f"spyre-to-dataflow{{cores={cores}}}", SIMPLE)
+    return {op.dest.type.get_shape()[0] for op in module.walk()
+            if isinstance(op, dataflow.LoadOp) and len(op.dest.type.get_shape()) == 3}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BATCH_TILES)
+def test_a_tile_of_several_batches_matches_one_batch_per_tile_and_torch(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from spyre_ir.passes import tile_matmul
+
+    lhs, rhs, split, tb, transposed = BATCH_TILES[case]
+    cores = int(np.prod(split))
+    text = bmm_text(lhs, rhs, split, transposed)
+    assert batches_per_load(text, cores) == {tb}
+    result = differential(text, f"spyre-to-units{{cores={cores}}}", config=SIMPLE)
+    args = random_args(text)
+    b = torch.from_numpy(args[1]).float()
+    want = torch.matmul(torch.from_numpy(args[0]).float(), b.transpose(-1, -2) if transposed else b)
+    assert_card_close(result.outputs[0], want.half().numpy(), 1e-2)
+    # Bit for bit the numbers of one batch per tile (the tiles' rows and K steps are the
+    # same; only how many batches a move takes differs).
+    shape = tile_matmul.MatmulGroup.shape
+    monkeypatch.setattr(tile_matmul.MatmulGroup, "shape",
+                        lambda self: replace(shape(self), batch_tileable=False))  # fmt: skip
+    assert batches_per_load(text, cores) == {1}
+    single = simulate(lower(text, f"spyre-to-units{{cores={cores}}}", SIMPLE), args,
+                      config=SIMPLE)  # fmt: skip
+    np.testing.assert_array_equal(result.outputs[0], single.outputs[0])

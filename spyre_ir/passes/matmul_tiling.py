@@ -6,7 +6,7 @@ blocking. No IR is read or built here; tile_matmul.py emits the plan's kernel.""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spyre_ir import cost_model
 from spyre_ir.hardware import SpyreConfig
@@ -58,6 +58,9 @@ class MatmulShape:
     head_width: int | None = None
     """The epilogue's head view has heads this wide: a corelet's share of a tile is
     whole heads, or one corelet takes the tile (`cost_model.corelets_sharing`)."""
+    batch_tileable: bool = False
+    """A tile may hold several batches: a 3-D matmul with a 3-D A and nothing but the
+    matmul in its group (no epilogue, prologue, pair or later segment)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,10 @@ class MatmulTiling:
     split_b: int | None = None
     """Core groups along the batch, each walking a contiguous range of batches (the
     card's forced division); None: the M split divides batch x M tiles."""
+    batch_tile: int = 1
+    """Batches per tile under `split_b` (dividing `batch_per`): a move takes that many
+    batches of its rows at once, so in torch-spyre's layout of a 3-D tensor ([m, k/64,
+    b, 64]: the batch just outside the stick) its runs are that many sticks long."""
 
     @property
     def cores(self) -> int:
@@ -115,7 +122,7 @@ class MatmulTiling:
     def m_per(self) -> int:
         """(batch, M) tiles per core of the M split."""
         if self.split_b:
-            return self.batch_per * self.m_tiles_per_batch
+            return self.batch_per // self.batch_tile * self.m_tiles_per_batch
         return cost_model.ceil_div(self.shape.batch * self.m_chunks, self.split[0])
 
     @property
@@ -149,7 +156,30 @@ def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     """The cost model's tiles for `shape` on `split` (and `split_b` cores along the
     batch) within `lx_bytes`; raises ValueError when none fits. `a_resident`:
     A_RESIDENT tilings are weighed too (spyre-tile's `a-resident` option, off by
-    default)."""
+    default).
+
+    Under a batch split a batch-tileable shape's tiles take the most batches of the
+    core group (a divisor of its batches; under split-K a multiple of the K group, whose
+    cores each store tb / sk of them) that the cost model's tiles, that many batches
+    deep, fit LX with. A core's batches are adjacent sticks in LPDDR5 (torch-spyre's
+    layout of a 3-D tensor), so its moves are runs of that many sticks, not one
+    (lpddr.box_runs). The tiles per batch stay the planner's: shrinking them to fit more
+    batches (tried) makes split-K rows of matmul_splits.csv slower."""
+    tiling = _plan_tiling(shape, config, cores, split, lx_bytes, a_resident, split_b)
+    if not (split_b and shape.batch_tileable) or tiling.a_resident:
+        return tiling  # (an A_RESIDENT block is one batch's)
+    per, sk = shape.batch // split_b, split[2]
+    lx = cost_model.matmul_lx_bytes(tiling.tm, tiling.tn, tiling.tk, shape.elem_bytes,
+                                    shape.epilogue_bytes_per_elem, sk)  # fmt: skip
+    for tb in range(per, 1, -1):
+        if per % tb == 0 and tb % sk == 0 and tb * lx <= lx_bytes:
+            return replace(tiling, batch_tile=tb)
+    return tiling
+
+
+def _plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
+                 split: tuple[int, int, int], lx_bytes: int,
+                 a_resident: bool, split_b: int | None) -> MatmulTiling:  # fmt: skip
     s = shape
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,

@@ -133,10 +133,13 @@ class MatmulGroup:
         epilogue = self.epilogue_bytes_per_elem()
         if self.second:
             n, epilogue = 2 * n, -(-epilogue // 2)
+        tileable = (not self.epilogue and not self.prologue and not self.segments
+                    and rank == 3 and lhs_rank == 3 and self.outputs == [mm.result]
+                    and self.second is None)  # fmt: skip
         return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2, stackable,
                            lhs_rank == 2 and mm.lhs not in self.folded,
                            self.second is not None, bool(self.prologue),
-                           None if self.second else self.head_width())  # fmt: skip
+                           None if self.second else self.head_width(), tileable)  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
         """LX bytes per output element of the epilogue's tiles, two slots each (the
@@ -196,6 +199,12 @@ def tile_matmul_group(
     emitter.emit()
     check_streamed_loads_lead(shell.kernel, emitter.streamed_buffers())
     return shell.kernel
+
+
+def batch_extents(t: MatmulTiling, rank: int) -> list[int]:
+    """A rank-`rank` tile's extents along its batch dims: the plan's `batch_tile`
+    batches of the innermost (a batch-tileable matmul has one), 1 of the others."""
+    return [1] * (rank - 3) + [t.batch_tile] if rank > 2 else []
 
 
 def segments_lx_bytes(parts: MatmulGroup, tiling: MatmulTiling) -> int:
@@ -379,7 +388,7 @@ class MatmulEmitter:
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el = spyre.element_of(mm.lhs)
-        a_tile = [1] * (self.lhs_rank - 2) + [rows, t.tk]
+        a_tile = batch_extents(t, self.lhs_rank) + [rows, t.tk]
         # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
         # Its slots are views of the one copy ([1, k_per, ..]): for
         # convert-dataflow-to-units it is one buffer written once per M tile and read
@@ -419,12 +428,12 @@ class MatmulEmitter:
         # accumulator, epilogue and store, sharing the A tile. A_RESIDENT's K steps per
         # iteration each have B tiles of their own.
         steps = resident_steps(t, self.shell.kernel.capacity) if resident else 1
-        b_steps = [[b.alloc([1] * (rhs_rank - 2) + [t.tk, t.th], rhs_el)
+        b_steps = [[b.alloc(batch_extents(t, rhs_rank) + [t.tk, t.th], rhs_el)
                     for _ in range(t.halves)] for _ in range(steps)]  # fmt: skip
         if t.variant is MatmulVariant.SPLIT_K:
             acc_shape = [t.split[2], t.rows_per_core, t.th]
         else:
-            acc_shape = [1] * (self.rank - 2) + [t.rows_per_block, t.th]
+            acc_shape = batch_extents(t, self.rank) + [t.rows_per_block, t.th]
         # Block by block, half by half: spyre.full picks the corelets in turn, so half
         # h's accumulators land on corelet h (one half: its row blocks take turns).
         accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(t.halves)]
@@ -471,8 +480,9 @@ class MatmulEmitter:
         batch_dims = spyre.shape_of(self.parts.mm.result)[:-2]
         if self.cb is not None:
             # The card's division: this group's batches, each batch's M tiles of this core.
+            # (A tile of `batch_tile` batches: its first batch.)
             per = t.m_tiles_per_batch
-            batch = lb.add(lb.mul(self.cb, t.batch_per), lb.div(mi, per))
+            batch = lb.add(lb.mul(self.cb, t.batch_per), lb.mul(lb.div(mi, per), t.batch_tile))
             self.m0 = lb.mul(lb.add(lb.mul(self.cm, per), lb.rem(mi, per)), t.tm)
         else:  # batch x M tiles in contiguous ranges
             item = lb.add(lb.mul(self.cm, t.m_per), mi)
@@ -751,13 +761,19 @@ class MatmulEmitter:
         if sk > 1 and axes == tuple(range(self.rank)) and \
                 list(ep.tile_shape(value)) == ep.extents:  # fmt: skip
             # The cores of a K group hold the same reduced tile: each stores its tm / sk
-            # rows, picked from the tile reshaped to [sk, .., tm / sk, th].
-            rows = t.tm // sk
-            split = self.shell.body.alloc([sk, *ep.extents[:-2], rows, t.th],
-                                          spyre.element_of(value))  # fmt: skip
+            # rows, picked from the tile reshaped to [sk, .., tm / sk, th]; of a tile
+            # of several batches its batch_tile / sk batches ([sk, tb / sk, tm, th]).
+            tb = t.batch_tile
+            rows = t.tm // sk if tb == 1 else t.tm
+            inner = [*ep.extents[:-3], tb // sk] if tb > 1 else ep.extents[:-2]
+            split = self.shell.body.alloc([sk, *inner, rows, t.th], spyre.element_of(value))
             fb.compute_named("spyre.reshape", [tile], [split])
             tile = fb.emit(dataflow.SlotOp(split, self.ck)).results[0]
-            at = [*self.batch_index, fb.add(self.m0, fb.mul(self.ck, rows)), at[-1]]
+            if tb > 1:
+                first = fb.add(self.batch_index[-1], fb.mul(self.ck, tb // sk))
+                at = [*self.batch_index[:-1], first, self.m0, at[-1]]
+            else:
+                at = [*self.batch_index, fb.add(self.m0, fb.mul(self.ck, rows)), at[-1]]
         fb.emit(dataflow.StoreOp(tile, self.shell.memory[value], ep.offsets(fb, value, at)))
 
 

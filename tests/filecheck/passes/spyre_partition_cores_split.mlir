@@ -14,8 +14,9 @@
 // PIPE: dataflow.kernel @matmul_0 cores(32){{.*}}plan = #dataflow.matmul_plan<cores = 32, split = [2, 16, 1]>
 // PIPE: dataflow.kernel @matmul_1 cores(32){{.*}}plan = #dataflow.matmul_plan<cores = 32, split = [16, 1, 2]>
 // The bmm: core = (cb x 2 + cm) (one N and K core), the group cb = core / 2 walks
-// batches 2 cb and 2 cb + 1, its core cm = core % 2 taking rows [256 cm, 256 cm + 256)
-// of each (one M tile of 256 rows a batch).
+// batches 2 cb and 2 cb + 1 (in one tile of both batches: spyre_tile_batches.mlir), its
+// core cm = core % 2 taking rows [256 cm, 256 cm + 256) of each (one M tile of 256 rows
+// a batch).
 // PIPE: dataflow.kernel @matmul_2 cores(32){{.*}}plan = #dataflow.matmul_plan<cores = 32, split = [2, 1, 1], split_b = 16>
 // PIPE-NEXT: ^bb0(%[[CORE:[0-9]+]]: index
 // PIPE-DAG: %[[ONE:[0-9]+]] = arith.constant 1 : index
@@ -27,9 +28,10 @@
 // PIPE-NEXT: %[[MNK:[0-9]+]] = arith.divui %[[CORE]], %[[ONE]] : index
 // PIPE-NEXT: %[[CB:[0-9]+]] = arith.divui %[[MNK]], %[[TWO]] : index
 // PIPE-NEXT: %[[CM:[0-9]+]] = arith.remui %[[MNK]], %[[TWO]] : index
-// PIPE-NEXT: scf.for %[[I:[0-9]+]] = %{{[0-9]+}} to %[[TWO]] step %[[ONE]] {
+// PIPE-NEXT: scf.for %[[I:[0-9]+]] = %{{[0-9]+}} to %[[ONE]] step %[[ONE]] {
 // PIPE-NEXT: %[[BASE:[0-9]+]] = arith.muli %[[CB]], %[[TWO]] : index
-// PIPE-NEXT: %[[OFF:[0-9]+]] = arith.divui %[[I]], %[[ONE]] : index
+// PIPE-NEXT: %[[TB:[0-9]+]] = arith.divui %[[I]], %[[ONE]] : index
+// PIPE-NEXT: %[[OFF:[0-9]+]] = arith.muli %[[TB]], %[[TWO]] : index
 // PIPE-NEXT: %{{[0-9]+}} = arith.addi %[[BASE]], %[[OFF]] : index
 // PIPE-NEXT: %[[TILE:[0-9]+]] = arith.muli %[[CM]], %[[ONE]] : index
 // PIPE-NEXT: %[[IN:[0-9]+]] = arith.remui %[[I]], %[[ONE]] : index
