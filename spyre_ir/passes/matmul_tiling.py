@@ -89,6 +89,11 @@ class MatmulTiling:
     batches of its rows at once, so in torch-spyre's layout of a 3-D tensor ([m, k/64,
     b, 64]: the batch just outside the stick) its runs are that many sticks long."""
 
+    def batch_extents(self, rank: int) -> list[int]:
+        """A rank-`rank` tile's extents along its batch dims: `batch_tile` batches of
+        the innermost (a batch-tileable matmul has one), 1 of the others."""
+        return [1] * (rank - 3) + [self.batch_tile] if rank > 2 else []
+
     @property
     def cores(self) -> int:
         sm, sn, sk = self.split

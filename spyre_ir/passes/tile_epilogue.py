@@ -53,8 +53,7 @@ class Epilogue:
             if operand in memory and operand not in self.results))  # fmt: skip
         """The epilogue's operands loaded from LPDDR5 (a bias, a residual; the input of
         a restickify, whose result shares its tile: the load changes the layout)."""
-        lead = [1] * (rank - 3) + [tiling.batch_tile] if rank > 2 else []
-        self.extents = lead + [tiling.rows_per_block, tiling.th]
+        self.extents = tiling.batch_extents(rank) + [tiling.rows_per_block, tiling.th]
         values = list(dict.fromkeys([*self.results, *(o for op in self.ops for o in op.operands),
                                      *(r for op in self.ops for r in op.results)]))  # fmt: skip
         # The tiles, per row block and half (SPLIT_K's stacked tiles have their own).

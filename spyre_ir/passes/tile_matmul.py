@@ -201,12 +201,6 @@ def tile_matmul_group(
     return shell.kernel
 
 
-def batch_extents(t: MatmulTiling, rank: int) -> list[int]:
-    """A rank-`rank` tile's extents along its batch dims: the plan's `batch_tile`
-    batches of the innermost (a batch-tileable matmul has one), 1 of the others."""
-    return [1] * (rank - 3) + [t.batch_tile] if rank > 2 else []
-
-
 def segments_lx_bytes(parts: MatmulGroup, tiling: MatmulTiling) -> int:
     """LX the later segments of a merged group take beside the first's tiling (its
     tiles at most `tiling`'s): their epilogue tiles, and their own B tiles and
@@ -388,7 +382,7 @@ class MatmulEmitter:
         self.lhs_rank, self.rhs_rank = len(spyre.shape_of(mm.lhs)), len(spyre.shape_of(mm.rhs))
         self.rank = len(spyre.shape_of(mm.result))
         lhs_el = spyre.element_of(mm.lhs)
-        a_tile = batch_extents(t, self.lhs_rank) + [rows, t.tk]
+        a_tile = t.batch_extents(self.lhs_rank) + [rows, t.tk]
         # A_RESIDENT: the M tile's A row block, one slot per K step, in place of A tiles.
         # Its slots are views of the one copy ([1, k_per, ..]): for
         # convert-dataflow-to-units it is one buffer written once per M tile and read
@@ -428,12 +422,12 @@ class MatmulEmitter:
         # accumulator, epilogue and store, sharing the A tile. A_RESIDENT's K steps per
         # iteration each have B tiles of their own.
         steps = resident_steps(t, self.shell.kernel.capacity) if resident else 1
-        b_steps = [[b.alloc(batch_extents(t, rhs_rank) + [t.tk, t.th], rhs_el)
+        b_steps = [[b.alloc(t.batch_extents(rhs_rank) + [t.tk, t.th], rhs_el)
                     for _ in range(t.halves)] for _ in range(steps)]  # fmt: skip
         if t.variant is MatmulVariant.SPLIT_K:
             acc_shape = [t.split[2], t.rows_per_core, t.th]
         else:
-            acc_shape = batch_extents(t, self.rank) + [t.rows_per_block, t.th]
+            acc_shape = t.batch_extents(self.rank) + [t.rows_per_block, t.th]
         # Block by block, half by half: spyre.full picks the corelets in turn, so half
         # h's accumulators land on corelet h (one half: its row blocks take turns).
         accs = [[b.alloc(acc_shape, Float32Type()) for _ in range(t.halves)]
