@@ -29,6 +29,7 @@ import csv
 import functools
 import os
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -458,12 +459,14 @@ def show_generation(run: Run) -> bool:
         f"bytes over the link per decode step: {h2d:,.0f} in, {d2h:,.0f} out; the prefill moved "
         f"{gen.steps[0].h2d_bytes:,} in ({gen.weights_bytes:,} of weights, kept on the card)"
     )
-    wall = sum(s.wall_s for s in steady) / len(steady)
+    # medians: one step a host hiccup stretches moves neither (bench/generate.py too)
+    wall = statistics.median(s.wall_s for s in steady)
     eager_steady = gen.eager_wall_s[2:] or gen.eager_wall_s[1:]
-    eager = sum(eager_steady) / len(eager_steady) if eager_steady else 0.0
+    eager = statistics.median(eager_steady) if eager_steady else 0.0
     ratio = f" ({wall / eager:.1f}x)" if eager else ""
     print(
-        f"host wall time per token: {1e3 * wall:,.1f} ms (decode steps that compiled nothing); "
+        f"host wall time per token: {1e3 * wall:,.1f} ms (median of the decode steps that compiled "
+        f"nothing); "
         f"eager CPU {1e3 * eager:,.1f} ms{ratio}"
     )
     return ok
