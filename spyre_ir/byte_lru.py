@@ -18,6 +18,9 @@ __all__ = ["DEFAULT_MB", "ByteLRU", "setting_bytes"]
 
 DEFAULT_MB = 1024
 
+_WARM_EVERY = 32
+"""Of the entries a `cold_when_full` cache takes in full, one in this many goes in warm."""
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -39,10 +42,20 @@ def setting_bytes() -> int:
 class ByteLRU(Generic[K, V]):
     """`size(key, value)` estimates an entry's bytes when it is stored; storing evicts the
     least recently used entries until the total fits `limit_bytes` (the newest entry
-    always stays, even alone over the bound). Thread-safe."""
+    always stays, even alone over the bound). Thread-safe.
 
-    def __init__(self, size: Callable[[K, V], int], limit_bytes: int | None = None) -> None:
+    `cold_when_full`: an entry stored into a full cache goes in as the least recently
+    used one (its first hit promotes it), except every `_WARM_EVERY`-th, which goes in
+    as the most recent so that entries nobody uses any more still age out. A working
+    set walked in a cycle and larger than the bound (a decode step's weight tiles) then
+    keeps most of what fits, hit every cycle, where plain LRU evicts each entry just
+    before its next use."""
+
+    def __init__(self, size: Callable[[K, V], int], limit_bytes: int | None = None,
+                 cold_when_full: bool = False) -> None:  # fmt: skip
         self._size = size
+        self.cold_when_full = cold_when_full
+        self._full_puts = 0
         self.limit_bytes = setting_bytes() if limit_bytes is None else limit_bytes
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._bytes = 0
@@ -63,12 +76,17 @@ class ByteLRU(Generic[K, V]):
             old = self._entries.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            self._entries[key] = (value, nbytes)
-            self._bytes += nbytes
-            while self._bytes > self.limit_bytes and len(self._entries) > 1:
+            full = self._bytes + nbytes > self.limit_bytes
+            while self._bytes + nbytes > self.limit_bytes and self._entries:
                 _key, (_value, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
                 self.evictions += 1
+            self._entries[key] = (value, nbytes)
+            self._bytes += nbytes
+            if full and self.cold_when_full:
+                self._full_puts += 1
+                if self._full_puts % _WARM_EVERY:
+                    self._entries.move_to_end(key, last=False)
 
     def pop(self, key: K) -> V | None:
         with self._lock:

@@ -34,6 +34,34 @@ def test_byte_lru_evicts_least_recently_used_first() -> None:
     assert len(lru) == 0 and lru.nbytes == 0
 
 
+@pytest.mark.parametrize("cold", [False, True])
+def test_a_cycle_larger_than_the_bound_hits_only_when_full_entries_come_in_cold(cold) -> None:
+    """Five entries of 4 bytes walked in a cycle through a 12-byte cache: plain LRU
+    evicts each just before its next use (no hit, ever); `cold_when_full` keeps two of
+    the three that fit hit every cycle (the third place turns over)."""
+    lru: ByteLRU[str, bytes] = ByteLRU(lambda key, value: len(value), 12, cold_when_full=cold)
+    hits = 0
+    for _ in range(10):
+        for key in "abcde":
+            if lru.get(key) is not None:
+                hits += 1
+            else:
+                lru.put(key, b"1234")
+    assert lru.nbytes <= 12
+    assert hits == (18 if cold else 0)
+
+
+def test_entries_nobody_uses_age_out_of_a_cache_that_takes_entries_in_cold() -> None:
+    lru: ByteLRU[str, bytes] = ByteLRU(lambda key, value: len(value), 12, cold_when_full=True)
+    for key in "xyz":  # a model's tiles nobody reads any more
+        lru.put(key, b"1234")
+    for _ in range(100):  # another model's, walked in a cycle
+        for key in "abcde":
+            if lru.get(key) is None:
+                lru.put(key, b"1234")
+    assert not any(key in lru for key in "xyz")
+
+
 def test_the_setting_is_read_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPYRE_HOST_CACHE_MB", "2.5")
     assert setting_bytes() == int(2.5 * 2**20)

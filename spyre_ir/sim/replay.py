@@ -240,8 +240,11 @@ def begin_replay() -> None:
     _replays[0] += 1
 
 
-_TILES: ByteLRU[object, _Kept] = ByteLRU(lambda box, kept: _held_bytes(kept.tile) + _STEP_BYTES)
-"""A recorded box -> its decoded tile."""
+_TILES: ByteLRU[object, _Kept] = ByteLRU(
+    lambda box, kept: _held_bytes(kept.tile) + _STEP_BYTES, cold_when_full=True
+)
+"""A recorded box -> its decoded tile (a decode step walks its tiles in a cycle: an 8B-shaped
+layer's are larger than the default bound, so a full cache takes new ones in cold)."""
 
 
 def cached_tile(box: Box, source: np.ndarray, decode_box: Callable[[], np.ndarray],
