@@ -169,7 +169,7 @@ class DataflowInterpreter(_Interpreter):
         self.card_format = card_format and self.half == "dlf16"
         self.codes = codes and self.card_format
         self.tiles: dict[Operation, TileOp] = {}
-        self.loads: dict[Operation, tuple[tuple[int, ...], object]] = {}
+        self.loads: dict[Operation, tuple[tuple[int, ...], object, object, tuple[int, ...]]] = {}
         self.widened: dict[Operation, Operation] = {}
         # Kernel name -> the contents its outputs start with (memory the kernel does not
         # store keeps them, as on the card); an output given none starts as zeros.

@@ -351,18 +351,14 @@ class KernelMachine:
         offsets = operands[1:-1]
         dest: LxBuffer = operands[-1]
         static = self.interp.loads.get(op)
-        if static is None:  # (perm, the pad value): xDSL's accessors are slow per move
-            fill = fill_value(op.pad_value, source.name)
+        if static is None:  # (perm, the pad value, the box's extents): xDSL's accessors
+            fill = fill_value(op.pad_value, source.name)  # are slow per move
             code = encode(np.float32(fill))[()] if source.name == "dlf16" else fill
-            static = (D.ints(op.perm), fill, code)
+            perm = D.ints(op.perm)
+            static = (perm, fill, code, D._box_shape(dest.shape, perm))
             self.interp.loads[op] = static
-        perm, fill, code = static
-        feed = self.box_feed  # (a replay's: no extents to work out)
-        box = (
-            next(feed)
-            if feed is not None
-            else self._box(offsets, D._box_shape(dest.shape, perm), source.shape)
-        )
+        perm, fill, code, extents = static
+        box = self._box(offsets, extents, source.shape)
         if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
 
             def decoded() -> np.ndarray:
@@ -393,8 +389,9 @@ class KernelMachine:
             value = encode(value)
         elif value.dtype != dest.array.dtype:  # f16 held in float32
             value = converted(value, dest.array.dtype)
-        if versions.version_of(dest.data) is not None:  # tiles kept of it may go stale
-            versions.changed(dest.data, versions.box_bounds(box.offsets, box.extents, box.shape))
+        version = versions.version_of(dest.data)
+        if version is not None:  # tiles kept of it may go stale
+            version.change(versions.box_bounds(box.offsets, box.extents, box.shape))
         if dest.writers is None:
             box.scatter(dest.array, value)
             return []
