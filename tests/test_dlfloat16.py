@@ -218,3 +218,51 @@ def test_encoding_any_float32_gives_the_code_of_its_rounding() -> None:
     same(D.decode(codes[~nan]), rounded[~nan])
     assert ((codes[nan] & 0x7FFF) == D.NINF).all()
     np.testing.assert_array_equal(codes[~nan] >> 15, np.signbit(x[~nan]))
+
+
+def test_a_comparison_with_an_infinity_compares_with_the_saturation_bound() -> None:
+    """The card holds a 16-bit infinity as +-MAXIMUM, so a comparison with an infinite
+    operand compares with that bound, values beyond it (f32 sums) counted as at it;
+    comparisons without an infinity are left alone."""
+    big = np.float32(D.MAXIMUM)
+    x = np.array([-np.inf, -big, -1e10, -1.0, big, 1e10, np.nan], np.float32)
+    a, b = D.infinities_as_bounds(x, np.float32(-np.inf))
+    assert list(a == b) == [True, True, True, False, False, False, False]
+    a, b = D.infinities_as_bounds(np.float32(np.inf), x)
+    assert list(a > b) == [True, True, True, True, False, False, False]
+    finite = np.array([1e10, 9e9], np.float32)
+    a, b = D.infinities_as_bounds(finite, np.float32(9e9))
+    assert a is finite and list(a > b) == [True, False]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_masked_row_of_a_boolean_sdpa_mask_is_zero_as_in_eager(fused: bool) -> None:
+    """torch's SDPA of a boolean mask adds where(mask, 0, -inf) and zeroes rows whose
+    every key is masked. On the card a 16-bit -inf is stored as -MAXIMUM: the fused
+    kernel reads the boolean mask itself (spyre-fuse-attention), and unfused, torch's
+    guard (scores == -inf) compares with the saturation bound (`infinities_as_bounds`);
+    either way those rows come back as eager's zeros, the others within f16 tolerance.
+    The simulator runs in DLFloat16."""
+    import capture
+    import torch.nn.functional as F
+
+    from spyre_ir.pipelines import lower_to_units
+    from spyre_ir.sim.engine import simulate
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 64, dtype=torch.float16) for _ in range(3))
+    keep = torch.rand(16, 16) > 0.3
+    keep[3] = False  # query row 3 sees no key
+    keep[:, 0] |= torch.arange(16) != 3  # every other row sees one at least
+
+    def sdpa(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    ((module, arrays),) = capture.capture(sdpa, [q, k, v, keep])
+    lower_to_units(module, fuse_attention=fused)
+    kernels = [op.sym_name.data for op in module.walk() if op.name == "core.program"]
+    assert any(name.startswith("attention") for name in kernels) == fused, kernels
+    got = torch.from_numpy(simulate(module, arrays).outputs[0])
+    want = sdpa(q, k, v, keep)
+    assert bool((want[:, :, 3] == 0).all()) and bool((got[:, :, 3] == 0).all())
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)

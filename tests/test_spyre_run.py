@@ -357,32 +357,15 @@ def model_files(tmp_path_factory):
     return files
 
 
-# In DLFloat16 this model's f16 outputs are up to 0.14 off L1's (|out| <= 0.81), beyond
-# --check's f16 tolerance, while the L2 interpreter in IEEE fp16 matches L1 to 2.4e-4 and
-# the simulator matches the L2 interpreter in DLFloat16 (tests/test_units_lowering.py).
-# Only batch row 1, the one with padding slots, deviates: more likely a bug on the
-# DLFloat16 path of the padding mask than precision. Open; tracked by the strict xfail below.
-DLFLOAT16_OUTLIERS = {"padded_cached_attention"}
-
-
 def test_check_passes_on_every_frontend_model(model_files, capsys):
     from models import MODELS
 
     assert {p.name.rsplit("_", 1)[0] for p, _ in model_files} == set(MODELS)
     for path, inputs in model_files:
-        if path.name.rsplit("_", 1)[0] in DLFLOAT16_OUTLIERS:
-            continue
         assert main([str(path), "--inputs", inputs, "--check"]) == 0, path
         out = capsys.readouterr().out
         assert "check: ok (max abs error " in out, (path, out)
         assert "against the L1 interpreter" in out
-
-
-@pytest.mark.xfail(strict=True, reason="DLFloat16 deviation of padded_cached_attention, see above")
-def test_check_passes_on_the_dlfloat16_outliers(model_files, capsys):
-    for path, inputs in model_files:
-        if path.name.rsplit("_", 1)[0] in DLFLOAT16_OUTLIERS:
-            assert main([str(path), "--inputs", inputs, "--check"]) == 0, path
 
 
 def test_check_on_l1_and_l2_inputs(levels, capsys):

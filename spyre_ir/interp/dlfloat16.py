@@ -104,6 +104,26 @@ def _special_bits(bits: np.ndarray) -> np.ndarray:
     return np.where(magnitude > _INF_BITS, np.uint32(0x7FC00000), out).astype(np.uint32)
 
 
+def infinities_as_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The operands of a comparison on the card, where an infinite operand means the
+    bound an infinity saturates to: where one side is +-inf it becomes +-MAXIMUM and the
+    other side is clipped to [-MAXIMUM, MAXIMUM]. So `x == -inf` holds for a -inf mask
+    stored as -MAXIMUM (and for f32 sums with it that round to -MAXIMUM or below), as it
+    does in torch; the card cannot tell a saturated value from an infinity. Operands
+    without infinities come back as they are."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind != "f" or b.dtype.kind != "f":
+        return a, b
+    infinite = np.isinf(a) | np.isinf(b)
+    if not infinite.any():
+        return a, b
+    bound = np.float32(MAXIMUM)
+    return (
+        np.where(infinite, np.clip(a, -bound, bound), a),
+        np.where(infinite, np.clip(b, -bound, bound), b),
+    )
+
+
 def encode(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """The DLFloat16 codes (uint16) of float values, rounded and saturated; into `out`
     (a uint16 array of x's shape) when given. fp16 input is one table lookup of its

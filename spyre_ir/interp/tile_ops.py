@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Operation
 
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects import spyre as S
+from spyre_ir.interp.dlfloat16 import infinities_as_bounds
 from spyre_ir.interp.halves import converted
 from spyre_ir.interp.kernel_memory import FLOAT_NAMES, HALF_NAMES, held_dtype, round_held
 from spyre_ir.interp.tensor import (
@@ -168,6 +169,9 @@ class TileOp:
         # straight, not through the op's accessors (a decode step runs ~500 tile ops).
         all_f32 = all(isinstance(wide(t), Float32Type) for t in (*elements, out_type.element_type))
         self.f32_call = _F32_CALLS.get(self.op_class) if all_f32 else None
+        # On DLFloat16 an infinity is stored as the saturation bound, so a comparison
+        # with one compares with that bound (`infinities_as_bounds`).
+        self.saturating = half == "dlf16" and issubclass(self.op_class, S.CompareOp)
 
     def run(
         self, inputs: list[np.ndarray], offsets: list[object], current: np.ndarray | None
@@ -186,6 +190,8 @@ class TileOp:
             result = self.f32_call(*arrays)
         elif self.op_class is S.GatherOp:
             result = self._gather(*arrays)
+        elif self.saturating:
+            result = apply_op(self.probe, list(infinities_as_bounds(*arrays)))
         else:
             result = apply_op(self.probe, arrays)
         if result.shape != full:  # (a reshape to the same shape would hide ownership)

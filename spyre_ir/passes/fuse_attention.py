@@ -204,6 +204,7 @@ class Match:
             if isinstance(cast, spyre.CastOp) and spyre.is_float(spyre.element_of(cast.input)):
                 mask = cast.input  # a widening cast of the mask: read the narrow one
             self.mask = mask
+            self.boolean_mask()
             self.take(op)
             return a
         assert isinstance(op, spyre.SelectOp)
@@ -220,6 +221,22 @@ class Match:
                 self.take(inverted)
         self.take(op)
         return scores
+
+    def boolean_mask(self) -> None:
+        """An additive mask made as where(c, 0, -inf) (torch's SDPA of a boolean mask)
+        is the boolean mask c: s + 0 is s and s + -inf is -inf, so the kernel selects
+        with c instead. The -inf then stays an f32 infinity in LX, where the 16-bit
+        mask tensor would hold DLFloat16's -MAXIMUM (it has no infinity): a row with
+        every key masked would sum to its key count, not to 0, and escape torch's
+        zero-row guard. The mask also moves as 1-bit values, not 16-bit ones."""
+        op = self.mask.owner if self.mask is not None else None
+        if not isinstance(op, spyre.SelectOp):
+            return
+        true, false = scalar_constant(op.true_value), scalar_constant(op.false_value)
+        if (true, false) == (0.0, -math.inf):
+            self.mask, self.mask_keep = op.cond, True
+        elif (true, false) == (-math.inf, 0.0):
+            self.mask, self.mask_keep = op.cond, False
 
     def heads(self, value: SSAValue) -> tuple[SSAValue, int, bool]:
         """(unrepeated base, repeat factor g, transposed) of a K or V operand."""

@@ -128,3 +128,43 @@ func.func @output_permutes(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf16>, %
   %t3 = spyre.transpose %t1 perm = [1, 0, 2, 3] : tensor<8x1x2x64xf16> -> tensor<1x8x2x64xf16>
   func.return %t2, %t3 : tensor<1x2x8x64xf16>, tensor<1x8x2x64xf16>
 }
+
+// -----
+
+// torch's SDPA of a boolean mask, as it decomposes: the mask made additive,
+// where(keep, 0, -inf) in f16 and widened, then the zero-row guard (eq -inf). The
+// additive mask is read as the boolean one it came from: on the card a 16-bit -inf is
+// DLFloat16's -MAXIMUM, and a row with every key masked would escape the guard.
+// CHECK-LABEL: func.func @additive_from_boolean
+// CHECK-NEXT:    %[[M:.*]] = spyre.reshape %keep : tensor<8x8xi1> -> tensor<1x1x8x8xi1>
+// CHECK-NEXT:    %[[O:.*]] = spyre.attention %q, %k, %v mask(%[[M]] : tensor<1x1x8x8xi1>) scale = 1.250000e-01 {zero_masked_rows} : tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf16>
+// CHECK-NEXT:    func.return %[[O]]
+func.func @additive_from_boolean(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf16>, %v: tensor<1x2x8x64xf16>, %keep: tensor<8x8xi1>) -> tensor<1x2x8x64xf16> {
+  %zero = spyre.full {value = 0.0 : f64} : tensor<f16>
+  %ninf = spyre.full {value = 0xFFF0000000000000 : f64} : tensor<f16>
+  %add_mask = spyre.select %keep, %zero, %ninf : tensor<8x8xi1>, tensor<f16>, tensor<f16> -> tensor<8x8xf16>
+  %mf = spyre.cast %add_mask : tensor<8x8xf16> -> tensor<8x8xf32>
+  %qf = spyre.cast %q : tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf32>
+  %kf = spyre.cast %k : tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf32>
+  %vf = spyre.cast %v : tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf32>
+  %kt = spyre.transpose %kf perm = [0, 1, 3, 2] : tensor<1x2x8x64xf32> -> tensor<1x2x64x8xf32>
+  %s = spyre.matmul %qf, %kt : tensor<1x2x8x64xf32>, tensor<1x2x64x8xf32> -> tensor<1x2x8x8xf32>
+  %c = spyre.full {value = 0.125 : f64} : tensor<f32>
+  %ss = spyre.mul %s, %c : tensor<1x2x8x8xf32>, tensor<f32> -> tensor<1x2x8x8xf32>
+  %x = spyre.add %ss, %mf : tensor<1x2x8x8xf32>, tensor<8x8xf32> -> tensor<1x2x8x8xf32>
+  %mx = spyre.reduce_max %x dims = [-1] keepdim : tensor<1x2x8x8xf32> -> tensor<1x2x8x1xf32>
+  %d = spyre.sub %x, %mx : tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32> -> tensor<1x2x8x8xf32>
+  %e = spyre.exp %d : tensor<1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %sm = spyre.sum %e dims = [-1] keepdim : tensor<1x2x8x8xf32> -> tensor<1x2x8x1xf32>
+  %p = spyre.div %e, %sm : tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32> -> tensor<1x2x8x8xf32>
+  %finf = spyre.full {value = 0xFFF0000000000000 : f64} : tensor<f32>
+  %isinf = spyre.eq %x, %finf : tensor<1x2x8x8xf32>, tensor<f32> -> tensor<1x2x8x8xi1>
+  %live = spyre.logical_not %isinf : tensor<1x2x8x8xi1> -> tensor<1x2x8x8xi1>
+  %any = spyre.reduce_max %live dims = [-1] keepdim : tensor<1x2x8x8xi1> -> tensor<1x2x8x1xi1>
+  %dead = spyre.logical_not %any : tensor<1x2x8x1xi1> -> tensor<1x2x8x1xi1>
+  %zeros = spyre.full {value = 0.0 : f64} : tensor<1x2x8x8xf32>
+  %safe = spyre.select %dead, %zeros, %p : tensor<1x2x8x1xi1>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32> -> tensor<1x2x8x8xf32>
+  %o = spyre.matmul %safe, %vf : tensor<1x2x8x8xf32>, tensor<1x2x8x64xf32> -> tensor<1x2x8x64xf32>
+  %oh = spyre.cast %o : tensor<1x2x8x64xf32> -> tensor<1x2x8x64xf16>
+  func.return %oh : tensor<1x2x8x64xf16>
+}
