@@ -355,7 +355,7 @@ class KernelMachine:
             fill = fill_value(op.pad_value, source.name)  # are slow per move
             code = encode(np.float32(fill))[()] if source.name == "dlf16" else fill
             perm = D.ints(op.perm)
-            static = (perm, fill, code, D._box_shape(dest.shape, perm))
+            static = (perm, fill, code, D.box_shape(dest.shape, perm))
             self.interp.loads[op] = static
         perm, fill, code, extents = static
         box = self._box(offsets, extents, source.shape)

@@ -40,7 +40,7 @@ def time_move(program, op: ls.LoadOp | ls.StoreOp) -> Timer:
     memory = (op.source if load else op.dest).type
     tile = (op.dest if load else op.source).type
     assert isinstance(memory, D.DdrType) and isinstance(tile, D.LxType)
-    extents = D._box_shape(tile.get_shape(), D.ints(op.perm) if load else ())
+    extents = D.box_shape(tile.get_shape(), D.ints(op.perm) if load else ())
     shape = memory.get_shape()
     stick_dim, per_stick = lpddr.stick_geometry(memory, config)
     nominal = cm.box_sticks(extents, shape, stick_dim, per_stick)
