@@ -214,13 +214,19 @@ class Match:
             self.mask, self.mask_keep, scores = op.cond, False, op.false_value
         else:
             raise NoMatch("a select that is no mask")
+        self.read_through_not(take=True)
+        self.take(op)
+        return scores
+
+    def read_through_not(self, take: bool) -> None:
+        """A mask that drops where it is true, made as logical_not of one that keeps,
+        is read as the one that keeps; `take` consumes the not when nothing else reads
+        it."""
         inverted = self.mask.owner
         if not self.mask_keep and isinstance(inverted, spyre.LogicalNotOp):
             self.mask, self.mask_keep = inverted.input, True
-            if inverted.result.has_one_use():
+            if take and inverted.result.has_one_use():
                 self.take(inverted)
-        self.take(op)
-        return scores
 
     def boolean_mask(self) -> None:
         """An additive mask made as where(c, 0, -inf) (torch's SDPA of a boolean mask)
@@ -229,7 +235,7 @@ class Match:
         mask tensor would hold DLFloat16's -MAXIMUM (it has no infinity): a row with
         every key masked would sum to its key count, not to 0, and escape torch's
         zero-row guard. The mask also moves as 1-bit values, not 16-bit ones."""
-        op = self.mask.owner if self.mask is not None else None
+        op = self.mask.owner
         if not isinstance(op, spyre.SelectOp):
             return
         true, false = scalar_constant(op.true_value), scalar_constant(op.false_value)
@@ -237,6 +243,7 @@ class Match:
             self.mask, self.mask_keep = op.cond, True
         elif (true, false) == (-math.inf, 0.0):
             self.mask, self.mask_keep = op.cond, False
+            self.read_through_not(take=False)  # the where, not taken, still reads it
 
     def heads(self, value: SSAValue) -> tuple[SSAValue, int, bool]:
         """(unrepeated base, repeat factor g, transposed) of a K or V operand."""

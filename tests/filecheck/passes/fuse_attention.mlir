@@ -168,3 +168,26 @@ func.func @additive_from_boolean(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf
   %oh = spyre.cast %o : tensor<1x2x8x64xf32> -> tensor<1x2x8x64xf16>
   func.return %oh : tensor<1x2x8x64xf16>
 }
+
+// -----
+
+// The same additive mask made from a mask that drops: where(not keep, -inf, 0) is read as
+// keep itself (no not of a not).
+// CHECK-LABEL: func.func @additive_from_dropping_mask
+// CHECK-NEXT:    %[[M:.*]] = spyre.reshape %keep : tensor<8x8xi1> -> tensor<1x1x8x8xi1>
+// CHECK-NEXT:    %[[O:.*]] = spyre.attention %q, %k, %v mask(%[[M]] : tensor<1x1x8x8xi1>) scale = 1.250000e-01 : tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf16>
+// CHECK-NEXT:    func.return %[[O]]
+func.func @additive_from_dropping_mask(%q: tensor<1x2x8x64xf16>, %k: tensor<1x2x8x64xf16>, %v: tensor<1x2x8x64xf16>, %keep: tensor<8x8xi1>) -> tensor<1x2x8x64xf16> {
+  %drop = spyre.logical_not %keep : tensor<8x8xi1> -> tensor<8x8xi1>
+  %zero = spyre.full {value = 0.0 : f64} : tensor<f16>
+  %ninf = spyre.full {value = 0xFFF0000000000000 : f64} : tensor<f16>
+  %add_mask = spyre.select %drop, %ninf, %zero : tensor<8x8xi1>, tensor<f16>, tensor<f16> -> tensor<8x8xf16>
+  %kt = spyre.transpose %k perm = [0, 1, 3, 2] : tensor<1x2x8x64xf16> -> tensor<1x2x64x8xf16>
+  %s = spyre.matmul %q, %kt : tensor<1x2x8x64xf16>, tensor<1x2x64x8xf16> -> tensor<1x2x8x8xf16>
+  %c = spyre.full {value = 0.125 : f64} : tensor<f16>
+  %ss = spyre.mul %s, %c : tensor<1x2x8x8xf16>, tensor<f16> -> tensor<1x2x8x8xf16>
+  %x = spyre.add %ss, %add_mask : tensor<1x2x8x8xf16>, tensor<8x8xf16> -> tensor<1x2x8x8xf16>
+  %p = spyre.softmax %x dim = -1 : tensor<1x2x8x8xf16> -> tensor<1x2x8x8xf16>
+  %o = spyre.matmul %p, %v : tensor<1x2x8x8xf16>, tensor<1x2x8x64xf16> -> tensor<1x2x8x64xf16>
+  func.return %o : tensor<1x2x8x64xf16>
+}
