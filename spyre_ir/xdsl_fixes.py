@@ -17,15 +17,22 @@
   lookup keyed by one calls into the interpreter twice; the simulator's environment
   (values by SSA value, facts by op) does ~100 K such lookups on a layernorm kernel.
   object's own `__hash__` and `__eq__` are the same identity, in C.
+* `arith.remui` has no traits (its siblings `remsi`, `divui` have `Pure` or
+  `NoMemoryEffect`), so `is_side_effect_free` says False for it and spyre-double-buffer
+  stopped at the first `remui` of a tile's address arithmetic: a rows kernel with outer
+  row dims (a tile's place split over them by `remui`) was never double-buffered. It
+  reads nothing and writes nothing, as MLIR's `arith.remui` (`NoMemoryEffect`).
 """
 
 from __future__ import annotations
 
 import re
 
+from xdsl.dialects import arith as _arith
 from xdsl.ir import core as _core
 from xdsl.irdl import declarative_assembly_format as _daf
 from xdsl.irdl.operations import IRDLOperation
+from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import ParseError, PyRDLOpDefinitionError
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -85,3 +92,5 @@ def apply() -> None:
                 setattr(cls, name, getattr(object, name))
     MLIRLexer._unescaped_characters_regex = STRING_LITERAL  # type: ignore[misc]
     _daf.FormatProgram.from_str = staticmethod(_lazy_from_str)  # type: ignore[method-assign]
+    if not _arith.RemUIOp.has_trait(NoMemoryEffect):
+        _arith.RemUIOp.traits.add_trait(NoMemoryEffect())
