@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from spyre_ir import op_facts
 from spyre_ir.hardware import SpyreConfig
+from spyre_ir.lpddr_runs import MatmulLayouts
 
 TILE_ROWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 """Tile rows; fewer than the PE array's only when a core has fewer rows of output (a
@@ -264,6 +265,8 @@ def plan_matmul(
     split_b: int | None = None,
     prologue: bool = False,
     head_width: int | None = None,
+    layouts: MatmulLayouts | None = None,
+    a_shareable: bool = True,
 ) -> MatmulPlan:
     """The (split, tile) with the lowest estimated time that fits LX.
 
@@ -283,13 +286,21 @@ def plan_matmul(
     need the same A tiles, so each loads 1/split_n of an A tile and a ring all-gather
     completes it (when the tile's rows divide); with one K step per output tile the A
     tile is loaded once per M tile. Every core writes its C tiles; with split-K each
-    core of a K group stores its tm / split_k rows of the reduced tile."""
+    core of a K group stores its tm / split_k rows of the reduced tile.
+
+    `layouts`: where A, B and C live; on a card that limits a core's requests in flight
+    each tile's moves also cost their contiguous runs (`lpddr_runs`), and a core's whole
+    K share is weighed as a tile too (a row-major A is then a run per tile row block,
+    not a run per row and K tile).
+
+    `a_shareable`: the cores splitting N may load slices of an A tile and all-gather it
+    (spyre-tile does for a 2-D, untransposed A); else each loads the whole tile."""
     if split_b is not None and (split is None or batch % split_b):
         raise ValueError(f"a batch split of {split_b} needs a forced split and a batch "
                          f"it divides (batch {batch})")  # fmt: skip
     problem = _MatmulProblem(batch, m, elem, config, epilogue_bytes_per_elem, rhs_batched,
                              lx_bytes or config.lx_bytes, split_b, prologue,
-                             head_width)  # fmt: skip
+                             head_width, layouts, a_shareable)  # fmt: skip
     capacity = problem.capacity
     best: MatmulPlan | None = None
     best_rank: tuple[float, float, int] | None = None
@@ -300,7 +311,7 @@ def plan_matmul(
     if best is None and head_width:  # no tile of whole heads fits: spyre-tile splits it
         return plan_matmul(batch, m, n, k, elem, config, cores, epilogue_bytes_per_elem,
                            split, lx_bytes, rhs_batched, paired, a_resident, split_b,
-                           prologue)  # fmt: skip
+                           prologue, layouts=layouts, a_shareable=a_shareable)  # fmt: skip
     if best is None:
         raise ValueError(f"no matmul tiling of {batch}x{m}x{n}x{k} fits {capacity} bytes of LX")
     return best
@@ -320,6 +331,13 @@ class _MatmulProblem:
     split_b: int | None = None
     prologue: bool = False
     head_width: int | None = None
+    layouts: MatmulLayouts | None = None
+    a_shareable: bool = True
+
+    @property
+    def runs_cost(self) -> bool:
+        """Tiles cost their runs: the card limits requests and the layouts are known."""
+        return bool(self.layouts and self.config.lpddr_core_requests_in_flight)
 
     @property
     def rows(self) -> int:
@@ -355,7 +373,9 @@ def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
                 if paired and (tn < 2 * TILE_COLS[0] or tn % (2 * TILE_COLS[0])):
                     # a pair's halves (one a corelet) are whole sticks
                     continue
-                for tk in TILE_COLS:
+                # The core's whole K share, when runs cost: a row-major A's rows whole.
+                whole_k = (kc,) if p.runs_cost and kc % 64 == 0 and kc not in TILE_COLS else ()
+                for tk in TILE_COLS + whole_k:
                     if tk > max(64, 2 * kc):
                         continue
                     for resident in (False, True) if a_resident else (False,):
@@ -387,7 +407,7 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
         return None
     steps = m_tiles * n_tiles * k_tiles
     flops = 2 * steps * tm * tn * tk
-    share = sn > 1 and tm % sn == 0
+    share = p.a_shareable and sn > 1 and tm % sn == 0
     # One K step per output tile: the A tile is the same for every N
     # tile of an M tile, so it is loaded once per M tile (spyre-tile).
     a_loads = m_tiles if k_tiles == 1 else steps
@@ -437,6 +457,18 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
                   ) + tk * tn * elem  # fmt: skip
     transfer = lpddr_seconds(used * step_bytes / b_cohort, 0.0, step_bytes,
                              config)  # fmt: skip
+    edges = 0.0
+    if p.runs_cost:
+        # Each move holds its core's channel for its bytes or its requests (one per
+        # run at least), whichever binds: a core's loads share its read channel, its
+        # stores the write channel. The first step's loads and the last tile's store
+        # overlap nothing, which a move of many runs makes matter.
+        a_move, b_move, c_move = p.layouts.move_seconds(
+            tm // sn if share else tm, tk, tn, tm // sk, elem, (blocks, corelets), config
+        )
+        ddr = max(ddr, a_loads * a_move + steps * b_move, tiles * c_move)
+        transfer = max(transfer, (a_move if k_tiles > 1 and not resident else 0) + b_move)
+        edges = a_move + b_move + c_move
     pe = pe_seconds(flops, pe_rows, tn, config, p.head_width)
     if blocks > 1 and corelets == 1:
         pe /= config.corelets_per_core  # the row blocks take turns
@@ -489,7 +521,7 @@ def _estimate(p: _MatmulProblem, split: tuple[int, int, int], extents: tuple[int
         ddr,
         ring,
         last_step / blocks + (tiles - hidden) * reduce + tiles * reduction
-        + fill,
+        + fill + edges,
         blocks,
         resident,
         p.split_b,

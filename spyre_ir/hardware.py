@@ -239,12 +239,13 @@ class SpyreConfig:
     OFF, not calibrated in use: fitted to the bmm rows of matmul_splits.csv as the card's
     per-core slices would move them (each a run per b_core sticks in torch-spyre's
     default layout), it comes out at 2.0-2.5 (shape A -> B, B -> A, even -> odd rows;
-    `bench/bmm_mechanisms.py`). Our bmm tiles now take a core's batches together
-    (MatmulTiling.batch_tile), and at 2.2 the bmm rows fit, but our elementwise and
-    matmul tiles cut runs the card's per-core slices keep whole (32-64 sticks where
-    about 80 are needed), so it slows the add on one core 2.5x (a calibration row) and
-    the planner, which does not cost runs, misses two more kernel targets
-    (docs/simulator.md, "The batched matmuls")."""
+    `bench/bmm_mechanisms.py`). The compiler costs runs on a card that sets it (the
+    matmul planner counts each tile's runs, a rows kernel takes box tiles of few runs,
+    a batch-split bmm's tiles hold several batches: spyre_ir/lpddr_runs.py), and at 2.2
+    the fidelity figures improve (`bench/fidelity.py --card`), but a row-major A
+    ([1, 512, 4096], torch-spyre's layout of a 3-D tensor) cut along K is a request per
+    row, so three prefill kernel targets of ibm_kernels.csv run 1.4-1.8x slower and one
+    is lost (docs/simulator.md, "The batched matmuls")."""
 
     lpddr_multicast: bool = True
     """The card multicasts a box that several cores load at once (the cores of a cohort

@@ -58,3 +58,20 @@ def test_the_copied_measurements_equal_the_shared_ones() -> None:
     names = sorted(p.name for p in shared.iterdir() if p.suffix in {".csv", ".md"})
     for name in names:
         assert (fidelity.REAL_CARD / name).read_bytes() == (shared / name).read_bytes(), name
+
+
+def test_a_card_file_times_the_calibrated_column(tmp_path: Path, capsys) -> None:
+    # --card: an unreadable or malformed card is a located error and exit 1, before any
+    # row is compiled; a card's rows are timed on it (plans and timing together).
+    assert fidelity.main(["--card", str(tmp_path / "none.json")]) == 1
+    assert "none.json: cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"lx_bytes": "large"}')
+    assert fidelity.main(["--card", str(bad)]) == 1
+    assert "lx_bytes" in capsys.readouterr().err
+    (case,) = [c for c in fidelity.cases() if c.label == "add 4096x4096 1 cores"]
+    limited = DEFAULT_CONFIG.with_options(lpddr_core_requests_in_flight=2.2)
+    (row,) = fidelity.fidelity([case], limited)
+    # The box tiles keep the add at the card's bytes in flight (1,498.9 us measured).
+    assert row["calibrated"] == pytest.approx(1498.9, rel=0.02)
+    assert row["calibrated"] == pytest.approx(fidelity.simulate_case(case, limited))

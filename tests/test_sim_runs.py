@@ -14,6 +14,7 @@ import pytest
 from test_sim_engine import lower, random_args
 from xdsl.dialects.builtin import Float16Type
 
+from spyre_ir import lpddr_runs
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG
 from spyre_ir.layout import StickLayout, default_layout, validate
@@ -28,17 +29,17 @@ def test_runs_of_a_batched_operand_in_the_default_layout() -> None:
     # the batch sits just outside the stick, so a box of one batch is a run per stick.
     a = default_layout((32, 512, 512), "f16")
     assert a.device_sizes == (512, 8, 32, 64)
-    assert lpddr.box_runs((1, 64, 64), a) == 64  # 64 rows x 1 k-stick x 1 batch
-    assert lpddr.box_runs((4, 64, 512), a) == 64 * 8  # runs of 4 sticks (the batches)
+    assert lpddr_runs.box_runs((1, 64, 64), a) == 64  # 64 rows x 1 k-stick x 1 batch
+    assert lpddr_runs.box_runs((4, 64, 512), a) == 64 * 8  # runs of 4 sticks (the batches)
     # Every batch and every k-stick of 16 rows: one run of 16 x 8 x 32 sticks.
-    assert lpddr.box_runs((32, 16, 512), a) == 1
+    assert lpddr_runs.box_runs((32, 16, 512), a) == 1
     # A matrix [512, 4096] is [64, 512, 64]: 128 of its rows in 8 k-sticks are 8 runs
     # of 128 sticks; all 512 rows of two sticks (100 columns, padded) are one run.
     b = default_layout((512, 4096), "f16")
-    assert lpddr.box_runs((128, 512), b) == 8
-    assert lpddr.box_runs((512, 100), b) == 1
+    assert lpddr_runs.box_runs((128, 512), b) == 8
+    assert lpddr_runs.box_runs((512, 100), b) == 1
     # A box overhanging the tensor is clipped first: 64 rows of a 48-row tensor = all.
-    assert lpddr.box_runs((64, 64), default_layout((48, 64), "f16")) == 1
+    assert lpddr_runs.box_runs((64, 64), default_layout((48, 64), "f16")) == 1
 
 
 def test_runs_of_a_tiled_layout() -> None:
@@ -47,13 +48,13 @@ def test_runs_of_a_tiled_layout() -> None:
     # run; both tiles are one run too (the whole tensor).
     tiled = StickLayout((128, 64), 2, 1, (2, 1, 64, 64), (0, 1, 0, 1), (4096, 64, 64, 1))
     assert not validate(tiled, (128, 64), 2)
-    assert [lpddr.box_runs(box, tiled) for box in ((64, 64), (32, 64), (128, 64))] == [1, 1, 1]
+    assert [lpddr_runs.box_runs(box, tiled) for box in ((64, 64), (32, 64), (128, 64))] == [1, 1, 1]
     # [64, 128] f16 with two k-sticks and rows in tiles of 16: device [4, 2, 16, 64].
     # 16 rows x both sticks is one run; 32 rows x one stick is 2 runs of 16 sticks.
     rows = StickLayout((64, 128), 2, 1, (4, 2, 16, 64), (0, 1, 0, 1), (2048, 64, 128, 1))
     assert not validate(rows, (64, 128), 2)
-    assert lpddr.box_runs((16, 128), rows) == 1
-    assert lpddr.box_runs((32, 64), rows) == 2
+    assert lpddr_runs.box_runs((16, 128), rows) == 1
+    assert lpddr_runs.box_runs((32, 64), rows) == 2
 
 
 def test_a_scalar_in_lpddr5_is_one_run() -> None:

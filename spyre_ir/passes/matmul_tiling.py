@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from spyre_ir import cost_model
 from spyre_ir.hardware import SpyreConfig
+from spyre_ir.lpddr_runs import MatmulLayouts
 
 
 class MatmulVariant(enum.Enum):
@@ -61,6 +62,8 @@ class MatmulShape:
     batch_tileable: bool = False
     """A tile may hold several batches: a 3-D matmul with a 3-D A and nothing but the
     matmul in its group (no epilogue, prologue, pair or later segment)."""
+    layouts: MatmulLayouts | None = None
+    """Where A, B and C live in LPDDR5: the planner counts its tiles' runs."""
 
 
 @dataclass(frozen=True)
@@ -168,17 +171,29 @@ def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     cores each store tb / sk of them) that the cost model's tiles, that many batches
     deep, fit LX with. A core's batches are adjacent sticks in LPDDR5 (torch-spyre's
     layout of a 3-D tensor), so its moves are runs of that many sticks, not one
-    (lpddr.box_runs). The tiles per batch stay the planner's: shrinking them to fit more
-    batches (tried) makes split-K rows of matmul_splits.csv slower."""
+    (lpddr_runs.box_runs). The tiles per batch stay the planner's: shrinking them to fit more
+    batches (tried) makes split-K rows of matmul_splits.csv slower. On a card that
+    limits a core's requests in flight (a one-batch tile is then a request per stick)
+    they shrink when no batch tile fits otherwise: the most batches whose tiles the
+    planner finds within 1 / tb of LX."""
     tiling = _plan_tiling(shape, config, cores, split, lx_bytes, a_resident, split_b)
     if not (split_b and shape.batch_tileable) or tiling.a_resident:
         return tiling  # (an A_RESIDENT block is one batch's)
     per, sk = shape.batch // split_b, split[2]
     lx = cost_model.matmul_lx_bytes(tiling.tm, tiling.tn, tiling.tk, shape.elem_bytes,
                                     shape.epilogue_bytes_per_elem, sk)  # fmt: skip
-    for tb in range(per, 1, -1):
-        if per % tb == 0 and tb % sk == 0 and tb * lx <= lx_bytes:
+    batch_tiles = [tb for tb in range(per, 1, -1) if per % tb == 0 and tb % sk == 0]
+    for tb in batch_tiles:
+        if tb * lx <= lx_bytes:
             return replace(tiling, batch_tile=tb)
+    if not config.lpddr_core_requests_in_flight:
+        return tiling
+    for tb in batch_tiles:
+        try:
+            smaller = _plan_tiling(shape, config, cores, split, lx_bytes // tb, False, split_b)
+        except ValueError:
+            continue
+        return replace(smaller, batch_tile=tb)
     return tiling
 
 
@@ -189,7 +204,7 @@ def _plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
                                 s.rhs_batched, s.paired, a_resident, split_b, s.prologue,
-                                s.head_width)  # fmt: skip
+                                s.head_width, s.layouts, s.a_shareable)  # fmt: skip
     tiling = MatmulTiling(
         shape, split, mp.tm, mp.tn, mp.tk,
         cost_model.corelets_sharing(mp.tn, config, s.head_width),

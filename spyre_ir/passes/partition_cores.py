@@ -39,7 +39,10 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
+from spyre_ir.dialects.stick_layout import tensor_layout
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
+from spyre_ir.layout import default_layout
+from spyre_ir.lpddr_runs import MatmulLayouts
 from spyre_ir.passes.fuse_segments import segment_of
 
 
@@ -70,6 +73,20 @@ def matmul_dims(mm: spyre.MatmulOp) -> tuple[int, int, int, int]:
     for d in out[: max(len(out) - 2, 0)]:
         batch *= d
     return batch, m, n, k
+
+
+def matmul_layouts(mm: spyre.MatmulOp) -> MatmulLayouts | None:
+    """Where the matmul's A, B and C live in LPDDR5 (their stick layouts, else
+    torch-spyre's default layout), for the planner to count its tiles' runs; None with a
+    1-D operand (a vector's tiles are one run each)."""
+    values = (mm.lhs, mm.rhs, mm.result)
+    if any(len(spyre.shape_of(v)) < 2 for v in values):
+        return None
+    layouts = []
+    for v in values:
+        elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(v))]
+        layouts.append(tensor_layout(v.type) or default_layout(spyre.shape_of(v), elem))
+    return MatmulLayouts(*layouts)
 
 
 def check_sizes(group: dataflow.GroupOp) -> None:
@@ -214,6 +231,8 @@ def plan_group(
                 rhs_batched=len(spyre.shape_of(mm.rhs)) > 2,
                 paired=pairs > 1,
                 split_b=split_b,
+                layouts=matmul_layouts(mm),
+                a_shareable=len(spyre.shape_of(mm.lhs)) == 2,
                 **({} if forced else prologue_options(group, prologue_resident)),
             )
         except ValueError as e:

@@ -33,7 +33,7 @@ from spyre_ir.passes.matmul_tiling import (
     MatmulVariant,
     plan_tiling,
 )
-from spyre_ir.passes.partition_cores import matmul_dims
+from spyre_ir.passes.partition_cores import matmul_dims, matmul_layouts
 from spyre_ir.passes.tile_epilogue import Epilogue
 from spyre_ir.passes.tile_kernel import (
     BodyBuilder,
@@ -139,7 +139,8 @@ class MatmulGroup:
         return MatmulShape(batch, m, n, k, elem, epilogue, rhs_rank > 2, stackable,
                            lhs_rank == 2 and mm.lhs not in self.folded,
                            self.second is not None, bool(self.prologue),
-                           None if self.second else self.head_width(), tileable)  # fmt: skip
+                           None if self.second else self.head_width(), tileable,
+                           matmul_layouts(mm))  # fmt: skip
 
     def epilogue_bytes_per_elem(self) -> int:
         """LX bytes per output element of the epilogue's tiles, two slots each (the

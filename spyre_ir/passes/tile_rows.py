@@ -12,7 +12,7 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
-from spyre_ir.passes import row_model, tile_copy, tile_online_softmax, tile_stream
+from spyre_ir.passes import row_model, row_tiles, tile_copy, tile_online_softmax, tile_stream
 from spyre_ir.passes.tile_kernel import (
     box_offsets,
     new_kernel,
@@ -58,13 +58,23 @@ def tile_rows_group(
                                        plan.cores.data, lx_bytes)  # fmt: skip
     except ValueError as e:
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
-    chunks = cost_model.ceil_div(inner, t)
+    extents = [1] * (p - 1) + [t] if p else []
+    if p and isinstance(plan, dataflow.RowsPlanAttr) and row_tiles.limits_requests(group):
+        tile = box_tile(group, ops, yielded, analysis, values, extents, plan.cores.data,
+                        lx_bytes)  # fmt: skip
+        analysis, extents, cores, per_core = (
+            tile.analysis,
+            list(tile.extents),
+            tile.cores,
+            tile.per_core,
+        )
+        p = analysis.row_dims
+    counts = [cost_model.ceil_div(r, e) for r, e in zip(analysis.rows, extents)]
     # The plan records what the kernel really uses (fewer cores when there are fewer
     # tiles than cores).
     kernel_plan = type(plan).of(p, cores)
     shell = new_kernel(group, cores, lx_bytes, kernel_plan)
     b = shell.body
-    extents = [1] * (p - 1) + [t] if p else []
 
     def is_row_dependent(v: SSAValue) -> bool:
         return any(a is not None for a in analysis.axes.get(v, ()))
@@ -90,10 +100,10 @@ def tile_rows_group(
 
     item_iv, lb = b.loop(per_core)
     item = lb.add(lb.mul(shell.kernel.core_id, per_core), item_iv)
-    # Without outer row dims the chunk is the item itself: not wrapped, so items past
+    # The item's tile along each row dim; the outermost is not wrapped, so items past
     # the end fall outside the tensor instead of repeating a tile.
-    chunk = lb.rem(item, chunks) if outer else item
-    row_offsets = [*split_index(lb, lb.div(item, chunks), outer), lb.mul(chunk, t)] if p else []
+    row_offsets = [lb.mul(i, e) if e > 1 or d == p - 1 else i
+                   for d, (i, e) in enumerate(zip(split_index(lb, item, counts), extents))]  # fmt: skip
     for arg in group.body.block.args:
         if arg in table or not is_row_dependent(arg):
             continue
@@ -119,6 +129,25 @@ def tile_rows_group(
         offsets = box_offsets(lb, value, analysis.axes[value], row_offsets)
         lb.emit(dataflow.StoreOp(buffers[value], shell.memory[value], offsets))
     return shell.kernel
+
+
+def box_tile(group: dataflow.GroupOp, ops: Sequence[Operation], yielded: dataflow.YieldOp,
+             analysis: row_model.RowAnalysis, values: Sequence[SSAValue], extents: list[int],
+             cores: int, lx_bytes: int) -> row_tiles.BoxTile:  # fmt: skip
+    """On a card that limits requests in flight: the rows kernel's own tile (`extents`)
+    or a box tile the card's model times faster, over the analysis and the wider ones
+    the group allows (down to the stick dim, for elementwise groups)."""
+    table = {op.table for op in ops if isinstance(op, spyre.GatherOp)}
+    buffers = [v for v in values if v not in table]
+    own = row_tiles.estimated(group, ops, analysis, extents, cores)
+    analyses = [analysis]
+    outputs = list(yielded.values)
+    for wider in range(analysis.row_dims + 1, min(len(spyre.shape_of(v)) for v in outputs) + 1):
+        try:
+            analyses.append(row_model.analyse(ops, outputs, wider, whole_rows=False))
+        except row_model.NotRowLocal:
+            break
+    return row_tiles.best_box_tile(group, ops, analyses, buffers, own, cores, lx_bytes)
 
 
 def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: int,

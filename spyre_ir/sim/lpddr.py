@@ -7,16 +7,17 @@ with one timing, see spyre_ir/sim/engine.py). docs/simulator.md states the model
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import NoneAttr
 
+from spyre_ir import lpddr_runs
 from spyre_ir.dialects import dataflow as D
 from spyre_ir.dialects.spyre import element_type_name
 from spyre_ir.hardware import ELEMENT_BYTES, SpyreConfig
 from spyre_ir.layout import StickLayout, default_layout
+from spyre_ir.lpddr_runs import box_runs
 
 
 def stick_geometry(memory: D.DdrType, config: SpyreConfig) -> tuple[int, int]:
@@ -46,36 +47,6 @@ def move_runs(memory: D.DdrType, extents: Sequence[int]) -> int:
     if not memory.get_shape():
         return 1
     return box_runs(extents, memory_layout(memory))
-
-
-def box_runs(extents: Sequence[int], layout: StickLayout) -> int:
-    """Contiguous runs of device memory a box of `extents` (host coordinates, starting
-    at a stick boundary and on a tile boundary of every tiled host dim) covers, clipped
-    to the tensor.
-
-    Device memory is a row-major array of `layout.device_sizes`; a box covers a run of
-    its innermost device dims as long as it takes them whole, and the first device dim
-    (from the inside) it takes in part ends the run: the box is the product of its
-    extents on the device dims outside that one runs. E.g. a 3-D `[b, m, k]` f16 tensor in the
-    default layout is `[m, k/64, b, 64]`: a box of one batch is one run per stick, a box
-    of every batch and every k-stick of its rows is one run."""
-    n = len(layout.device_sizes) - 1  # the last device dim is the element in a stick
-    ext = [1] * n
-    for h, e in enumerate(extents):
-        inside = min(e, layout.host_shape[h])
-        remaining = -(-inside // layout.elems_per_stick) if h == layout.stick_dim else inside
-        for j in layout.walkers(h):  # finest step first
-            if j == n:
-                continue  # the element in a stick
-            size = layout.device_sizes[j]
-            ext[j] = min(remaining, size)
-            remaining = -(-remaining // size)
-    run = 1
-    for j in range(n - 1, -1, -1):
-        run *= ext[j]
-        if ext[j] < layout.device_sizes[j]:
-            break
-    return math.prod(ext) // run
 
 
 def box_sticks_per_core(
@@ -226,15 +197,9 @@ def move_cycles(
 
 
 def channel_cycles(nbytes: float, runs: int, config: SpyreConfig) -> float:
-    """Cycles one core's channel takes for `nbytes` in `runs` contiguous pieces: its
-    bytes in flight over the latency, or its requests in flight over the latency (one
-    request per run at least), whichever binds."""
-    own = nbytes / config.lpddr_core_bytes_per_cycle
-    requests = config.lpddr_core_requests_in_flight
-    if requests:
-        by_requests = runs * config.lpddr_latency_cycles / requests
-        return by_requests if by_requests > own else own
-    return own
+    """Cycles one core's channel takes for `nbytes` in `runs` contiguous pieces
+    (`lpddr_runs.core_channel_cycles`: the compiler's tiling costs moves the same way)."""
+    return lpddr_runs.core_channel_cycles(nbytes, runs, config)
 
 
 def gather_cycles(nbytes: int, rows: int, cores: int, config: SpyreConfig) -> tuple:
