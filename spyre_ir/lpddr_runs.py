@@ -1,5 +1,5 @@
 """Contiguous runs of LPDDR5 a tile covers, and what they cost a core whose requests in
-flight are limited: one model the tile planners (spyre_ir/cost_model.py) and the
+flight are limited: one model the tile planners (spyre_ir/matmul_plan.py, passes/row_tiles.py) and the
 simulator (spyre_ir/sim/lpddr.py) share, so a plan is costed as it will be timed.
 
 "Memory access requests are limited in Spyre, so contiguous stick layout is required for

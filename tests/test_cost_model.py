@@ -9,6 +9,7 @@ import re
 import pytest
 
 from spyre_ir import cost_model as cm
+from spyre_ir import matmul_plan
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG, SpyreConfig
 
 C = DEFAULT_CONFIG
@@ -207,7 +208,7 @@ def test_wide_matmul_splits_k_and_moves_each_tensor_once() -> None:
     # ways (50 tiles of 128 columns). LPDDR5 bytes by hand: A 512 * 4096 * 2 = 4194304,
     # B 4096 * 12800 * 2 = 104857600, C 512 * 12800 * 2 = 13107200 (each core of a K
     # group stores 32 of the 512 rows): 122159104 B / 204.8e9 B/s = 596.48 us.
-    plan = cm.plan_matmul(1, 512, 12800, 4096, 2, SIMPLE, 32)
+    plan = matmul_plan.plan_matmul(1, 512, 12800, 4096, 2, SIMPLE, 32)
     assert (plan.split_m, plan.split_n, plan.split_k) == (1, 2, 16)
     assert (plan.tm, plan.tn, plan.tk) == (512, 128, 256)
     assert plan.ddr_s == pytest.approx(596.48e-6)
@@ -220,7 +221,7 @@ def test_wide_matmul_splits_k_and_moves_each_tensor_once() -> None:
 def test_square_prefill_matmul_keeps_splitting_n() -> None:
     # 512 x 4096 @ 4096 x 4096: N divides into 128 columns per core, so split-N with
     # the shared A tile (all-gathered) streams exactly the tensors, 40 MiB in 204.8 us.
-    plan = cm.plan_matmul(1, 512, 4096, 4096, 2, SIMPLE, 32)
+    plan = matmul_plan.plan_matmul(1, 512, 4096, 4096, 2, SIMPLE, 32)
     assert (plan.split_m, plan.split_n, plan.split_k) == (1, 32, 1)
     assert plan.ddr_s == pytest.approx(40 * 2**20 / 204.8e9)
     # Each core walks K for one 512 x 128 tile, kept in four row blocks of 128: what
@@ -246,7 +247,7 @@ def test_square_prefill_matmul_keeps_splitting_n() -> None:
 )
 def test_tail_row_blocks(rows: int, tm: int, share: int, k_tiles: int, tiles: int,
                          split_k: int, blocks: int) -> None:  # fmt: skip
-    assert cm.tail_row_blocks(rows, tm, share, k_tiles, tiles, split_k, C) == blocks
+    assert matmul_plan.tail_row_blocks(rows, tm, share, k_tiles, tiles, split_k, C) == blocks
 
 
 def test_short_streams_of_small_tiles_are_latency_bound() -> None:
@@ -257,14 +258,14 @@ def test_short_streams_of_small_tiles_are_latency_bound() -> None:
     # corelet, 1.536e12 FLOP/s: 0.0427 us), the 0.5 us latency and a transfer:
     # 256 * (0.5 + 0.045 + 0.0427) / 2 = 75.22 us, though the bytes alone take 11.5 us
     # (the simulator: 77 us).
-    plan = cm.plan_matmul(1, 8, 64, 16384, 2, SIMPLE, 1, lx_bytes=30000)
+    plan = matmul_plan.plan_matmul(1, 8, 64, 16384, 2, SIMPLE, 1, lx_bytes=30000)
     assert plan.tk == 64
     step = 0.5e-6 + 9216 / 204.8e9 + 2 * 8 * 64 * 64 / 1.536e12
     assert plan.ddr_s == pytest.approx(256 * step / 2)
     # With the whole LX the K tiles grow to 2048: 8 steps of (8 + 64) * 2048 * 2 B
     # (1.44 us) and a 2 * 8 * 64 * 2048-flop matmul (1.365 us), the chain still bounds
     # it, at a sixth of the small tiles' time.
-    roomy = cm.plan_matmul(1, 8, 64, 16384, 2, SIMPLE, 1)
+    roomy = matmul_plan.plan_matmul(1, 8, 64, 16384, 2, SIMPLE, 1)
     assert roomy.tk == 2048
     chain = 0.5e-6 + 72 * 2048 * 2 / 204.8e9 + 2 * 8 * 64 * 2048 / 1.536e12
     assert roomy.ddr_s == pytest.approx(8 * chain / 2)
@@ -275,10 +276,10 @@ def test_column_tiles_add_a_core_share_no_power_of_two_divides() -> None:
     # 12800 / 8 = 1600 columns = 25 sticks: no tile of TILE_COLS divides it, so the
     # whole share is tried too; shares of powers of two, of part sticks or wider than
     # the widest tile are not.
-    assert cm.column_tiles(1600) == (*cm.TILE_COLS, 1600)
-    assert cm.column_tiles(512) == cm.TILE_COLS
-    assert cm.column_tiles(1601) == cm.TILE_COLS
-    assert cm.column_tiles(3200) == cm.TILE_COLS
+    assert matmul_plan.column_tiles(1600) == (*matmul_plan.TILE_COLS, 1600)
+    assert matmul_plan.column_tiles(512) == matmul_plan.TILE_COLS
+    assert matmul_plan.column_tiles(1601) == matmul_plan.TILE_COLS
+    assert matmul_plan.column_tiles(3200) == matmul_plan.TILE_COLS
 
 
 def test_prefill_up_projection_takes_tiles_that_divide_a_cores_columns() -> None:
@@ -292,7 +293,7 @@ def test_prefill_up_projection_takes_tiles_that_divide_a_cores_columns() -> None
     # others; the stores of 32 x 128 x 1600 x 2 B at 166.4e9 x 0.445 B/s take 177.01 us
     # after the PE arrays: 809.49 - 0.75 x 25.296 + 177.01 = 967.53 us. With 256-column
     # tiles (7 per core, overhanging by 192 columns) the estimate was 1114 us.
-    plan = cm.plan_matmul(1, 512, 12800, 4096, 2, C, 32, split=(4, 8, 1))
+    plan = matmul_plan.plan_matmul(1, 512, 12800, 4096, 2, C, 32, split=(4, 8, 1))
     assert (plan.tm, plan.tn, plan.tk, plan.row_blocks) == (128, 1600, 64, 4)
     assert plan.pe_s == pytest.approx(809.49e-6, rel=1e-4)
     assert plan.ddr_s == pytest.approx(967.53e-6, rel=1e-4)
@@ -332,7 +333,7 @@ def test_forced_split_k_plan_counts_each_reduction_once() -> None:
     # of one-K-step tiles (B load, matmul, all-reduce) counted every reduction on top
     # of reduce_s, which adds them all, so the planner took the K loop (the simulator:
     # 3446.6 us against 2701.0 for the one-step plan; the card 1958.4).
-    plan = cm.plan_matmul(1, 512, 12800, 4096, 2, C, 32, split=(4, 1, 8))
+    plan = matmul_plan.plan_matmul(1, 512, 12800, 4096, 2, C, 32, split=(4, 1, 8))
     assert (plan.tm, plan.tn, plan.tk) == (128, 128, 512)
     # LPDDR5 by hand: reads A 4194304 + B 104857600 B at 166.4e9 x 0.963 B/s, writes
     # C 13107200 B at 166.4e9 x 0.445 B/s: 680.53 + 177.01 us = 857.55 us.

@@ -15,7 +15,7 @@ from test_norm_prologue import TOL, inputs_of, norm_matmuls
 from test_sim_engine import differential, lower, no_double_buffer
 from xdsl.dialects import scf
 
-from spyre_ir import cost_model as cm
+from spyre_ir import matmul_plan
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.lowering.dataflow_to_units import root_buffer
@@ -33,7 +33,7 @@ def test_plan_keeps_a_resident_when_it_pays_and_fits() -> None:
     assert t.variant is MatmulVariant.A_RESIDENT
     assert t.k_per > 1 and t.n_per > 1 and t.row_blocks == 1
     block = t.k_per * t.tm * t.tk * 2
-    lx = cm.matmul_lx_bytes(t.tm, t.tn, t.tk, 2, 0) - 2 * t.tm * t.tk * 2 + block
+    lx = matmul_plan.matmul_lx_bytes(t.tm, t.tn, t.tk, 2, 0) - 2 * t.tm * t.tk * 2 + block
     assert lx <= CARD.lx_bytes
 
 
@@ -51,12 +51,12 @@ def test_cost_model_prefers_resident_for_the_8b_gate_up_pair() -> None:
     """Prefill 512 of the 8B layer, gate and up side by side (512 x 28672 x 4096): the
     estimate with A resident is below the best without (each A tile was loaded once per
     N tile of a core)."""
-    best = cm.plan_matmul(1, 512, 2 * 14336, 4096, 2, CARD, CARD.cores, paired=True,
+    best = matmul_plan.plan_matmul(1, 512, 2 * 14336, 4096, 2, CARD, CARD.cores, paired=True,
                           a_resident=True)  # fmt: skip
     assert best.a_resident
     split = (best.split_m, best.split_n, best.split_k)
     streamed = min(
-        (p for p in [cm.plan_matmul(1, 512, 2 * 14336, 4096, 2, CARD, CARD.cores, split=s,
+        (p for p in [matmul_plan.plan_matmul(1, 512, 2 * 14336, 4096, 2, CARD, CARD.cores, split=s,
                                     paired=True, a_resident=True) for s in [(4, 8, 1), (8, 4, 1), (2, 16, 1)]]
          if not p.a_resident), key=lambda p: p.estimate_s, default=None)  # fmt: skip
     if streamed is not None:
@@ -137,7 +137,9 @@ def test_default_plans_never_pick_a_resident() -> None:
         MatmulVariant.A_RESIDENT  # fmt: skip
     for args in [(1, 64, 4096, 512), (1, 32, 4096, 512), (1, 512, 2 * 14336, 4096)]:
         for cores in (1, 4, CARD.cores):
-            assert not cm.plan_matmul(*args, 2, CARD, cores, paired=args[2] > 4096).a_resident
+            assert not matmul_plan.plan_matmul(
+                *args, 2, CARD, cores, paired=args[2] > 4096
+            ).a_resident
     module = lower(matmul(64, 4096, 512), "spyre-fuse,spyre-partition-cores{cores=1},spyre-tile",
                    CARD)  # fmt: skip
     assert not [op for op in module.walk() if isinstance(op, dataflow.SlotOp)]

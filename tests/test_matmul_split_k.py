@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from test_sim_engine import differential, lower, no_double_buffer, random_args
 
-from spyre_ir import cost_model as cm
+from spyre_ir import matmul_plan
 from spyre_ir.dialects import core, dataflow
 from spyre_ir.hardware import UNCALIBRATED_CONFIG
 from spyre_ir.sim.engine import simulate
@@ -103,7 +103,7 @@ def test_row_blocked_last_k_step_matches_and_moves_each_byte_once(case: str, low
     cores, m, n, k, bias, *forced = ROW_BLOCKED[case]
     split = forced[0] if forced else ()
     epilogue = 2 * 2 if bias else 0  # the bias add's buffers, 2 bytes a value each
-    plan = cm.plan_matmul(1, m, n, k, 2, SIMPLE, cores, epilogue, split[1:] or None)
+    plan = matmul_plan.plan_matmul(1, m, n, k, 2, SIMPLE, cores, epilogue, split[1:] or None)
     assert (plan.split_k, plan.row_blocks) == (1, 4) and plan.shares_a
     text = matmul(m, n, k, bias, split)
     result = differential(text, pipelines(cores)[lowering], config=SIMPLE)
@@ -119,7 +119,7 @@ def test_row_blocks_store_while_the_last_step_computes() -> None:
     # the simulated time is close to the planner's estimate (bandwidth plus the last
     # step's first block).
     text = matmul(512, 4096, 1024)
-    plan = cm.plan_matmul(1, 512, 4096, 1024, 2, SIMPLE, 32)
+    plan = matmul_plan.plan_matmul(1, 512, 4096, 1024, 2, SIMPLE, 32)
     assert plan.row_blocks == 4
     result = simulate(lower(text, "spyre-to-units{cores=32}", SIMPLE), random_args(text),
                       config=SIMPLE, trace=True)  # fmt: skip

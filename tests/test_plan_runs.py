@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spyre_ir import cost_model, registry
+from spyre_ir import matmul_plan, registry
 from spyre_ir.diagnostics import parse_and_verify
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.layout import default_layout
@@ -47,10 +47,10 @@ def test_the_planner_costs_runs_only_on_a_card_that_limits_requests() -> None:
                             default_layout((4096, 1024), "f16"),
                             default_layout((1, 512, 1024), "f16"))  # fmt: skip
     args = (1, 512, 1024, 4096, 2)
-    plain = cost_model.plan_matmul(*args, DEFAULT_CONFIG, 32, a_shareable=False)
-    assert cost_model.plan_matmul(*args, DEFAULT_CONFIG, 32, layouts=layouts,
+    plain = matmul_plan.plan_matmul(*args, DEFAULT_CONFIG, 32, a_shareable=False)
+    assert matmul_plan.plan_matmul(*args, DEFAULT_CONFIG, 32, layouts=layouts,
                                   a_shareable=False) == plain  # fmt: skip
-    limited = cost_model.plan_matmul(*args, LIMITED, 32, layouts=layouts, a_shareable=False)
+    limited = matmul_plan.plan_matmul(*args, LIMITED, 32, layouts=layouts, a_shareable=False)
     # Costed by bytes alone, a row block of the plan's A tile is a run per row of one
     # stick (16 rows x 64); with runs costed the K tile is longer: fewer requests a byte.
     assert (plain.tm // plain.row_blocks, plain.tk) == (16, 64)
@@ -61,8 +61,8 @@ def test_the_planner_costs_runs_only_on_a_card_that_limits_requests() -> None:
 def test_an_unshareable_a_is_not_assumed_gathered() -> None:
     # A 3-D A is loaded whole by every core of its N cohort (spyre-tile shares only a
     # 2-D one over the ring): no all-gather in the estimate.
-    shared = cost_model.plan_matmul(1, 512, 4096, 4096, 2, DEFAULT_CONFIG, 32, split=(4, 8, 1))
-    whole = cost_model.plan_matmul(1, 512, 4096, 4096, 2, DEFAULT_CONFIG, 32, split=(4, 8, 1),
+    shared = matmul_plan.plan_matmul(1, 512, 4096, 4096, 2, DEFAULT_CONFIG, 32, split=(4, 8, 1))
+    whole = matmul_plan.plan_matmul(1, 512, 4096, 4096, 2, DEFAULT_CONFIG, 32, split=(4, 8, 1),
                                    a_shareable=False)  # fmt: skip
     assert shared.ring_s > 0 and whole.ring_s == 0
 

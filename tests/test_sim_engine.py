@@ -706,7 +706,8 @@ def test_docs_list_every_timing_parameter() -> None:
     root = Path(__file__).resolve().parent.parent
     doc = (root / "docs" / "simulator.md").read_text().split("\n## Timing rules")[0]
     code = "".join((root / "spyre_ir" / f).read_text()
-                   for f in ("cost_model.py", "sim/engine.py", "sim/lpddr.py",
+                   for f in ("cost_model.py", "matmul_plan.py", "lpddr_runs.py",
+                             "passes/row_tiles.py", "sim/engine.py", "sim/lpddr.py",
                              "sim/timing.py", "sim/scheduler.py"))  # fmt: skip
     used = set(re.findall(r"\bconfig\.([a-z_0-9]+)", code))
     assert {"ls_issue_cycles", "lpddr_latency_cycles", "ring_bytes_per_cycle"} <= used

@@ -9,7 +9,7 @@ from test_matmul_split_k import matmul
 from test_sim_engine import lower
 from xdsl.dialects import scf
 
-from spyre_ir import cost_model as cm
+from spyre_ir import matmul_plan
 from spyre_ir.diagnostics import DiagnosticError
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, UNCALIBRATED_CONFIG
@@ -42,7 +42,7 @@ def test_plan_covers_the_matmul_and_fits_lx(dims, split, stackable, variant) -> 
     assert t.m_per * sm >= batch * t.m_chunks and t.m_chunks * t.tm >= m
     assert t.n_per * t.tn * sn >= n and t.k_per * t.tk * sk >= k
     assert t.halves * t.th == t.tn and t.row_blocks * t.rows_per_block == t.tm
-    assert cm.matmul_lx_bytes(t.tm, t.tn, t.tk, 2, 0, sk) <= LX
+    assert matmul_plan.matmul_lx_bytes(t.tm, t.tn, t.tk, 2, 0, sk) <= LX
     if variant is MatmulVariant.SPLIT_K:
         assert t.rows_per_core * sk == t.tm
 
@@ -90,7 +90,7 @@ def test_pair_halves_are_whole_sticks(n: int) -> None:
     with 64-column tiles, 32 columns a half, and ran slower than two matmuls)."""
     config = DEFAULT_CONFIG
     stick = config.elements_per_stick("f16")
-    plan = cm.plan_matmul(1, 1, 2 * n, 512, 2, config, config.cores, paired=True)
+    plan = matmul_plan.plan_matmul(1, 1, 2 * n, 512, 2, config, config.cores, paired=True)
     assert plan.tn % (2 * stick) == 0
     split = (plan.split_m, plan.split_n, plan.split_k)
     t = plan_tiling(MatmulShape(1, 1, 2 * n, 512, 2, paired=True), config, config.cores,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-from spyre_ir import cost_model
+from spyre_ir import cost_model, matmul_plan
 from spyre_ir.hardware import SpyreConfig
 from spyre_ir.lpddr_runs import MatmulLayouts
 
@@ -52,10 +52,10 @@ class MatmulShape:
     """The A tile may be loaded in slices and all-gathered (a 2-D, untransposed A)."""
     paired: bool = False
     """`n` is a pair's two matmuls side by side (each tile half of each, one corelet
-    per half: see `cost_model.plan_matmul`)."""
+    per half: see `matmul_plan.plan_matmul`)."""
     prologue: bool = False
     """A is a norm prologue's result, computed in the kernel from x: the plan weighs
-    the statistics' pass over x (`cost_model.plan_matmul`'s `prologue`)."""
+    the statistics' pass over x (`matmul_plan.plan_matmul`'s `prologue`)."""
     head_width: int | None = None
     """The epilogue's head view has heads this wide: a corelet's share of a tile is
     whole heads, or one corelet takes the tile (`cost_model.corelets_sharing`)."""
@@ -180,7 +180,7 @@ def plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
     if not (split_b and shape.batch_tileable) or tiling.a_resident:
         return tiling  # (an A_RESIDENT block is one batch's)
     per, sk = shape.batch // split_b, split[2]
-    lx = cost_model.matmul_lx_bytes(tiling.tm, tiling.tn, tiling.tk, shape.elem_bytes,
+    lx = matmul_plan.matmul_lx_bytes(tiling.tm, tiling.tn, tiling.tk, shape.elem_bytes,
                                     shape.epilogue_bytes_per_elem, sk)  # fmt: skip
     batch_tiles = [tb for tb in range(per, 1, -1) if per % tb == 0 and tb % sk == 0]
     for tb in batch_tiles:
@@ -201,7 +201,7 @@ def _plan_tiling(shape: MatmulShape, config: SpyreConfig, cores: int,
                  split: tuple[int, int, int], lx_bytes: int,
                  a_resident: bool, split_b: int | None) -> MatmulTiling:  # fmt: skip
     s = shape
-    mp = cost_model.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
+    mp = matmul_plan.plan_matmul(s.batch, s.m, s.n, s.k, s.elem_bytes, config, cores,
                                 s.epilogue_bytes_per_elem, split, lx_bytes,
                                 s.rhs_batched, s.paired, a_resident, split_b, s.prologue,
                                 s.head_width, s.layouts, s.a_shareable)  # fmt: skip

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from spyre_ir import cost_model
+from spyre_ir import matmul_plan
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.dialects.stick_layout import tensor_layout
@@ -219,7 +219,7 @@ def plan_group(
         pairs = sum(isinstance(op, spyre.MatmulOp) and not segment_of(op)
                     for op in group.body.ops)  # fmt: skip
         try:
-            plan = cost_model.plan_matmul(
+            plan = matmul_plan.plan_matmul(
                 batch,
                 m,
                 n * pairs,

@@ -18,7 +18,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr
 from xdsl.ir import Operation, SSAValue
 
-from spyre_ir import cost_model
+from spyre_ir import matmul_plan
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import SpyreConfig, card_of
@@ -304,10 +304,10 @@ stores."""
 def resident_steps(t: MatmulTiling, lx_bytes: int) -> int:
     """K steps per iteration of an A_RESIDENT loop: `RESIDENT_STEPS` or fewer, dividing
     the K steps, whose B tiles fit LX beside the plan's working set (its estimate,
-    `cost_model.matmul_lx_bytes`, the block in place of the A tiles, and a prologue's
+    `matmul_plan.matmul_lx_bytes`, the block in place of the A tiles, and a prologue's
     tiles with their staging A tiles)."""
     elem = t.shape.elem_bytes
-    planned = cost_model.matmul_lx_bytes(t.tm, t.tn, t.tk, elem, t.shape.epilogue_bytes_per_elem) + \
+    planned = matmul_plan.matmul_lx_bytes(t.tm, t.tn, t.tk, elem, t.shape.epilogue_bytes_per_elem) + \
         (t.k_per - 2) * t.tm * t.tk * elem + resident_prologue_bytes(t.tm, t.tk, 1)  # fmt: skip
     step = 2 * t.tk * t.tn * elem  # two slots of a step's B tiles
     steps = RESIDENT_STEPS
@@ -443,9 +443,9 @@ class MatmulEmitter:
 
     def stats_in_k_loop(self, rows: int) -> bool:
         """Whether a prologue's statistics can read the K loop's A tiles (the cost
-        model's rule, which its plans weigh: `cost_model.prologue_stats_in_k_loop`)."""
+        model's rule, which its plans weigh: `matmul_plan.prologue_stats_in_k_loop`)."""
         t, share = self.t, self.t.split[1] if self.t.shares_a else 1
-        return not t.a_resident and cost_model.prologue_stats_in_k_loop(
+        return not t.a_resident and matmul_plan.prologue_stats_in_k_loop(
             rows, t.tk, share, t.k_per, t.n_per, t.split[2]
         )
 

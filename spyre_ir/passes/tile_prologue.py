@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from spyre_ir import cost_model
+from spyre_ir import cost_model, matmul_plan
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.lowering.dataflow_to_units import CORELET
@@ -39,9 +39,9 @@ from spyre_ir.passes.tile_kernel import BodyBuilder
 
 
 def stats_columns(tk: int) -> int:
-    """Columns of x the statistics' loop reads at a time (`cost_model.STATS_COLUMNS`;
+    """Columns of x the statistics' loop reads at a time (`matmul_plan.STATS_COLUMNS`;
     the loop runs once per M tile)."""
-    return min(tk, cost_model.STATS_COLUMNS)
+    return min(tk, matmul_plan.STATS_COLUMNS)
 
 
 def prologue_bytes(rows: int, tk: int, blocks: int) -> int:
