@@ -266,3 +266,37 @@ def test_a_masked_row_of_a_boolean_sdpa_mask_is_zero_as_in_eager(fused: bool) ->
     want = sdpa(q, k, v, keep)
     assert bool((want[:, :, 3] == 0).all()) and bool((got[:, :, 3] == 0).all())
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_fully_masked_row_of_a_float_sdpa_mask_is_zero_as_in_eager(fused: bool) -> None:
+    """A float mask the user made (-inf where a key is masked, other values added to the
+    scores): eager SDPA (torch's math kernel, f16 and f32 alike) returns zeros for a row
+    whose every key is -inf. On the card the mask's -inf is -MAXIMUM, so the fused
+    kernel restores it to an f32 -inf before adding it (a row then has l = 0) and,
+    unfused, torch's guard compares with the bound; the row is zeros either way, the
+    others within f16 tolerance. The simulator runs in DLFloat16."""
+    import capture
+    import torch.nn.functional as F
+
+    from spyre_ir.pipelines import lower_to_units
+    from spyre_ir.sim.engine import simulate
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 64, dtype=torch.float16) for _ in range(3))
+    mask = torch.randn(16, 16, dtype=torch.float16)
+    mask[torch.rand(16, 16) < 0.3] = -math.inf
+    mask[3] = -math.inf  # query row 3 sees no key
+    mask[torch.arange(16) != 3, 0] = 0.0  # every other row sees one at least
+
+    def sdpa(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    ((module, arrays),) = capture.capture(sdpa, [q, k, v, mask])
+    lower_to_units(module, fuse_attention=fused)
+    kernels = [op.sym_name.data for op in module.walk() if op.name == "core.program"]
+    assert any(name.startswith("attention") for name in kernels) == fused, kernels
+    got = torch.from_numpy(simulate(module, arrays).outputs[0])
+    want = sdpa(q, k, v, mask)
+    assert bool((want[:, :, 3] == 0).all()) and bool((got[:, :, 3] == 0).all())
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)

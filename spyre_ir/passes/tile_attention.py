@@ -25,7 +25,8 @@ odd chunks) so both corelets' PE arrays take a share.
 
 No NaN arises from masked keys: m starts at the lowest finite f32 rather than -inf, so
 exp(-inf - m) is 0; a row with every key masked ends with l = 0 and acc / l = 0 / 0 =
-NaN, as softmax over -inf gives. A buffer updated in place (s, m, l, acc) is updated
+NaN, as softmax over -inf gives. A 16-bit additive mask's -inf, -MAXIMUM on the card,
+is made an f32 -inf again when the mask is widened, so its rows end with l = 0 too. A buffer updated in place (s, m, l, acc) is updated
 only by ops of one unit kind and read by no other unit between two of its updates
 (so `m = mn` is `m = max(m, mt)` again, on the PE array, not a copy): the unit
 programs' queues then have no wait cycle.
@@ -314,6 +315,13 @@ class AttentionKernel:
             return tile
         wide = self.buffer(shape, F32)
         tile_op(kb, "spyre.cast", [tile], [wide], corelet=1)
+        # A 16-bit -inf is -MAXIMUM on the card, and -MAXIMUM + s is finite in f32: a
+        # row with every key masked would have l > 0 (the mean of V). Made -inf again
+        # (the comparison takes -MAXIMUM as -inf, `infinities_as_bounds`), its keys
+        # give exp = 0 and the row l = 0, zero or NaN as in eager.
+        masked = self.buffer(shape, I1)
+        tile_op(kb, "spyre.eq", [wide, self.neg_inf], [masked], corelet=1)
+        tile_op(kb, "spyre.select", [masked, self.neg_inf, wide], [wide], corelet=1)
         return wide
 
     def apply_mask(self, kb: BodyBuilder, s: SSAValue, mask: SSAValue) -> None:
