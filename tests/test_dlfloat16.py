@@ -222,7 +222,8 @@ def test_encoding_any_float32_gives_the_code_of_its_rounding() -> None:
 
 def test_a_comparison_with_an_infinity_compares_with_the_saturation_bound() -> None:
     """The card holds a 16-bit infinity as +-MAXIMUM, so a comparison with an infinite
-    operand compares with that bound, values beyond it (f32 sums) counted as at it;
+    operand compares with that bound, the other operand as the card holds it: values
+    beyond the bound (f32 sums) or within half a place of it count as at it;
     comparisons without an infinity are left alone."""
     big = np.float32(D.MAXIMUM)
     x = np.array([-np.inf, -big, -1e10, -1.0, big, 1e10, np.nan], np.float32)
@@ -230,6 +231,13 @@ def test_a_comparison_with_an_infinity_compares_with_the_saturation_bound() -> N
     assert list(a == b) == [True, True, True, False, False, False, False]
     a, b = D.infinities_as_bounds(np.float32(np.inf), x)
     assert list(a > b) == [True, True, True, True, False, False, False]
+    half = 2.0**22  # half of DLFloat16's place at MAXIMUM
+    near = np.array([-big + 512, -big + half, -big + half + 1024, D.MAXIMUM - half - 1024],
+                    np.float32)  # fmt: skip
+    a, b = D.infinities_as_bounds(near, np.float32(-np.inf))
+    assert list(a == b) == [True, True, False, False]
+    a, b = D.infinities_as_bounds(np.abs(near), np.float32(np.inf))
+    assert list(a == b) == [True, True, False, False]
     finite = np.array([1e10, 9e9], np.float32)
     a, b = D.infinities_as_bounds(finite, np.float32(9e9))
     assert a is finite and list(a > b) == [True, False]
@@ -264,5 +272,49 @@ def test_a_masked_row_of_a_boolean_sdpa_mask_is_zero_as_in_eager(fused: bool) ->
     assert any(name.startswith("attention") for name in kernels) == fused, kernels
     got = torch.from_numpy(simulate(module, arrays).outputs[0])
     want = sdpa(q, k, v, keep)
+    assert bool((want[:, :, 3] == 0).all()) and bool((got[:, :, 3] == 0).all())
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("plan", ["fused", "fused-split-kv", "unfused"])
+def test_a_fully_masked_row_of_a_float_sdpa_mask_is_zero_as_in_eager(monkeypatch, plan) -> None:
+    """A float mask the user made (-inf where a key is masked, other values added to the
+    scores): eager SDPA (torch's math kernel, f16 and f32 alike) returns zeros for a row
+    whose every key is -inf. On the card the mask's -inf is -MAXIMUM and -MAXIMUM + s is
+    finite in f32: the fused kernel's running max starts just above -MAXIMUM
+    (tile_attention.MASKED_BELOW), so such keys weigh 0 and the row's sum is 0 (with a
+    split over cores too, whose ring combine adds the sums); unfused, torch's guard
+    compares with the bound. The row is zeros either way, even with large scores, the
+    others within f16 tolerance. The simulator runs in DLFloat16."""
+    import capture
+    import torch.nn.functional as F
+
+    from spyre_ir.passes import attention_plan, tile_attention
+    from spyre_ir.pipelines import lower_to_units
+    from spyre_ir.sim.engine import simulate
+
+    if plan == "fused-split-kv":  # 2 cores of 2 key tiles of 64 each, the last overhanging
+        monkeypatch.setattr(tile_attention, "choose_plan",
+                            lambda op, cores, config: attention_plan.split(op, cores, 1, 16, 64, 2))  # fmt: skip
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, n, 64, dtype=torch.float16) for n in (16, 200, 200))
+    q[:, :, 3] *= 100  # scores in the hundreds on the masked row
+    mask = torch.randn(16, 200, dtype=torch.float16)
+    mask[torch.rand(16, 200) < 0.3] = -math.inf
+    mask[3] = -math.inf  # query row 3 sees no key
+    mask[torch.arange(16) != 3, 0] = 0.0  # every other row sees one at least
+
+    def sdpa(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    ((module, arrays),) = capture.capture(sdpa, [q, k, v, mask])
+    lower_to_units(module, fuse_attention=plan != "unfused")
+    programs = [op for op in module.walk() if op.name == "core.program"]
+    fused = [p for p in programs if p.sym_name.data.startswith("attention")]
+    assert len(fused) == (plan != "unfused"), [p.sym_name.data for p in programs]
+    if plan == "fused-split-kv":
+        assert fused[0].plan.split_kv.data == 2
+    got = torch.from_numpy(simulate(module, arrays).outputs[0])
+    want = sdpa(q, k, v, mask)
     assert bool((want[:, :, 3] == 0).all()) and bool((got[:, :, 3] == 0).all())
     torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)

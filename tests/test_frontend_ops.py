@@ -373,6 +373,9 @@ def _round_isnan_repeat(x):
         torch.round(x * 300.0, decimals=-1),
         torch.lerp(x, x * 3.0, 0.3),
         torch.isnan(x / x),
+        torch.isinf(1.0 / x),  # +-inf where x is +-0 (tests/test_isinf.py: the edge values)
+        torch.isposinf(1.0 / x),
+        torch.isneginf(1.0 / x),
         x.repeat(2, 3),
         x.repeat(3, 1, 1),
     )
@@ -440,6 +443,7 @@ CASES: list[Case] = [
          dtypes=(F32, F16)),
     Case("round_isnan_repeat", _round_isnan_repeat, lambda dt, s: (with_zeros(ODD, dt, s),),
          ("aten.round.default", "aten.round.decimals", "aten.lerp.Scalar", "aten.isnan.default",
+          "aten.isinf.default", "aten.isposinf.default", "aten.isneginf.default",
           "aten.repeat.default")),
     Case("activations", _activations, lambda dt, s: (normal(S2, dt, s, 2.0),),
          ("aten.erf.default", "aten.tanh.default", "aten.exp.default")),

@@ -106,10 +106,11 @@ def _special_bits(bits: np.ndarray) -> np.ndarray:
 
 def infinities_as_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The operands of a comparison on the card, where an infinite operand means the
-    bound an infinity saturates to: where one side is +-inf it becomes +-MAXIMUM and the
-    other side is clipped to [-MAXIMUM, MAXIMUM]. So `x == -inf` holds for a -inf mask
-    stored as -MAXIMUM (and for f32 sums with it that round to -MAXIMUM or below), as it
-    does in torch; the card cannot tell a saturated value from an infinity. Operands
+    bound an infinity saturates to: where one side is +-inf both are taken as the card
+    holds 16-bit values (rounded to DLFloat16, saturating: the infinity is +-MAXIMUM).
+    So `x == -inf` holds for a -inf mask stored as -MAXIMUM and for f32 sums with it
+    that round to -MAXIMUM (from -MAXIMUM + 2^22, half a place above, down), as it does
+    in torch; the card cannot tell a saturated value from an infinity. Operands
     without infinities come back as they are."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind != "f" or b.dtype.kind != "f":
@@ -117,11 +118,7 @@ def infinities_as_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.n
     infinite = np.isinf(a) | np.isinf(b)
     if not infinite.any():
         return a, b
-    bound = np.float32(MAXIMUM)
-    return (
-        np.where(infinite, np.clip(a, -bound, bound), a),
-        np.where(infinite, np.clip(b, -bound, bound), b),
-    )
+    return (np.where(infinite, round_to_dlf16(a), a), np.where(infinite, round_to_dlf16(b), b))
 
 
 def encode(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

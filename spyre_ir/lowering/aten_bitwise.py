@@ -2,11 +2,14 @@
 
 Bitwise and/or/xor/not on bool tensors are the logical ops (`spyre.logical_*`); on integer
 tensors they are `spyre.bitwise_*`, and the shifts `spyre.shift_left` / `shift_right` (torch's
-`<<` and `>>`, arithmetic on signed integers). `isnan(x)` is `x != x`; `round` is
+`<<` and `>>`, arithmetic on signed integers). `isnan(x)` is `x != x`, `isinf(x)` is `abs(x) == inf`
+(isposinf, isneginf: `x == +-inf`); `round` is
 `spyre.round` (ties to even; with `decimals`, scaled at f32 as torch's kernel); `repeat` is a broadcast between two reshapes.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -106,6 +109,40 @@ def lower_round_decimals(imp: Importer, node: torch.fx.Node) -> SSAValue:
 def lower_isnan(imp: Importer, node: torch.fx.Node) -> SSAValue:
     x = imp.value(node.args[0])
     return imp.emit(spyre.NeOp(x, x, meta_type(node)))
+
+
+@lowers(aten.isinf.default)
+def lower_isinf(imp: Importer, node: torch.fx.Node) -> SSAValue:
+    """abs(x) == inf, as torch's kernel (`isinf` in ATen's TensorCompare.cpp); an integer
+    is never infinite (x != x). On DLFloat16 a comparison with inf compares with the
+    saturation bound (`dlfloat16.infinities_as_bounds`): a value at MAXIMUM reads as inf
+    (docs/dlfloat16.md). isfinite comes decomposed (x == x and abs(x) != inf)."""
+    x = imp.value(node.args[0])
+    dtype = meta_dtype(node.args[0])
+    if not dtype.is_floating_point:
+        return imp.emit(spyre.NeOp(x, x, meta_type(node)))
+    magnitude = imp.emit(spyre.AbsOp(x, x.type))
+    inf = imp.compare_operand(math.inf, dtype)
+    return imp.emit(spyre.EqOp(magnitude, inf, meta_type(node)))
+
+
+def _is_infinity(sign: float) -> LoweringFn:
+    """isposinf / isneginf: x == +-inf in x's own dtype (Inductor's decomposition
+    compares at f32, an exact widening that would warn of f32 work in DLFloat16)."""
+
+    def lower(imp: Importer, node: torch.fx.Node) -> SSAValue:
+        x = imp.value(node.args[0])
+        dtype = meta_dtype(node.args[0])
+        if not dtype.is_floating_point:
+            return imp.emit(spyre.NeOp(x, x, meta_type(node)))
+        inf = imp.compare_operand(sign * math.inf, dtype)
+        return imp.emit(spyre.EqOp(x, inf, meta_type(node)))
+
+    return lower
+
+
+lowers(aten.isposinf.default)(_is_infinity(1.0))
+lowers(aten.isneginf.default)(_is_infinity(-1.0))
 
 
 @lowers(aten.repeat.default)

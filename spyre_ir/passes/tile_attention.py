@@ -8,7 +8,7 @@ head, `rows` query positions of one batch) and walks them; each of the group's
 chunks of `chunk` keys (separate buffers):
 
     load Q [1, heads, rows, d]
-    m = f32 lowest, l = 0, acc = 0                      f32 statistics per query row
+    m = f32 lowest (MASKED_BELOW), l = 0, acc = 0       f32 statistics per query row
     for each key tile of this core:
         load K^T [1, 1, d, chunk], V [1, 1, chunk, e], the mask, per chunk
         s_i = scale * Q K^T_i  (+ mask | where(mask, s, -inf)), keys past the end and
@@ -25,7 +25,8 @@ odd chunks) so both corelets' PE arrays take a share.
 
 No NaN arises from masked keys: m starts at the lowest finite f32 rather than -inf, so
 exp(-inf - m) is 0; a row with every key masked ends with l = 0 and acc / l = 0 / 0 =
-NaN, as softmax over -inf gives. A buffer updated in place (s, m, l, acc) is updated
+NaN, as softmax over -inf gives. With a 16-bit additive mask m starts at MASKED_BELOW
+instead, just above -MAXIMUM (a 16-bit -inf on the card), so its rows end with l = 0 too. A buffer updated in place (s, m, l, acc) is updated
 only by ops of one unit kind and read by no other unit between two of its updates
 (so `m = mn` is `m = max(m, mt)` again, on the PE array, not a copy): the unit
 programs' queues then have no wait cycle.
@@ -46,6 +47,7 @@ from spyre_ir import cost_model
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.hardware import card_of
+from spyre_ir.interp.dlfloat16 import MAXIMUM
 from spyre_ir.lowering.dataflow_to_units import CORELET
 from spyre_ir.passes.attention_plan import (
     F32,
@@ -59,6 +61,13 @@ from spyre_ir.passes.attention_plan import (
 from spyre_ir.passes.tile_kernel import BodyBuilder, new_kernel, transposed_load
 
 F32_LOWEST = -3.4028234663852886e38
+# The running max's start with a 16-bit additive mask: a 16-bit -inf is -MAXIMUM on the
+# card, and -MAXIMUM + s is finite in f32, so from F32_LOWEST a row with every key masked
+# would weigh each key exp(0) and be the mean of V. From here, half a DLFloat16 place above
+# -MAXIMUM (the scores that round to -MAXIMUM lie below, as torch's guard finds them
+# unfused: `infinities_as_bounds`), such keys weigh exp(s - m) = 0 and the row ends with
+# l = 0: zero with zero_masked_rows, as in eager. Scores of unmasked keys lie far above.
+MASKED_BELOW = -(MAXIMUM - 2.0**22)
 # The PE arrays of the two stages of a key tile (see AttentionKernel.key_tile).
 QK, PV = 0, 1
 ROWS = {"dims": dataflow.dense([-1]), "keepdim": UnitAttr()}  # a reduction over the keys
@@ -119,6 +128,9 @@ class AttentionKernel:
         self.overhang = p.key_tiles * p.split_kv * p.keys > self.t
         self.length = self.constant(self.t, I64) if self.overhang else None
         self.zero = self.constant(0.0) if self.op.zero_masked_rows is not None else None
+        mask = self.op.mask
+        additive_16 = mask is not None and spyre.element_of(mask) not in (I1, F32)
+        self.m_start = MASKED_BELOW if additive_16 else F32_LOWEST
         core = self.shell.kernel.core_id
         self.part = top.rem(core, p.split_kv)
         unit_group = top.div(core, p.split_kv)
@@ -142,7 +154,7 @@ class AttentionKernel:
         zero = ub.const(0)
         ub.emit(dataflow.LoadOp(self.mem(self.op.q), [self.bi, self.h0, self.s0, zero], self.q,
                                 pad=0.0))  # fmt: skip
-        for buffer, value in ((st["m"], F32_LOWEST), (st["l"], 0.0), (self.acc, 0.0)):
+        for buffer, value in ((st["m"], self.m_start), (st["l"], 0.0), (self.acc, 0.0)):
             tile_op(ub, "spyre.full", [], [buffer], {"value": float_attr(value)}, corelet=PV)
         first = ub.mul(self.part, p.key_tiles)
         self.kj, kb = ub.loop(p.key_tiles)

@@ -215,7 +215,8 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     whose decomposition multiplies by 10**-d where torch's kernel divides by 10**d,
     and ``lerp.Scalar``, whose decomposition rounds each step to 16 bits, and
     ``index_copy``, whose decomposition (index_put) would count a negative position from
-    the end where torch's kernel refuses it."""
+    the end where torch's kernel refuses it, and ``isposinf`` / ``isneginf``, whose
+    decompositions compare at f32 (an exact widening that warns of f32 work)."""
     from torch._decomp import get_decompositions
     from torch._inductor.decomposition import select_decomp_table
 
@@ -227,6 +228,8 @@ def spyre_decompositions() -> dict[Any, Callable[..., Any]]:
     table.pop(aten.round.decimals, None)  # lowering/aten_bitwise.py: torch's kernel, exactly
     table.pop(aten.lerp.Scalar, None)  # lowering/aten_lowerings.py: at f32, as torch's kernel
     table.pop(aten.index_copy.default, None)  # lowering/aten_scatter.py: no negative positions
+    table.pop(aten.isposinf.default, None)  # lowering/aten_bitwise.py: in x's dtype, not f32
+    table.pop(aten.isneginf.default, None)
     return table
 
 

@@ -133,7 +133,7 @@ def setup(required: bool = True) -> bool:
         default_backend.install()  # torch.compile(f) on spyre tensors: the spyre backend
         accelerator.install()  # torch.accelerator.synchronize / current_stream: the card's
         amp.install()  # torch.autocast("spyre")
-        for op in _BACKEND_SPECIFIC_ENTRIES:
+        for op in (*_BACKEND_SPECIFIC_ENTRIES, *_WHOLE_ON_THE_CARD):
             register_direct(op)
         _install_printing()
         _install_storage_clone()
@@ -585,6 +585,13 @@ _BACKEND_SPECIFIC_ENTRIES = (
     torch.ops.aten.convolution.default,
     torch.ops.aten.convolution_backward.default,
 )
+
+
+# Ops whose composite kernel would run its steps as eager ops, each result stored in the
+# resident fp16 bytes: |65504| is DLFloat16's 65536, fp16's inf once stored, so isinf(65504)
+# would be True. As kernels of their own they compile whole (one graph: the steps stay on
+# the card in DLFloat16, docs/dlfloat16.md) or run on CPU with a warning.
+_WHOLE_ON_THE_CARD = (torch.ops.aten.isinf.default, torch.ops.aten.isfinite.default)
 
 
 def register_direct(op: torch._ops.OpOverload) -> None:
