@@ -19,8 +19,8 @@ from spyre_ir import matmul_plan
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG
 from spyre_ir.lowering.dataflow_to_units import root_buffer
+from spyre_ir.passes.matmul_group import RESIDENT_STEPS, resident_steps
 from spyre_ir.passes.matmul_tiling import MatmulShape, MatmulVariant, plan_tiling
-from spyre_ir.passes.tile_matmul import RESIDENT_STEPS, resident_steps
 
 CARD = DEFAULT_CONFIG
 

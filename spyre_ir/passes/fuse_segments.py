@@ -140,7 +140,7 @@ def split_segments(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
     """Replace merged matmul `group` by one group per segment, each computing the
     prologue from x again (spyre-tile's way out when its plan keeps no A block
     resident, see passes/tile_matmul.py)."""
-    from spyre_ir.passes.tile_matmul import MatmulGroup
+    from spyre_ir.passes.matmul_group import MatmulGroup
 
     body = group.body.block
     yielded = body.last_op

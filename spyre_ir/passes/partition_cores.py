@@ -189,7 +189,7 @@ def prologue_options(group: dataflow.GroupOp, resident: bool) -> dict[str, objec
     cores cannot beside its rotary's 256-column tiles, 64 rows under 8 x 4 can).
     Without a prologue: none (the epilogue is not weighed)."""
     from spyre_ir.passes.fuse_norm_prologue import is_prologue
-    from spyre_ir.passes.tile_matmul import MatmulGroup
+    from spyre_ir.passes.matmul_group import MatmulGroup
 
     if not any(is_prologue(op) for op in group.body.ops):
         return {}

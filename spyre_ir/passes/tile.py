@@ -22,6 +22,7 @@ from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow
 from spyre_ir.hardware import DEFAULT_CONFIG, card_of
 from spyre_ir.passes.fuse_segments import split_segments
+from spyre_ir.passes.matmul_group import SegmentsApart
 from spyre_ir.passes.partition_cores import group_kind, plan_group
 from spyre_ir.passes.split_group import row_overflows, split_group
 from spyre_ir.passes.split_head_view import split_head_view
@@ -29,7 +30,7 @@ from spyre_ir.passes.tile_attention import tile_attention_group
 from spyre_ir.passes.tile_copy import tile_copy_group
 from spyre_ir.passes.tile_head_view import NoWholeHeads
 from spyre_ir.passes.tile_kernel import hoist_definitions
-from spyre_ir.passes.tile_matmul import SegmentsApart, tile_matmul_group
+from spyre_ir.passes.tile_matmul import tile_matmul_group
 from spyre_ir.passes.tile_rows import tile_rows_group
 
 

@@ -18,7 +18,7 @@ from spyre_ir.passes.tile_kernel import BodyBuilder, box_offsets
 from spyre_ir.passes.tile_rows import slice_on_tile
 
 if TYPE_CHECKING:
-    from spyre_ir.passes.tile_matmul import MatmulGroup
+    from spyre_ir.passes.matmul_group import MatmulGroup
 
 
 class Epilogue:

@@ -14,7 +14,7 @@ from spyre_ir.passes.fuse_heads import head_split
 from spyre_ir.passes.matmul_tiling import MatmulTiling
 
 if TYPE_CHECKING:
-    from spyre_ir.passes.tile_matmul import MatmulGroup
+    from spyre_ir.passes.matmul_group import MatmulGroup
 
 
 class NoWholeHeads(Exception):
