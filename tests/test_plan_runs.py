@@ -9,8 +9,11 @@ per core (40.73 B per cycle); f16 sticks of 64 elements (128 B)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from test_spyre_run import model_files  # noqa: F401 (the fixture)
 
 from spyre_ir import matmul_plan, registry
 from spyre_ir.diagnostics import parse_and_verify
@@ -19,6 +22,7 @@ from spyre_ir.layout import default_layout
 from spyre_ir.lpddr_runs import MatmulLayouts, box_runs, channel_seconds
 from spyre_ir.pipelines import lower_to_units
 from spyre_ir.sim.engine import simulate
+from spyre_ir.tools.spyre_run import main
 
 LIMITED = DEFAULT_CONFIG.with_options(lpddr_core_requests_in_flight=2.2)
 CORE = 22_400 / 550  # B per cycle, one core's channel
@@ -116,3 +120,16 @@ def test_a_rows_kernel_of_one_row_per_batch_takes_the_batches_together() -> None
     assert limited_us < 64 * RUN / 1.1e3  # under one batch row's requests
     default_us, _ = _simulated_us(BATCH_ADD, DEFAULT_CONFIG, 32)
     assert limited_us == pytest.approx(default_us, rel=0.1)
+
+
+LIMITED_CARD = str(Path(__file__).parent / "filecheck" / "passes" / "limited_requests_card.json")
+
+
+def test_every_frontend_model_checks_on_the_limited_card(model_files, capsys) -> None:  # noqa: F811
+    # The box tiles (down to the stick dim), the planner's other tiles and the batch
+    # tiles change how results are computed, not what: every model of tests/models.py
+    # matches the L1 interpreter on the limited card, and is timed on it.
+    for path, inputs in model_files:
+        assert main([str(path), "--inputs", inputs, "--check", "--card", LIMITED_CARD]) == 0
+        out = capsys.readouterr().out
+        assert "check: ok (max abs error " in out, (path, out)
