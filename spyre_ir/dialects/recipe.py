@@ -374,8 +374,9 @@ class PlanOp(IRDLOperation):
         self._verify_tied(where, slots, func)
 
     def _verify_tied(self, where: str, slots: dict[str, SlotOp], func: FuncOp) -> None:
-        """An output slot tied to input N: N is a written slot of the same type, and the
-        entry returns, at that output, a program result tied to argument N."""
+        """An output slot tied to input N: N is a written slot, and the entry returns, at
+        that output, a program result tied to argument N (so the two slots have one type:
+        each slot has its entry value's, and a tied result its input's)."""
         inputs = {s.index.value.data: s for s in slots.values() if s.role.data == "input"}
         returned = tied_outputs(func)
         for slot in slots.values():
@@ -386,9 +387,6 @@ class PlanOp(IRDLOperation):
             if source is None or source.written is None:
                 raise VerifyException(f"{where}: slot @{slot.sym_name.data} is tied to input "
                                       f"{n}, which is no written input slot")  # fmt: skip
-            if source.slot_type != slot.slot_type:
-                raise VerifyException(f"{where}: slot @{slot.sym_name.data} is tied to "
-                                      f"@{source.sym_name.data} of another type")  # fmt: skip
             if returned.get(out) != n:
                 raise VerifyException(
                     f"{where}: slot @{slot.sym_name.data} is tied to input {n}, but output "
