@@ -17,11 +17,12 @@
   lookup keyed by one calls into the interpreter twice; the simulator's environment
   (values by SSA value, facts by op) does ~100 K such lookups on a layernorm kernel.
   object's own `__hash__` and `__eq__` are the same identity, in C.
-* `arith.remui` has no traits (its siblings `remsi`, `divui` have `Pure` or
-  `NoMemoryEffect`), so `is_side_effect_free` says False for it and spyre-double-buffer
-  stopped at the first `remui` of a tile's address arithmetic: a rows kernel with outer
-  row dims (a tile's place split over them by `remui`) was never double-buffered. It
-  reads nothing and writes nothing, as MLIR's `arith.remui` (`NoMemoryEffect`).
+* `arith.remui` and `arith.extsi` have no traits (every other arith op has `Pure` or
+  `NoMemoryEffect`), so `is_side_effect_free` says False for them: spyre-double-buffer
+  stopped at the first `remui` of a tile's address arithmetic (a rows kernel with outer
+  row dims, its tile's place split over them by `remui`, was never double-buffered),
+  and an unused `extsi` of a KTIR kernel was never removed. Both read and write
+  nothing, as MLIR's (`NoMemoryEffect`).
 """
 
 from __future__ import annotations
@@ -92,5 +93,6 @@ def apply() -> None:
                 setattr(cls, name, getattr(object, name))
     MLIRLexer._unescaped_characters_regex = STRING_LITERAL  # type: ignore[misc]
     _daf.FormatProgram.from_str = staticmethod(_lazy_from_str)  # type: ignore[method-assign]
-    if not _arith.RemUIOp.has_trait(NoMemoryEffect):
-        _arith.RemUIOp.traits.add_trait(NoMemoryEffect())
+    for op in (_arith.RemUIOp, _arith.ExtSIOp):
+        if not op.has_trait(NoMemoryEffect):
+            op.traits.add_trait(NoMemoryEffect())
