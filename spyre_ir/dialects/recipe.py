@@ -74,8 +74,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, NoTerminator, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.dialects.stick_layout import tensor_layout, verify_tensor_layout
-from spyre_ir.layout import StickLayout, default_layout, device_size_bytes, element_bytes
+from spyre_ir.dialects.stick_layout import layout_or_default, verify_tensor_layout
+from spyre_ir.layout import device_size_bytes
 
 ROLES = ("input", "output")
 DIRECTIONS = {"h2d": "input", "d2h": "output"}  # transfer direction -> role of its slot
@@ -99,16 +99,6 @@ def stored_hash(text: str) -> str | None:
     """The hash the artifact text claims (None if it holds no single plan)."""
     found = _PRINTED_HASH.findall(text)
     return found[0][1] if len(found) == 1 else None
-
-
-def slot_layout(t: TensorType) -> StickLayout:
-    """The stick layout of a slot's tensor: its encoding, else the default layout.
-    A scalar (rank 0) is held as shape [1]."""
-    layout = tensor_layout(t)
-    if layout is not None:
-        return layout
-    shape = tuple(t.get_shape()) or (1,)
-    return default_layout(shape, element_bytes(str(t.element_type)))
 
 
 @irdl_op_definition
@@ -138,7 +128,7 @@ class SlotOp(IRDLOperation):
             "role": StringAttr(role),
             "index": IntegerAttr(index, i64),
             "slot_type": slot_type,
-            "size": IntegerAttr(device_size_bytes(slot_layout(slot_type)), i64),
+            "size": IntegerAttr(device_size_bytes(layout_or_default(slot_type)), i64),
         }
         if written:
             props["written"] = UnitAttr()
@@ -162,7 +152,7 @@ class SlotOp(IRDLOperation):
             raise VerifyException(f"{where}: a slot needs a static shape")
         try:
             verify_tensor_layout(self.slot_type)
-            layout = slot_layout(self.slot_type)
+            layout = layout_or_default(self.slot_type)
         except (VerifyException, ValueError) as e:
             raise VerifyException(f"{where}: {e}") from None
         want = device_size_bytes(layout)

@@ -25,7 +25,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from spyre_ir.layout import StickLayout, element_bytes, padding_elements, validate
+from spyre_ir.layout import StickLayout, default_layout, element_bytes, padding_elements, validate
 
 
 def _int_array(values: Iterable[int]) -> ArrayAttr[IntAttr]:
@@ -190,6 +190,16 @@ def tensor_layout(t: TensorType) -> StickLayout | None:
     except ValueError as e:
         raise VerifyException(f"{t}: {e}") from None
     return encoding.to_layout(shape, elem_bytes)
+
+
+def layout_or_default(t: TensorType) -> StickLayout:
+    """Where a tensor of type `t` lives in device memory: the stick layout it carries,
+    else torch-spyre's default layout of its shape (a rank-0 tensor is held as [1])."""
+    layout = tensor_layout(t)
+    if layout is not None:
+        return layout
+    shape = tuple(t.get_shape()) or (1,)
+    return default_layout(shape, element_bytes(str(t.element_type)))
 
 
 def verify_tensor_layout(t: TensorType) -> None:

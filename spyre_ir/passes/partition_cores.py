@@ -39,9 +39,8 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from spyre_ir import matmul_plan
 from spyre_ir.diagnostics import located_error
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.dialects.stick_layout import tensor_layout
+from spyre_ir.dialects.stick_layout import layout_or_default
 from spyre_ir.hardware import DEFAULT_CONFIG, ELEMENT_BYTES, SpyreConfig, card_of
-from spyre_ir.layout import default_layout
 from spyre_ir.lpddr_runs import MatmulLayouts
 from spyre_ir.passes.fuse_segments import segment_of
 
@@ -82,11 +81,7 @@ def matmul_layouts(mm: spyre.MatmulOp) -> MatmulLayouts | None:
     values = (mm.lhs, mm.rhs, mm.result)
     if any(len(spyre.shape_of(v)) < 2 for v in values):
         return None
-    layouts = []
-    for v in values:
-        elem = ELEMENT_BYTES[spyre.element_type_name(spyre.element_of(v))]
-        layouts.append(tensor_layout(v.type) or default_layout(spyre.shape_of(v), elem))
-    return MatmulLayouts(*layouts)
+    return MatmulLayouts(*(layout_or_default(v.type) for v in values))
 
 
 def check_sizes(group: dataflow.GroupOp) -> None:

@@ -24,9 +24,9 @@ from xdsl.ir import Operation, SSAValue
 
 from spyre_ir import cost_model, op_facts
 from spyre_ir.dialects import dataflow, spyre
-from spyre_ir.dialects.stick_layout import tensor_layout
+from spyre_ir.dialects.stick_layout import layout_or_default
 from spyre_ir.hardware import ELEMENT_BYTES, SpyreConfig, card_of
-from spyre_ir.layout import StickLayout, default_layout
+from spyre_ir.layout import StickLayout
 from spyre_ir.lpddr_runs import box_runs, channel_seconds
 from spyre_ir.passes import row_model
 
@@ -97,14 +97,10 @@ def _moves(group: dataflow.GroupOp, analysis: row_model.RowAnalysis) -> list[_Mo
     out = []
     for arg, outer in zip(group.body.block.args, group.inputs):
         if any(a is not None for a in analysis.axes.get(arg, ())):
-            out.append(_Move(arg, _layout(outer), _elem(arg), True))
+            out.append(_Move(arg, layout_or_default(outer.type), _elem(arg), True))
     for value, outer in zip(yielded.values, group.outputs):
-        out.append(_Move(value, _layout(outer), _elem(value), False))
+        out.append(_Move(value, layout_or_default(outer.type), _elem(value), False))
     return out
-
-
-def _layout(value: SSAValue) -> StickLayout:
-    return tensor_layout(value.type) or default_layout(spyre.shape_of(value), _elem(value))
 
 
 def _elem(value: SSAValue) -> int:

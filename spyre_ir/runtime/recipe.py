@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import ModuleOp
 from spyre_ir import cost_model
 from spyre_ir.dialects import recipe as R
 from spyre_ir.dialects.spyre import element_type_name
+from spyre_ir.dialects.stick_layout import layout_or_default
 from spyre_ir.interp import dlfloat16, versions
 from spyre_ir.interp.numerics import round_to_bf16
 from spyre_ir.layout import StickLayout, stickify, unstickify, validate
@@ -125,7 +126,7 @@ class Slot:
         element = element_type_name(t.element_type)
         if element not in _DTYPES:
             raise LaunchError(f"slot @{op.sym_name.data}: {element} tensors cannot be staged")
-        layout = R.slot_layout(t)
+        layout = layout_or_default(t)
         problems = validate(layout, layout.host_shape, layout.elem_bytes)
         if problems:
             raise LaunchError("invalid stick layout: " + "; ".join(problems))
