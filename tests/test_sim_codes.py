@@ -92,19 +92,19 @@ def test_a_scatter_into_a_table_of_codes_writes_codes() -> None:
 def test_a_box_the_cores_share_is_decoded_once() -> None:
     """A load's box shared by several cores (stride 0 along them) decodes one copy and
     broadcasts it: the same values as decoding every core's copy."""
-    from spyre_ir.interp.machine import _decode_distinct
+    from spyre_ir.interp.machine import decode_distinct
 
     rng = np.random.default_rng(11)
     one = rng.integers(0, 1 << 16, (1, 3, 8), dtype=np.uint16)
     shared = np.broadcast_to(one, (32, 3, 8))  # every core's box the same
     grouped = np.broadcast_to(rng.integers(0, 1 << 16, (4, 1, 8), dtype=np.uint16), (4, 8, 8))
     for codes in (shared, grouped):
-        got = _decode_distinct(codes)
+        got = decode_distinct(codes)
         np.testing.assert_array_equal(
             got.view(np.uint32), D.decode(np.array(codes)).view(np.uint32)
         )
         assert 0 in got.strides  # one decoded copy, broadcast
     plain = rng.integers(0, 1 << 16, (4, 8), dtype=np.uint16)
     np.testing.assert_array_equal(
-        _decode_distinct(plain).view(np.uint32), D.decode(plain).view(np.uint32)
+        decode_distinct(plain).view(np.uint32), D.decode(plain).view(np.uint32)
     )

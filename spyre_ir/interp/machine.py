@@ -362,7 +362,7 @@ class KernelMachine:
         if source.codes:  # the card's 16-bit codes in DDR: the box's values into LX
 
             def decoded() -> np.ndarray:
-                tile = _decode_distinct(box.gather(source.data, code))
+                tile = decode_distinct(box.gather(source.data, code))
                 return tile.transpose([0] + [p + 1 for p in perm]) if perm else tile
 
             tile_cache = self.tile_cache
@@ -541,7 +541,7 @@ _HANDLERS: dict[type[Operation], str] = {
 decode step starts ~40 machines; a class found by its base is added on first use)."""
 
 
-def _decode_distinct(codes: np.ndarray) -> np.ndarray:
+def decode_distinct(codes: np.ndarray) -> np.ndarray:
     """`decode(codes)`, each distinct element once: a box that several cores share comes
     as a broadcast (stride 0 along the cores, or along a group of them), and its values
     stay a broadcast of one decoded copy (read-only), not one lookup per core."""
