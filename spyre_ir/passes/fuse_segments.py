@@ -25,7 +25,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow, spyre
 from spyre_ir.passes.fuse import Candidate, is_scalar_constant, reads_before
-from spyre_ir.passes.split_head_view import _group_of
+from spyre_ir.passes.split_head_view import group_of
 
 SEGMENT = "dataflow.segment"
 """On a matmul of a merged group: the index of its segment (none: segment 0)."""
@@ -156,7 +156,7 @@ def split_segments(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
         own = {*first.prologue, *mms, *seg.epilogue,
                *(seg.folded[v] for v in read if v in seg.folded),
                *(v.owner for v in read if v in seg.resticked)}  # fmt: skip
-        part = _group_of([op for op in ops if op in own and op not in constants.values()],
+        part = group_of([op for op in ops if op in own and op not in constants.values()],
                          seg.outputs, outer, constants, f"{group.sym_name.data}_{i}")  # fmt: skip
         for op in part.body.ops:
             op.attributes.pop(SEGMENT, None)

@@ -10,12 +10,13 @@ LPDDR5."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from spyre_ir.dialects import dataflow
 from spyre_ir.passes import row_model
 from spyre_ir.passes.fuse import is_scalar_constant
+from spyre_ir.passes.split_head_view import group_of
 from spyre_ir.passes.tile_rows import smallest_tile_bytes
 
 
@@ -56,7 +57,9 @@ def split_group(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
     for op in list(body.ops):
         if isinstance(op, dataflow.YieldOp) or is_scalar_constant(op):
             continue
-        made.append(_group_of(op, outer, constants, f"{group.sym_name.data}_{len(made)}"))
+        made.append(
+            group_of([op], list(op.results), outer, constants, f"{group.sym_name.data}_{len(made)}")
+        )
         made[-1].attributes["dataflow.kind"] = StringAttr("rows")
         made[-1].attributes["dataflow.row_dims"] = row_dims
         made[-1].location = op.location
@@ -68,25 +71,3 @@ def split_group(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
         result.replace_all_uses_with(outer[inner])
     Rewriter.erase_op(group)
     return made
-
-
-def _group_of(op: Operation, outer: dict[SSAValue, SSAValue],
-              constants: dict[SSAValue, Operation], name: str) -> dataflow.GroupOp:  # fmt: skip
-    """A group running a copy of `op` on the outer values of its operands."""
-    inputs: list[SSAValue] = []
-    for v in op.operands:
-        if v not in constants and outer[v] not in inputs:
-            inputs.append(outer[v])
-    block = Block(arg_types=[v.type for v in inputs])
-    mapping: dict[SSAValue, SSAValue] = {}
-    for v in op.operands:
-        if v in constants and v not in mapping:
-            clone = constants[v].clone()
-            block.add_op(clone)
-            mapping[v] = clone.results[0]
-        elif v not in constants:
-            mapping[v] = block.args[inputs.index(outer[v])]
-    copy = op.clone(value_mapper=mapping)
-    block.add_op(copy)
-    block.add_op(dataflow.YieldOp(*copy.results))
-    return dataflow.GroupOp(name, inputs, [r.type for r in op.results], Region(block))

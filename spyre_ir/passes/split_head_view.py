@@ -44,7 +44,7 @@ def split_head_view(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
     name = group.sym_name.data
     inner_out = [v for v in yielded.values if v.owner in first]
     viewed = [op.operands[0] for op in views]
-    matmul = _group_of(first, [*inner_out, *viewed], outer, constants, f"{name}_matmul")
+    matmul = group_of(first, [*inner_out, *viewed], outer, constants, f"{name}_matmul")
     matmul.attributes.update({k: v for k, v in group.attributes.items()
                               if k in ("dataflow.kind", "dataflow.row_dims")})  # fmt: skip
     parts = [matmul]
@@ -57,7 +57,7 @@ def split_head_view(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
         outer[view.results[0]] = copy.result
     rows_out = [v for v in yielded.values if v.owner in rows]
     if rows:
-        tail = _group_of(rows, rows_out, outer, constants, f"{name}_heads")
+        tail = group_of(rows, rows_out, outer, constants, f"{name}_heads")
         tail.attributes["dataflow.kind"] = StringAttr("rows")
         tail.attributes["dataflow.row_dims"] = IntegerAttr(2, i64)
         Rewriter.insert_op(tail, InsertPoint.before(group))
@@ -71,10 +71,12 @@ def split_head_view(group: dataflow.GroupOp) -> list[dataflow.GroupOp]:
     return parts
 
 
-def _group_of(ops: list[Operation], results: list[SSAValue], outer: dict[SSAValue, SSAValue],
+def group_of(ops: list[Operation], results: list[SSAValue], outer: dict[SSAValue, SSAValue],
               constants: dict[SSAValue, Operation], name: str) -> dataflow.GroupOp:  # fmt: skip
     """A group running copies of `ops` on the outer values of what they read from
-    outside, yielding the copies of `results`."""
+    outside (`outer`: each inner value read from outside -> its value outside the
+    group; `constants` are cloned in instead), yielding the copies of `results`. Shared
+    by the passes that split or carve out groups (split_group, fuse_segments)."""
     inside = {r for op in ops for r in op.results}
     inputs: list[SSAValue] = []
     for op in ops:
