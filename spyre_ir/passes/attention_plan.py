@@ -228,13 +228,14 @@ def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreCon
     reduce = cost_model.sfp_cycles("sum", n, config)
     sfp = (c * exp) / 2 + reduce
     tiles = p.units_per_group * p.key_tiles
-    ddr = lpddr_cycles(op, plan, config)
+    served = served_bytes(op, plan)
+    ddr = lpddr_cycles(op, plan, config, served)
     fill = qk + reduce + exp + pv + config.lpddr_latency_cycles
     if p.resident_kv:
         # The K and V fill precedes the first unit's Q: no compute overlaps it.
         elt = spyre.element_of(op.q)
         kv = p.key_tiles * nbytes((1, 1, p.keys, d + e), elt)
-        reads = served_bytes(op, p)[0] - nbytes(spyre.shape_of(op.q), elt)
+        reads = served[0] - nbytes(spyre.shape_of(op.q), elt)
         card = reads / (config.lpddr_bytes_per_cycle * config.lpddr_read_efficiency)
         fill += max(card, kv / config.lpddr_core_bytes_per_cycle)
     combine = 0.0
@@ -244,11 +245,13 @@ def estimate_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreCon
     return max(tiles * max(qk, pv, sfp), ddr) + fill + combine
 
 
-def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig) -> float:
-    """LPDDR5 cycles of the kernel: the card's reads and writes (`served_bytes`), or
-    one core's own stream where that is longer (each member of a multicast cohort takes
-    its copy in through its own read channel, so the copies are part of `core_bytes`)."""
-    reads, writes = served_bytes(op, plan)
+def lpddr_cycles(op: spyre.AttentionOp, plan: AttentionPlan, config: SpyreConfig,
+                 served: tuple[int, int] | None = None) -> float:  # fmt: skip
+    """LPDDR5 cycles of the kernel: the card's reads and writes (`served_bytes`, or
+    `served` when the caller has them), or one core's own stream where that is longer
+    (each member of a multicast cohort takes its copy in through its own read channel,
+    so the copies are part of `core_bytes`)."""
+    reads, writes = served or served_bytes(op, plan)
     per_cycle = config.lpddr_bytes_per_cycle
     card = (reads / (per_cycle * config.lpddr_read_efficiency)
             + writes / (per_cycle * config.lpddr_write_efficiency))  # fmt: skip
