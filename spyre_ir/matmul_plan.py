@@ -275,6 +275,9 @@ def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
         mc = ceil_div(rows, sm) if batch == 1 or p.split_b else min(m, ceil_div(rows, sm))
         nc = ceil_div(n, sn)
         kc = ceil_div(k, sk)
+        # The core's whole K share, when runs cost: a row-major A's rows whole.
+        whole_k = (kc,) if p.runs_cost and kc % 64 == 0 and kc not in TILE_COLS else ()
+        k_widths = TILE_COLS + whole_k
         for tm in TILE_ROWS:
             if tm > max(config.pe_rows, 2 * mc) or tm % sk or tm < min(mc, config.pe_rows):
                 continue
@@ -284,9 +287,7 @@ def _candidates(p: _MatmulProblem, n: int, k: int, cores: int,
                 if paired and (tn < 2 * TILE_COLS[0] or tn % (2 * TILE_COLS[0])):
                     # a pair's halves (one a corelet) are whole sticks
                     continue
-                # The core's whole K share, when runs cost: a row-major A's rows whole.
-                whole_k = (kc,) if p.runs_cost and kc % 64 == 0 and kc not in TILE_COLS else ()
-                for tk in TILE_COLS + whole_k:
+                for tk in k_widths:
                     if tk > max(64, 2 * kc):
                         continue
                     for resident in (False, True) if a_resident else (False,):

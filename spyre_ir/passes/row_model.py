@@ -17,7 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from spyre_ir.dialects import spyre
 from spyre_ir.dialects.spyre import shape_of as shape
-from spyre_ir.hardware import ELEMENT_BYTES
+from spyre_ir.hardware import ELEMENT_BYTES, card_of
 
 RowAxes = tuple[int | None, ...]
 """For each row dim of the group, the axis of a value that walks it (None: broadcast)."""
@@ -43,8 +43,12 @@ class RowAnalysis:
     def innermost_on_stick(self, value: SSAValue) -> bool:
         """Whether the innermost row dim walks `value`'s stick (last) dim, so tiles
         must hold whole sticks of it."""
+        return self.walks_stick(value, self.row_dims - 1)
+
+    def walks_stick(self, value: SSAValue, dim: int) -> bool:
+        """Whether row dim `dim` walks `value`'s stick (last) dim."""
         axes = self.axes.get(value, ())
-        return bool(axes) and axes[-1] == len(shape(value)) - 1 and shape(value)[-1] > 1
+        return 0 <= dim < len(axes) and axes[dim] == len(shape(value)) - 1 and shape(value)[-1] > 1
 
     def tile_shape(self, value: SSAValue, extents: Sequence[int]) -> tuple[int, ...]:
         """`value`'s shape on a tile whose row dims have the given extents."""
@@ -206,6 +210,17 @@ def extend(analysis: RowAnalysis, inside: Collection[Operation], op: Operation,
             if shape(operand)[last:] != (1,) and any(a == last for a in mapped[:-1]):
                 raise NotRowLocal("an input's stick dim would be an outer row dim")
     return RowAnalysis(p, rows, {**analysis.axes, **found})
+
+
+def stick_of(group: Operation, analysis: RowAnalysis, values: Sequence[SSAValue],
+             dim: int | None = None) -> int:  # fmt: skip
+    """The elements per stick of the widest-sticked of `values` whose stick dim row dim
+    `dim` (the innermost by default) walks, 1 if none: a tile shorter than that dim
+    would move part-sticks of it, so its extent there is a multiple of this."""
+    dim = analysis.row_dims - 1 if dim is None else dim
+    card = card_of(group)
+    return max((card.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
+                for v in values if analysis.walks_stick(v, dim)), default=1)  # fmt: skip
 
 
 def _is_scalar(value: SSAValue) -> bool:

@@ -112,11 +112,10 @@ def _candidate_extents(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
     """Extents along each row dim - the whole dim or a power of two below it, whole
     sticks along a dim that walks a moved tensor's stick dim - whose buffers fit half
     of LX (the other half double-buffers)."""
-    card = card_of(group)
     options = []
+    moved = [m.value for m in moves]
     for d, size in enumerate(analysis.rows):
-        stick = max((card.elements_per_stick(spyre.element_type_name(spyre.element_of(m.value)))
-                     for m in moves if _walks_stick(analysis, m.value, d)), default=1)  # fmt: skip
+        stick = row_model.stick_of(group, analysis, moved, d)
         powers = [1 << i for i in range(size.bit_length()) if (1 << i) < size]
         options.append([size] + [e for e in powers if e % stick == 0])
     budget = lx_bytes // 2
@@ -124,12 +123,6 @@ def _candidate_extents(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
         tile_bytes = sum(math.prod(analysis.tile_shape(v, extents)) * _elem(v) for v in values)
         if tile_bytes <= budget:
             yield extents
-
-
-def _walks_stick(analysis: row_model.RowAnalysis, value: SSAValue, dim: int) -> bool:
-    axes = analysis.axes.get(value, ())
-    shape = spyre.shape_of(value)
-    return dim < len(axes) and axes[dim] == len(shape) - 1 and shape[-1] > 1
 
 
 def _estimate(group: dataflow.GroupOp, ops: Sequence[Operation], analysis: row_model.RowAnalysis,

@@ -60,7 +60,8 @@ def tile_rows_group(
         raise located_error(group, f"group @{group.sym_name.data}: {e}") from None
     extents = [1] * (p - 1) + [t] if p else []
     if p and isinstance(plan, dataflow.RowsPlanAttr) and row_tiles.limits_requests(group):
-        tile = box_tile(group, ops, yielded, analysis, values, extents, plan.cores.data,
+        buffers = [v for v in values if v not in table]
+        tile = box_tile(group, ops, yielded, analysis, buffers, extents, plan.cores.data,
                         lx_bytes)  # fmt: skip
         analysis, extents, cores, per_core = (
             tile.analysis,
@@ -132,13 +133,12 @@ def tile_rows_group(
 
 
 def box_tile(group: dataflow.GroupOp, ops: Sequence[Operation], yielded: dataflow.YieldOp,
-             analysis: row_model.RowAnalysis, values: Sequence[SSAValue], extents: list[int],
+             analysis: row_model.RowAnalysis, buffers: Sequence[SSAValue], extents: list[int],
              cores: int, lx_bytes: int) -> row_tiles.BoxTile:  # fmt: skip
     """On a card that limits requests in flight: the rows kernel's own tile (`extents`)
     or a box tile the card's model times faster, over the analysis and the wider ones
-    the group allows (down to the stick dim, for elementwise groups)."""
-    table = {op.table for op in ops if isinstance(op, spyre.GatherOp)}
-    buffers = [v for v in values if v not in table]
+    the group allows (down to the stick dim, for elementwise groups); `buffers`: the
+    values a tile holds in LX."""
     own = row_tiles.estimated(group, ops, analysis, extents, cores)
     analyses = [analysis]
     outputs = list(yielded.values)
@@ -159,21 +159,11 @@ def rows_tile(group: dataflow.GroupOp, analysis: row_model.RowAnalysis, outer: i
     yielded = group.body.block.last_op
     assert isinstance(yielded, dataflow.YieldOp)
 
-    inputs = stick_of(group, analysis, group.body.block.args)
-    moved = max(inputs, stick_of(group, analysis, yielded.values))
+    inputs = row_model.stick_of(group, analysis, group.body.block.args)
+    moved = max(inputs, row_model.stick_of(group, analysis, yielded.values))
     if moved > inputs and min(inner, moved) * row_bytes <= lx_bytes // 2:
         return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, moved)
     return cost_model.balanced_rows_tile(outer, inner, row_bytes, cores, lx_bytes, inputs)
-
-
-def stick_of(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
-             values: Sequence[SSAValue]) -> int:  # fmt: skip
-    """The elements per stick of the widest-sticked of `values` whose stick dim the
-    innermost row dim walks (1 if none): a tile of fewer rows than the dim would move
-    part-sticks of it, so tiles are multiples of it."""
-    card = card_of(group)
-    return max((card.elements_per_stick(spyre.element_type_name(spyre.element_of(v)))
-                for v in values if analysis.innermost_on_stick(v)), default=1)  # fmt: skip
 
 
 def smallest_tile_bytes(group: dataflow.GroupOp, analysis: row_model.RowAnalysis,
@@ -183,7 +173,7 @@ def smallest_tile_bytes(group: dataflow.GroupOp, analysis: row_model.RowAnalysis
     core walks more than one (spyre-double-buffer gives its buffers two slots)."""
     p, rows = analysis.row_dims, analysis.rows
     inner = rows[-1] if p else 1
-    t = min(inner, stick_of(group, analysis, group.body.block.args))
+    t = min(inner, row_model.stick_of(group, analysis, group.body.block.args))
     items = numel(rows[:-1] if p else ()) * cost_model.ceil_div(inner, t)
     per_core = cost_model.ceil_div(items, max(1, min(cores, items)))
     return t * row_bytes * (2 if per_core > 1 else 1)
